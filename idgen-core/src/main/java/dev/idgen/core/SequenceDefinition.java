@@ -1,0 +1,146 @@
+package dev.idgen.core;
+
+import com.google.errorprone.annotations.Immutable;
+import java.util.regex.Pattern;
+
+/**
+ * The immutable definition of a sequence: its name, its ID space {@code [start, max]}, its striping and
+ * the largest blocks its tiers reserve at once. A definition never changes after creation, so every
+ * process may cache it.
+ *
+ * <p>Stripe {@code k} of a sequence with {@code n} stripes owns the IDs {@code start + k + i·n} for
+ * {@code i = 0, 1, 2 …} up to {@code max}. A stripe's progress is therefore an <em>index</em> {@code i}
+ * (how many of its IDs are reserved), which, unlike an ID, cannot overflow near {@link Long#MAX_VALUE}.
+ */
+@Immutable
+public record SequenceDefinition(
+    String name, long start, long max, int stripes, long nodeBlockSize, long dcBlockSize) {
+
+  public static final long DEFAULT_START = 1;
+  public static final long DEFAULT_MAX = Long.MAX_VALUE;
+  public static final int DEFAULT_STRIPES = 1;
+  public static final int MAX_STRIPES = 64;
+  public static final long DEFAULT_NODE_BLOCK_SIZE = 10_000;
+  public static final long DEFAULT_DC_BLOCK_SIZE = 1_000_000;
+  public static final long MAX_BLOCK_SIZE = 1_000_000_000;
+  public static final int MAX_NAME_LENGTH = 64;
+
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+
+  /** Validates every field; throws {@link InvalidRequestException} naming the field and its range. */
+  public SequenceDefinition {
+    checkName(name);
+    if (start < 0) {
+      throw new InvalidRequestException("sequence '" + name + "': start " + start + " (expected: >= 0)");
+    }
+    if (max < start) {
+      throw new InvalidRequestException(
+          "sequence '" + name + "': max " + max + " (expected: >= start " + start + ")");
+    }
+    if (stripes < 1 || stripes > MAX_STRIPES) {
+      throw new InvalidRequestException(
+          "sequence '" + name + "': stripes " + stripes + " (expected: 1 to " + MAX_STRIPES + ")");
+    }
+    if (nodeBlockSize < 1 || nodeBlockSize > MAX_BLOCK_SIZE) {
+      throw new InvalidRequestException("sequence '" + name + "': node_block_size " + nodeBlockSize
+          + " (expected: 1 to " + MAX_BLOCK_SIZE + ")");
+    }
+    if (dcBlockSize < nodeBlockSize || dcBlockSize > MAX_BLOCK_SIZE) {
+      throw new InvalidRequestException("sequence '" + name + "': dc_block_size " + dcBlockSize
+          + " (expected: node_block_size " + nodeBlockSize + " to " + MAX_BLOCK_SIZE + ")");
+    }
+  }
+
+  /** A definition with every default but the name. */
+  public static SequenceDefinition withDefaults(String name) {
+    return new SequenceDefinition(
+        name, DEFAULT_START, DEFAULT_MAX, DEFAULT_STRIPES, DEFAULT_NODE_BLOCK_SIZE, DEFAULT_DC_BLOCK_SIZE);
+  }
+
+  /**
+   * Checks a sequence name: 1 to 64 characters from {@code [A-Za-z0-9._-]}, starting with a letter or
+   * digit. Throws {@link InvalidRequestException} otherwise.
+   */
+  public static String checkName(String name) {
+    if (name == null || name.isEmpty()) {
+      throw new InvalidRequestException("sequence name is empty (expected: 1 to " + MAX_NAME_LENGTH
+          + " characters from [A-Za-z0-9._-], starting with a letter or digit)");
+    }
+    if (!NAME.matcher(name).matches()) {
+      throw new InvalidRequestException("sequence name '" + printable(name) + "' is invalid (expected: 1 to "
+          + MAX_NAME_LENGTH + " characters from [A-Za-z0-9._-], starting with a letter or digit)");
+    }
+    return name;
+  }
+
+  /** How many IDs stripe {@code stripe} owns in all. */
+  public long stripeSize(int stripe) {
+    checkStripe(stripe);
+    long first = start + stripe; // cannot overflow: start <= max and stripe < 64 only matter when <= max
+    if (start > max - stripe) {
+      return 0;
+    }
+    return (max - first) / stripes + 1;
+  }
+
+  /** The ID at {@code index} of stripe {@code stripe}; the caller ensures {@code index < stripeSize}. */
+  public long idAt(int stripe, long index) {
+    return start + stripe + index * stripes;
+  }
+
+  /**
+   * The range of stripe {@code stripe} from index {@code fromIndex} (inclusive) to {@code toIndex}
+   * (exclusive), which must be non-empty and within the stripe.
+   */
+  public IdRange range(int stripe, long fromIndex, long toIndex) {
+    if (fromIndex < 0 || toIndex <= fromIndex || toIndex > stripeSize(stripe)) {
+      throw new IllegalArgumentException("indexes [" + fromIndex + ", " + toIndex + ") of stripe " + stripe
+          + " (expected: a non-empty part of [0, " + stripeSize(stripe) + "))");
+    }
+    return new IdRange(idAt(stripe, fromIndex), toIndex - fromIndex, stripes);
+  }
+
+  /**
+   * The smallest index of stripe {@code stripe} whose ID is above {@code floor}; {@link #stripeSize} if
+   * none is.
+   */
+  public long firstIndexAbove(int stripe, long floor) {
+    long size = stripeSize(stripe);
+    long first = start + stripe;
+    if (size == 0 || floor < first) {
+      return 0;
+    }
+    long index = (floor - first) / stripes + 1;
+    return Math.min(index, size);
+  }
+
+  /** How many IDs the whole sequence holds, {@code max - start + 1}, saturated at {@link Long#MAX_VALUE}. */
+  public long capacity() {
+    long c = max - start + 1;
+    return c <= 0 ? Long.MAX_VALUE : c;
+  }
+
+  private void checkStripe(int stripe) {
+    if (stripe < 0 || stripe >= stripes) {
+      throw new IllegalArgumentException("stripe: " + stripe + " (expected: 0 to " + (stripes - 1) + ")");
+    }
+  }
+
+  /** Renders control and non-ASCII characters as escapes, and cuts very long names, for messages. */
+  static String printable(String s) {
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < s.length() && b.length() < 80; i++) {
+      char c = s.charAt(i);
+      if (c >= 0x20 && c < 0x7f) {
+        b.append(c);
+      } else {
+        b.append(String.format("\\u%04x", (int) c));
+      }
+    }
+    if (b.length() >= 80) {
+      b.setLength(77);
+      b.append("... (").append(s.length()).append(" characters)");
+    }
+    return b.toString();
+  }
+}

@@ -1,0 +1,45 @@
+package dev.idgen.core;
+
+import com.google.errorprone.annotations.Immutable;
+import java.util.List;
+
+/**
+ * A snapshot of a sequence's live state in its store: how far each stripe is reserved, and what each
+ * datacenter holds in reserve. Immutable.
+ */
+@Immutable
+public record SequenceState(List<Stripe> stripes, List<DatacenterReserve> datacenterReserves) {
+
+  public SequenceState {
+    stripes = List.copyOf(stripes);
+    datacenterReserves = List.copyOf(datacenterReserves);
+  }
+
+  /**
+   * One stripe: {@code reserved} of its {@code size} IDs have been reserved by someone (index of the next
+   * unreserved ID within the stripe).
+   */
+  @Immutable
+  public record Stripe(int stripe, long reserved, long size) {
+    /** IDs of the stripe not yet reserved by anyone. */
+    public long remaining() {
+      return size - reserved;
+    }
+  }
+
+  /** IDs a datacenter holds in reserve for one stripe (the Cassandra store's middle tier). */
+  @Immutable
+  public record DatacenterReserve(String datacenter, int stripe, long ids) {}
+
+  /** IDs not yet reserved by anyone, summed over stripes, saturated at {@link Long#MAX_VALUE}. */
+  public long remaining() {
+    long sum = 0;
+    for (Stripe s : stripes) {
+      sum += s.remaining();
+      if (sum < 0) {
+        return Long.MAX_VALUE;
+      }
+    }
+    return sum;
+  }
+}
