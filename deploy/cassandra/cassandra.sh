@@ -341,7 +341,7 @@ launch_node() {
 nodetool_raw() {
   local base="$1" node="$2"
   shift 2
-  write_tool_logback "$base"
+  [[ -f "$base/tools/logback.xml" ]] || write_tool_logback "$base"
   # A short-lived client JVM: small heap, C1 only, so it starts fast and stays out of the nodes' way.
   "$(java_bin)" -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "${JPMS_OPTS[@]}" \
     -Dlogback.configurationFile="$base/tools/logback.xml" -cp "$LIB_DIR/*" \
@@ -469,6 +469,7 @@ cmd_start() {
 
   for node in "${ALL_NODES[@]}"; do rm -f "$(pid_file "$base" "$node")"; done
   echo "$topology" >"$base/topology"
+  write_tool_logback "$base"
   for node in "${nodes[@]}"; do
     local dir="$base/$node"
     if [[ "$keep_data" != true ]]; then rm -rf "$dir/data"; fi
@@ -517,12 +518,16 @@ cmd_start() {
       if [[ "$topology" == single ]]; then break; fi
       # two-dc: every node must see every node Up/Normal. Only checked once CQL is up, because each
       # nodetool run is a JVM start that competes with the nodes for the 2 cores.
+      # The two nodetool runs go in parallel (one per core).
       all_up=true
       for node in "${nodes[@]}"; do
-        out="$(nodetool_raw "$base" "$node" status 2>/dev/null || true)"
+        nodetool_raw "$base" "$node" status >"$base/tools/status-$node.out" 2>/dev/null &
+      done
+      wait
+      for node in "${nodes[@]}"; do
+        out="$(<"$base/tools/status-$node.out")"
         if ! grep -q '^UN  *127\.0\.0\.1 ' <<<"$out" || ! grep -q '^UN  *127\.0\.0\.2 ' <<<"$out"; then
           all_up=false
-          break
         fi
       done
       if [[ "$all_up" == true ]]; then break; fi
