@@ -19,6 +19,7 @@ import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceAlreadyExistsException;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceExhaustedException;
+import dev.idgen.core.SequenceNotFoundException;
 import dev.idgen.core.SequenceState;
 import dev.idgen.core.StoreUnavailableException;
 import java.io.InputStream;
@@ -187,6 +188,10 @@ public final class CassandraRangeStore implements RangeStore {
         .withString(DefaultDriverOption.REQUEST_SERIAL_CONSISTENCY, "LOCAL_SERIAL")
         // A CAS is never retried blindly by the driver: we resolve its outcome ourselves.
         .withBoolean(DefaultDriverOption.REQUEST_DEFAULT_IDEMPOTENCE, false)
+        // Connections to a few nodes of every other datacenter, so that an advance can trim their pools
+        // through their own coordinators; LOCAL_* statements still never leave this datacenter.
+        .withInt(DefaultDriverOption.LOAD_BALANCING_DC_FAILOVER_MAX_NODES_PER_REMOTE_DC, 3)
+        .withBoolean(DefaultDriverOption.LOAD_BALANCING_DC_FAILOVER_ALLOW_FOR_LOCAL_CONSISTENCY_LEVELS, false)
         .withDuration(DefaultDriverOption.CONNECTION_INIT_QUERY_TIMEOUT, Duration.ofSeconds(5))
         .withDuration(DefaultDriverOption.CONTROL_CONNECTION_TIMEOUT, Duration.ofSeconds(5))
         .withDuration(DefaultDriverOption.RECONNECTION_BASE_DELAY, Duration.ofMillis(200))
@@ -286,6 +291,9 @@ public final class CassandraRangeStore implements RangeStore {
     if (size < 1) {
       throw new IllegalArgumentException("size: " + size + " (expected: >= 1)");
     }
+    if (stripe < 0 || stripe >= d.stripes()) {
+      throw new IllegalArgumentException("stripe: " + stripe + " (expected: 0 to " + (d.stripes() - 1) + ")");
+    }
     long deadline = deadline();
     for (int attempt = 0; ; attempt++) {
       PoolRow pool = readPool(d, stripe, dc, null);
@@ -314,6 +322,9 @@ public final class CassandraRangeStore implements RangeStore {
       refill.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
+      if (cause instanceof SequenceNotFoundException notFound) {
+        throw notFound;
+      }
       if (cause instanceof SequenceExhaustedException exhausted) {
         // Another server of this DC may have appended a last block meanwhile: look once more.
         PoolRow pool = readPool(d, stripe, dc, null);
@@ -393,6 +404,9 @@ public final class CassandraRangeStore implements RangeStore {
     for (int attempt = 0; ; attempt++) {
       Row row = serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
           "global cursor of sequence '" + d.name() + "' stripe " + stripe);
+      if (row == null) {
+        requireDefinition(d); // rows are created lazily: never for a sequence that does not exist
+      }
       long reserved = row == null ? 0 : row.getLong("reserved");
       if (reserved >= total) {
         throw new SequenceExhaustedException(d.name(), d.max());
@@ -457,6 +471,9 @@ public final class CassandraRangeStore implements RangeStore {
     for (int attempt = 0; ; attempt++) {
       Row row = serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
           "global cursor of sequence '" + d.name() + "' stripe " + stripe);
+      if (row == null) {
+        requireDefinition(d);
+      }
       long reserved = row == null ? 0 : row.getLong("reserved");
       if (reserved >= minIndex) {
         return;
@@ -513,7 +530,8 @@ public final class CassandraRangeStore implements RangeStore {
   private Node coordinatorIn(String datacenter, SequenceDefinition d) {
     List<Node> up = new ArrayList<>();
     for (Node node : session.getMetadata().getNodes().values()) {
-      if (datacenter.equals(node.getDatacenter()) && node.getState() == NodeState.UP) {
+      if (datacenter.equals(node.getDatacenter()) && node.getState() == NodeState.UP
+          && node.getOpenConnections() > 0) {
         up.add(node);
       }
     }
@@ -543,8 +561,15 @@ public final class CassandraRangeStore implements RangeStore {
     return settings.floorRefresh();
   }
 
+  private void requireDefinition(SequenceDefinition d) {
+    if (find(d.name()).isEmpty()) {
+      throw new SequenceNotFoundException("sequence '" + d.name() + "' does not exist");
+    }
+  }
+
   @Override
   public SequenceState state(SequenceDefinition d) {
+    requireDefinition(d);
     List<SequenceState.Stripe> stripes = new ArrayList<>();
     List<SequenceState.DatacenterReserve> reserves = new ArrayList<>();
     List<String> dcs = datacenters();
