@@ -1,105 +1,344 @@
 package dev.idgen.core;
 
+import com.google.errorprone.annotations.ThreadSafe;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
-/** PLACEHOLDER — the lead engineer is writing the implementation; the public API below is final. */
+/**
+ * The server tier of idgen: hands out IDs from blocks this process reserved in a {@link RangeStore},
+ * with no I/O on the request path in steady state.
+ *
+ * <p>Each stripe of each sequence has its own pool ({@link StripePool}) of reserved ranges, refilled
+ * in the background when less than a threshold of a block is left, with at most one refill in flight
+ * per pool. Block sizes follow each pool's consumption rate so that a reserve lasts about the target
+ * runway (between the minimum block and the sequence's {@code node_block_size}); a pool never holds
+ * more than one block, so a crash abandons at most one block per stripe.
+ *
+ * <p>Threads: any number of threads may call any method. Calls on different pools never contend; calls
+ * on one pool hold its lock only to move ranges in memory — store I/O always runs outside the lock.
+ * Sequence definitions are immutable and cached forever once read.
+ */
+@ThreadSafe
 public final class Allocator implements AutoCloseable {
+
+  public static final long DEFAULT_MAX_IDS_PER_CALL = 1_000_000;
+  public static final Duration DEFAULT_TARGET_RUNWAY = Duration.ofSeconds(60);
+  public static final long DEFAULT_MIN_NODE_BLOCK = 100;
+  public static final double DEFAULT_REFILL_THRESHOLD = 0.5;
+
+  private final RangeStore store;
+  private final long maxIdsPerCall;
+  private final Executor executor;
+  private final ExecutorService ownedExecutor; // null when the executor was given to us
+  private final StripePool.Settings poolSettings;
+  private final ConcurrentMap<String, SequenceRuntime> sequences = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  private Allocator(Builder b) {
+    this.store = b.store;
+    this.maxIdsPerCall = b.maxIdsPerCall;
+    if (b.executor != null) {
+      this.executor = b.executor;
+      this.ownedExecutor = null;
+    } else {
+      this.ownedExecutor = Executors.newCachedThreadPool(daemonThreads("idgen-refill-"));
+      this.executor = ownedExecutor;
+    }
+    this.poolSettings = new StripePool.Settings(
+        b.ticker, b.targetRunway.toNanos(), b.minNodeBlock, b.refillThreshold, executor);
+  }
 
   /** A builder over {@code store}, which the allocator does not close. */
   public static Builder builder(RangeStore store) {
     return new Builder(store);
   }
 
-  /** Creates a sequence (durably, in the store). */
+  /**
+   * Creates a sequence (durably, in the store).
+   *
+   * @throws SequenceAlreadyExistsException if the name is taken
+   */
   public SequenceDefinition create(SequenceDefinition definition) {
-    throw new UnsupportedOperationException();
+    Objects.requireNonNull(definition, "definition");
+    checkOpen();
+    store.create(definition);
+    return definition;
   }
 
   /** The definition of a sequence; {@link SequenceNotFoundException} if it does not exist. */
   public SequenceDefinition definition(String name) {
-    throw new UnsupportedOperationException();
+    return runtime(name).definition;
   }
 
   /** Up to {@code limit} definitions in name order after {@code afterName} ("" for the first page). */
   public List<SequenceDefinition> list(String afterName, int limit) {
-    throw new UnsupportedOperationException();
+    if (limit < 1) {
+      throw new InvalidRequestException("page size " + limit + " (expected: >= 1)");
+    }
+    if (!afterName.isEmpty()) {
+      SequenceDefinition.checkName(afterName);
+    }
+    return store.list(afterName, limit);
   }
 
   /**
-   * Allocates exactly {@code count} new IDs of a sequence, as one or more ranges.
+   * Allocates exactly {@code count} new IDs of a sequence, as one or more ranges (of one stripe, unless
+   * that stripe runs out).
    *
    * @param timeout how long to wait, at most, for a reserve when none is left
-   * @throws InvalidRequestException bad name, count < 1 or above {@link Builder#maxIdsPerCall}
+   * @throws InvalidRequestException bad name, count below 1 or above the per-call limit
    * @throws SequenceNotFoundException unknown sequence
    * @throws SequenceExhaustedException the sequence reached its max; carries the ranges delivered
-   * @throws StoreUnavailableException no reserve left and the store unreachable, or the timeout passed
+   * @throws StoreUnavailableException no reserve left and the store unreachable, or the timeout passed;
+   *     nothing was handed out
    */
   public List<IdRange> allocate(String sequence, long count, Duration timeout) {
-    throw new UnsupportedOperationException();
+    SequenceDefinition.checkName(sequence);
+    if (count < 1 || count > maxIdsPerCall) {
+      throw new InvalidRequestException("count " + count + " for sequence '" + sequence
+          + "' (expected: 1 to " + maxIdsPerCall + ", the per-call limit)");
+    }
+    checkOpen();
+    SequenceRuntime rt = runtime(sequence);
+    long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+    List<IdRange> out = new ArrayList<>(2);
+    long need = count;
+    int stripes = rt.pools.length;
+    // Rotate the starting stripe so that a striped sequence spreads its load over all its partitions.
+    int first = stripes == 1 ? 0 : Math.floorMod(rt.nextStripe.getAndIncrement(), stripes);
+    try {
+      for (int i = 0; i < stripes && need > 0; i++) {
+        need -= rt.pools[(first + i) % stripes].take(need, out, deadline);
+      }
+    } catch (StoreUnavailableException e) {
+      // Nothing is handed out by a failed call: what it took goes back to the pools.
+      rt.giveBack(out);
+      throw e;
+    }
+    if (need > 0) {
+      throw new SequenceExhaustedException(sequence, rt.definition.max(), count, out);
+    }
+    return out;
   }
 
   /**
    * Moves a sequence past {@code floor}: once this returns, no range this allocator hands out holds an ID
-   * at or below it. Returns the definition.
+   * at or below it, and the store hands no such ID to anyone. Returns the definition.
+   *
+   * @throws SequenceExhaustedException if {@code floor >= max}: nothing would be left
    */
   public SequenceDefinition advance(String sequence, long floor) {
-    throw new UnsupportedOperationException();
+    SequenceDefinition.checkName(sequence);
+    checkOpen();
+    SequenceRuntime rt = runtime(sequence);
+    SequenceDefinition def = rt.definition;
+    if (floor >= def.max()) {
+      throw new SequenceExhaustedException(sequence, def.max(), "cannot advance sequence '" + sequence
+          + "' to floor " + floor + ": its max is " + def.max() + ", so no ID would be left");
+    }
+    // Store first: a refill racing with us then either returns IDs above the floor, or lands in a pool
+    // after raiseFloor has set the floor that trims it.
+    store.advance(def, floor);
+    for (StripePool pool : rt.pools) {
+      pool.raiseFloor(floor);
+    }
+    return def;
   }
 
   /** The sequence's definition and live state (store and this process's reserve). */
   public SequenceView describe(String sequence) {
-    throw new UnsupportedOperationException();
+    SequenceRuntime rt = runtime(sequence);
+    long reserve = 0;
+    for (StripePool pool : rt.pools) {
+      reserve += pool.available();
+    }
+    return new SequenceView(rt.definition, store.state(rt.definition), reserve);
   }
 
-  /** Stops refills; cached reserves are abandoned (a counted gap). Does not close the store. */
+  /** Counters of this allocator since it started, summed over every sequence it served. */
+  public Stats stats() {
+    long served = 0, reservations = 0, dropped = 0, held = 0;
+    for (SequenceRuntime rt : sequences.values()) {
+      for (StripePool p : rt.pools) {
+        StripePool.Counters c = p.counters();
+        served += c.served();
+        reservations += c.reservations();
+        dropped += c.dropped();
+        held += c.available();
+      }
+    }
+    return new Stats(served, reservations, dropped, held);
+  }
+
+  /**
+   * Stops refills and wakes waiting callers (they fail with {@link StoreUnavailableException}). What the
+   * pools hold is abandoned: a gap, never a duplicate. Does not close the store.
+   */
   @Override
-  public void close() {}
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    for (SequenceRuntime rt : sequences.values()) {
+      for (StripePool p : rt.pools) {
+        p.close();
+      }
+    }
+    if (ownedExecutor != null) {
+      ownedExecutor.shutdownNow();
+      try {
+        ownedExecutor.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private SequenceRuntime runtime(String name) {
+    SequenceDefinition.checkName(name);
+    SequenceRuntime rt = sequences.get(name);
+    if (rt != null) {
+      return rt;
+    }
+    // Read outside computeIfAbsent: store I/O must not block other sequences' map bins.
+    SequenceDefinition def = store.find(name)
+        .orElseThrow(() -> new SequenceNotFoundException("sequence '" + name + "' does not exist"
+            + " (sequences are created explicitly with CreateSequence)"));
+    SequenceRuntime created = new SequenceRuntime(def, store, poolSettings);
+    SequenceRuntime raced = sequences.putIfAbsent(name, created);
+    if (raced != null) {
+      return raced;
+    }
+    if (closed) {
+      for (StripePool p : created.pools) {
+        p.close(); // close() may have missed it; pools of a closed allocator never refill
+      }
+    }
+    return created;
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new StoreUnavailableException("the allocator is closed (server shutting down)");
+    }
+  }
+
+  private static ThreadFactory daemonThreads(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
 
   /** A sequence's definition with its store state and what this process holds in memory. */
   public record SequenceView(SequenceDefinition definition, SequenceState state, long serverReserve) {}
 
-  /** Configures an {@link Allocator}. */
+  /**
+   * Counters: IDs handed out, store reservations (refills and direct reservations), IDs dropped by
+   * {@link #advance} or abandoned by {@link #close}, and IDs held in reserve now.
+   */
+  public record Stats(long served, long reservations, long dropped, long held) {}
+
+  /** One sequence's pools, one per stripe. */
+  private static final class SequenceRuntime {
+    final SequenceDefinition definition;
+    final StripePool[] pools;
+    final AtomicInteger nextStripe = new AtomicInteger();
+
+    SequenceRuntime(SequenceDefinition definition, RangeStore store, StripePool.Settings settings) {
+      this.definition = definition;
+      this.pools = new StripePool[definition.stripes()];
+      for (int k = 0; k < pools.length; k++) {
+        pools[k] = new StripePool(definition, k, store, settings);
+      }
+    }
+
+    void giveBack(List<IdRange> ranges) {
+      for (int i = ranges.size() - 1; i >= 0; i--) {
+        IdRange r = ranges.get(i);
+        int stripe = (int) ((r.first() - definition.start()) % definition.stripes());
+        pools[stripe].giveBack(r);
+      }
+    }
+  }
+
+  /** Configures an {@link Allocator}. Defaults are the public constants of {@link Allocator}. */
   public static final class Builder {
     private final RangeStore store;
+    private long maxIdsPerCall = DEFAULT_MAX_IDS_PER_CALL;
+    private Executor executor;
+    private Ticker ticker = Ticker.system();
+    private Duration targetRunway = DEFAULT_TARGET_RUNWAY;
+    private long minNodeBlock = DEFAULT_MIN_NODE_BLOCK;
+    private double refillThreshold = DEFAULT_REFILL_THRESHOLD;
 
     Builder(RangeStore store) {
-      this.store = store;
+      this.store = Objects.requireNonNull(store, "store");
     }
 
     /** The largest count one {@link #allocate} call may ask for. Default 1,000,000. */
     public Builder maxIdsPerCall(long max) {
+      if (max < 1) {
+        throw new IllegalArgumentException("maxIdsPerCall: " + max + " (expected: >= 1)");
+      }
+      this.maxIdsPerCall = max;
       return this;
     }
 
     /** Where refills run. Default: a daemon thread pool owned (and shut down) by the allocator. */
     public Builder executor(Executor executor) {
+      this.executor = Objects.requireNonNull(executor, "executor");
       return this;
     }
 
-    /** The time source for rate estimates. Default {@link Ticker#system()}. */
+    /** The time source for rate estimates and back-off. Default {@link Ticker#system()}. */
     public Builder ticker(Ticker ticker) {
+      this.ticker = Objects.requireNonNull(ticker, "ticker");
       return this;
     }
 
     /** How long a node's reserve should last at its observed rate. Default 60 s. */
     public Builder targetRunway(Duration runway) {
+      if (runway.isNegative() || runway.isZero()) {
+        throw new IllegalArgumentException("targetRunway: " + runway + " (expected: > 0)");
+      }
+      this.targetRunway = runway;
       return this;
     }
 
     /** The smallest block a node reserves (the sequence's node_block_size caps it). Default 100. */
     public Builder minNodeBlock(long min) {
+      if (min < 1) {
+        throw new IllegalArgumentException("minNodeBlock: " + min + " (expected: >= 1)");
+      }
+      this.minNodeBlock = min;
       return this;
     }
 
-    /** Refill when less than this fraction of a block is left. Default 0.5. */
+    /** Refill when less than this fraction of a block is left, 0 to 1. Default 0.5. */
     public Builder refillThreshold(double fraction) {
+      if (!(fraction > 0 && fraction <= 1)) {
+        throw new IllegalArgumentException("refillThreshold: " + fraction + " (expected: > 0 and <= 1)");
+      }
+      this.refillThreshold = fraction;
       return this;
     }
 
     public Allocator build() {
-      return new Allocator();
+      return new Allocator(this);
     }
   }
 }

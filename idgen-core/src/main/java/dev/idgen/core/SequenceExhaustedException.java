@@ -25,6 +25,14 @@ public final class SequenceExhaustedException extends IdGenException {
     this.delivered = List.copyOf(delivered);
   }
 
+  /** For an operation other than allocation, with its own message. */
+  public SequenceExhaustedException(String sequence, long max, String message) {
+    super(message);
+    this.sequence = sequence;
+    this.max = max;
+    this.delivered = List.of();
+  }
+
   private static String message(String sequence, long max, long requested, List<IdRange> delivered) {
     String m = "sequence '" + sequence + "' is exhausted: no ID is left at or below its max " + max;
     if (requested > 0) {
