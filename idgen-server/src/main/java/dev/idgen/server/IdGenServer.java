@@ -82,7 +82,7 @@ final class IdGenServer {
       server.start();
       setHealth(ServingStatus.SERVING);
     }
-    log.info("idgen-server {} started: gRPC on {}:{}, {}", Versions.server(), settings.grpcHost(), port(),
+    log.info("idgen-server {} started: gRPC on {}, {}", Versions.server(), server.getListenSockets(),
         settings.describeStore());
     return this;
   }
@@ -104,7 +104,7 @@ final class IdGenServer {
       health.enterTerminalState();
     }
     log.info("idgen-server stopping: health is NOT_SERVING; new calls are refused after {}",
-        settings.quietPeriod());
+        ServerSettings.format(settings.quietPeriod()));
   }
 
   /** Step 3: new calls are refused; open calls go on. Idempotent. */
@@ -127,7 +127,8 @@ final class IdGenServer {
       boolean interrupted = false;
       try {
         if (!server.awaitTermination(settings.shutdownTimeout().toNanos(), TimeUnit.NANOSECONDS)) {
-          log.warn("Open calls did not finish within {}; cancelling them", settings.shutdownTimeout());
+          log.warn("Open calls did not finish within {}; cancelling them",
+              ServerSettings.format(settings.shutdownTimeout()));
         }
       } catch (InterruptedException e) {
         interrupted = true;

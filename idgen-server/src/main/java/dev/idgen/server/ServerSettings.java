@@ -43,6 +43,9 @@ record ServerSettings(
   /** The largest per-call limit: a single call should not be able to take a whole sequence's blocks. */
   static final long MAX_IDS_PER_CALL_LIMIT = SequenceDefinition.MAX_BLOCK_SIZE;
 
+  /** The longest duration any setting accepts. */
+  static final Duration MAX_DURATION = Duration.ofDays(1);
+
   /** Where sequences are kept ({@code idgen.store}). */
   enum StoreKind {
     EMBEDDED,
@@ -98,26 +101,19 @@ record ServerSettings(
     check(config, MAX_IDS_PER_CALL, maxIds >= 1 && maxIds <= MAX_IDS_PER_CALL_LIMIT,
         "1 to " + MAX_IDS_PER_CALL_LIMIT + ", got " + maxIds);
 
-    Duration runway = config.getDuration(TARGET_RUNWAY);
-    check(config, TARGET_RUNWAY, runway.compareTo(Duration.ofMillis(1)) >= 0,
-        "at least 1ms, got " + runway);
+    Duration runway = duration(config, TARGET_RUNWAY, Duration.ofMillis(1));
 
     long minBlock = config.getLong(MIN_NODE_BLOCK);
     check(config, MIN_NODE_BLOCK, minBlock >= 1 && minBlock <= SequenceDefinition.MAX_BLOCK_SIZE,
         "1 to " + SequenceDefinition.MAX_BLOCK_SIZE + ", got " + minBlock);
 
     double threshold = config.getDouble(REFILL_THRESHOLD);
-    check(config, REFILL_THRESHOLD, threshold > 0 && threshold < 1,
-        "strictly between 0 and 1, got " + threshold);
+    check(config, REFILL_THRESHOLD, threshold > 0 && threshold <= 1,
+        "above 0 and at most 1, got " + threshold);
 
-    Duration maxWait = config.getDuration(MAX_WAIT);
-    check(config, MAX_WAIT, !maxWait.isNegative(), "0s or more, got " + maxWait);
-
-    Duration quiet = config.getDuration(QUIET_PERIOD);
-    check(config, QUIET_PERIOD, !quiet.isNegative(), "0s or more, got " + quiet);
-
-    Duration timeout = config.getDuration(SHUTDOWN_TIMEOUT);
-    check(config, SHUTDOWN_TIMEOUT, !timeout.isNegative(), "0s or more, got " + timeout);
+    Duration maxWait = duration(config, MAX_WAIT, Duration.ZERO);
+    Duration quiet = duration(config, QUIET_PERIOD, Duration.ZERO);
+    Duration timeout = duration(config, SHUTDOWN_TIMEOUT, Duration.ZERO);
 
     return new ServerSettings(
         host, port, store, dir, maxIds, runway, minBlock, threshold, maxWait, quiet, timeout);
@@ -126,6 +122,34 @@ record ServerSettings(
   /** A one-line description of the store, for the start-up log. */
   String describeStore() {
     return store == StoreKind.EMBEDDED ? "embedded store in " + embeddedDir : store.configName() + " store";
+  }
+
+  /**
+   * A duration of at least {@code min} and at most a day: longer makes no sense for any of ours, and the
+   * bound keeps every conversion to nanoseconds (which overflows after 292 years) safe.
+   */
+  private static Duration duration(Config config, String key, Duration min) {
+    Duration value = config.getDuration(key);
+    boolean valid = value.compareTo(min) >= 0 && value.compareTo(MAX_DURATION) <= 0;
+    check(config, key, valid, format(min) + " to " + format(MAX_DURATION) + ", got " + iso(value));
+    return value;
+  }
+
+  /** A duration as a person (and HOCON) writes it: "1s", "250ms", rather than "PT1S". */
+  static String format(Duration duration) {
+    if (duration.getNano() % 1_000_000 != 0 || duration.abs().compareTo(MAX_DURATION) > 0) {
+      return iso(duration); // sub-millisecond or out of range: rare, and exact this way
+    }
+    long millis = duration.toMillis();
+    if (millis != 0 && millis % 86_400_000 == 0) {
+      return millis / 86_400_000 + "d";
+    }
+    return millis % 1000 == 0 ? millis / 1000 + "s" : millis + "ms";
+  }
+
+  /** "PT8760H" as "8760h". */
+  private static String iso(Duration duration) {
+    return duration.toString().substring(2).toLowerCase(Locale.ROOT);
   }
 
   private static void check(Config config, String key, boolean valid, String expected) {
