@@ -21,7 +21,8 @@
 set -euo pipefail
 
 readonly CASSANDRA_VERSION=5.0.9   # keep in sync with pom.xml
-readonly SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+# Resolve our own location (through symlinks too) so the script works from any current directory.
+readonly SCRIPT_DIR="$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")"
 readonly REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd -P)"
 readonly IDGEN_HOME="${IDGEN_CASSANDRA_HOME:-$HOME/.cache/idgen-cassandra}"
 readonly LIB_DIR="$IDGEN_HOME/$CASSANDRA_VERSION/lib"
@@ -68,6 +69,13 @@ port_open() {
   timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null
 }
 
+# True when any of the node's ports still accepts connections.
+node_ports_open() {
+  local addr
+  addr="$(node_address "$1")"
+  port_open "$addr" "$CQL_PORT" || port_open "$addr" "$STORAGE_PORT" || port_open 127.0.0.1 "$(node_jmx_port "$1")"
+}
+
 pid_file() { echo "$1/$2/pid"; }
 node_yaml() { echo "$1/$2/conf/cassandra.yaml"; }
 
@@ -85,6 +93,14 @@ running_pid() {
   state="$(ps -o stat= -p "$pid" 2>/dev/null)" || return 1
   [[ "$state" != Z* ]] || return 1
   echo "$pid"
+}
+
+# True while a process we just launched exists and is not a zombie. Used while waiting for the start:
+# right after the fork its command line can still be bash's, so running_pid would wrongly say "dead".
+pid_alive() {
+  local state
+  state="$(ps -o stat= -p "$1" 2>/dev/null)" || return 1
+  [[ -n "$state" && "$state" != Z* ]]
 }
 
 # Extra safety net for `stop`: CassandraDaemon processes of this base dir's node even without pid file.
@@ -130,10 +146,12 @@ JPMS_OPTS=(
 
 # --- fetch ---------------------------------------------------------------------------------------
 
+# Sets the array MVN_CMD: $MVN if set (split into words, so MVN="mvn -o" works), else the repository's
+# Maven wrapper, else mvn from the PATH.
 mvn_cmd() {
-  if [[ -n "${MVN:-}" ]]; then echo "$MVN"
-  elif [[ -x "$REPO_ROOT/mvnw" ]]; then echo "$REPO_ROOT/mvnw"
-  else echo mvn
+  if [[ -n "${MVN:-}" ]]; then read -r -a MVN_CMD <<<"$MVN"
+  elif [[ -x "$REPO_ROOT/mvnw" ]]; then MVN_CMD=("$REPO_ROOT/mvnw")
+  else MVN_CMD=(mvn)
   fi
 }
 
@@ -145,16 +163,16 @@ cmd_fetch() {
     log "Cassandra $CASSANDRA_VERSION jars already in $LIB_DIR"
     return 0
   fi
-  local mvn tmp count t0
-  mvn="$(mvn_cmd)"
+  local tmp count t0
+  mvn_cmd
   # Download into a private directory and move it into place only when complete, so an interrupted
   # fetch never leaves a half-filled lib directory that looks usable.
   tmp="$LIB_DIR.partial.$$"
   rm -rf "$tmp"
   mkdir -p "$tmp"
-  log "fetching cassandra-all $CASSANDRA_VERSION and its runtime dependencies with $mvn (about 100 jars, 67 MB)..."
+  log "fetching cassandra-all $CASSANDRA_VERSION and its runtime dependencies with ${MVN_CMD[*]} (about 100 jars, 67 MB)..."
   t0="$(now_ms)"
-  if ! "$mvn" -q -B -f "$SCRIPT_DIR/pom.xml" dependency:copy-dependencies -DoutputDirectory="$tmp" >&2; then
+  if ! "${MVN_CMD[@]}" -q -B -Dstyle.color=never -f "$SCRIPT_DIR/pom.xml" dependency:copy-dependencies -DoutputDirectory="$tmp" >&2; then
     rm -rf "$tmp"
     die "maven could not fetch the Cassandra jars"
   fi
@@ -279,6 +297,7 @@ launch_node() {
     -Xss256k                                    # Cassandra's own default thread stack size
     -XX:+UseG1GC -XX:+ParallelRefProcEnabled -XX:MaxGCPauseMillis=300
     -Djava.net.preferIPv4Stack=true
+    -XX:+ExitOnOutOfMemoryError                 # a test node that ran out of heap should die visibly
     -Djdk.attach.allowAttachSelf=true           # lets Cassandra attach agents to itself
     # Netty: direct buffers via Unsafe and the pre-4.1.75 allocator defaults (as in jvm17-server.options).
     -Dio.netty.tryReflectionSetAccessible=true
@@ -301,6 +320,10 @@ launch_node() {
     -Dcassandra.ring_delay_ms=1000
     -Dcassandra.superuser_setup_delay_ms=0
     -Dcassandra.unsafesystem=true
+    # With a 1 s ring delay, gossip would also drop a peer that has not announced its tokens yet after
+    # only 1 s (fat-client timeout = quarantine delay / 2 = ring delay): when both nodes start together,
+    # dc2 then evicts dc1 (and empties its seed list) before dc1 reaches NORMAL. Restore a sane timeout.
+    -Dcassandra.gossip_quarantine_delay_ms=60000
   )
   # Started from a subshell that exits right away, so the node is re-parented and reaped by init when it
   # dies (no zombie that still looks alive). nohup + no terminal streams: the node survives the caller's
@@ -350,11 +373,14 @@ stop_nodes() {
       kill -KILL "$pid" 2>/dev/null || true
       log "killed $node (pid $pid)"
     done
-    # Wait until the processes are really gone, so that the ports are free for the next start.
-    deadline=$((SECONDS + 15))
+    # Wait until the processes are really gone, so that the ports are free for the next start. A killed
+    # JVM first shows up as a zombie while its other threads are still exiting, and only those release
+    # its sockets: "zombie" alone is not "gone", so also wait for the node's ports to close.
+    deadline=$((SECONDS + 20))
     for pid in "${pids[@]}"; do
-      while [[ -d "/proc/$pid" ]] && [[ "$(ps -o stat= -p "$pid" 2>/dev/null || true)" != Z* ]]; do
-        ((SECONDS < deadline)) || { log "WARNING: $node (pid $pid) still there after SIGKILL"; break; }
+      while [[ -d "/proc/$pid" ]]; do
+        if [[ "$(ps -o stat= -p "$pid" 2>/dev/null || true)" == Z* ]] && ! node_ports_open "$node"; then break; fi
+        ((SECONDS < deadline)) || { log "WARNING: $node (pid $pid) still there 20 s after SIGKILL"; break; }
         sleep 0.1
       done
     done
@@ -456,14 +482,18 @@ cmd_start() {
 
   local t0
   t0="$(now_ms)"
-  for node in "${nodes[@]}"; do launch_node "$base" "$node" "$heap"; done
+  local -A launched=()
+  for node in "${nodes[@]}"; do
+    launch_node "$base" "$node" "$heap"
+    launched[$node]="$(<"$(pid_file "$base" "$node")")"
+  done
 
-  local deadline=$((SECONDS + timeout)) all_cql all_up out
+  local deadline=$((t0 + timeout * 1000)) all_cql all_up out
   local -A cql_seen=()
   while true; do
     for node in "${nodes[@]}"; do
-      if ! running_pid "$base" "$node" >/dev/null; then
-        log "node $node died during start (pid $(cat "$(pid_file "$base" "$node")" 2>/dev/null || echo '?'))"
+      if ! pid_alive "${launched[$node]}"; then
+        log "node $node died during start (pid ${launched[$node]})"
         print_log_tails "$base" "${nodes[@]}"
         stop_nodes "$base"
         trap - INT TERM
@@ -498,7 +528,7 @@ cmd_start() {
       if [[ "$all_up" == true ]]; then break; fi
     fi
 
-    if ((SECONDS >= deadline)); then
+    if (($(now_ms) >= deadline)); then
       log "timed out after ${timeout} s waiting for the nodes"
       print_log_tails "$base" "${nodes[@]}"
       stop_nodes "$base"

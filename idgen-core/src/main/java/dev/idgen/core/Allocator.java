@@ -10,9 +10,12 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The server tier of idgen: hands out IDs from blocks this process reserved in a {@link RangeStore},
@@ -26,10 +29,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Threads: any number of threads may call any method. Calls on different pools never contend; calls
  * on one pool hold its lock only to move ranges in memory — store I/O always runs outside the lock.
+ * Where other processes share the store, a background thread polls the store's floors so that an
+ * {@code AdvanceSequence} made elsewhere also drops this process's cached IDs.
  * Sequence definitions are immutable and cached forever once read.
  */
 @ThreadSafe
 public final class Allocator implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Allocator.class);
 
   public static final long DEFAULT_MAX_IDS_PER_CALL = 1_000_000;
   public static final Duration DEFAULT_TARGET_RUNWAY = Duration.ofSeconds(60);
@@ -42,6 +48,8 @@ public final class Allocator implements AutoCloseable {
   private final ExecutorService ownedExecutor; // null when the executor was given to us
   private final StripePool.Settings poolSettings;
   private final ConcurrentMap<String, SequenceRuntime> sequences = new ConcurrentHashMap<>();
+  /** Polls the store's floors when other processes share it; null for a store of one process. */
+  private final ScheduledExecutorService floorPoller;
   private volatile boolean closed;
 
   private Allocator(Builder b) {
@@ -56,6 +64,29 @@ public final class Allocator implements AutoCloseable {
     }
     this.poolSettings = new StripePool.Settings(
         b.ticker, b.targetRunway.toNanos(), b.minNodeBlock, b.refillThreshold, executor);
+    long refreshNanos = store.floorRefreshInterval().toNanos();
+    if (refreshNanos > 0) {
+      floorPoller = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-floor-poller-"));
+      floorPoller.scheduleWithFixedDelay(this::pollFloors, refreshNanos, refreshNanos, TimeUnit.NANOSECONDS);
+    } else {
+      floorPoller = null;
+    }
+  }
+
+  /** Learns floors that other processes set, and drops cached IDs below them. */
+  private void pollFloors() {
+    for (SequenceRuntime rt : sequences.values()) {
+      try {
+        long floor = store.floor(rt.definition);
+        if (floor != Long.MIN_VALUE) {
+          for (StripePool pool : rt.pools) {
+            pool.raiseFloor(floor);
+          }
+        }
+      } catch (RuntimeException e) {
+        log.debug("could not poll the floor of sequence '{}': {}", rt.definition.name(), e.toString());
+      }
+    }
   }
 
   /** A builder over {@code store}, which the allocator does not close. */
@@ -152,6 +183,17 @@ public final class Allocator implements AutoCloseable {
     for (StripePool pool : rt.pools) {
       pool.raiseFloor(floor);
     }
+    // Other processes learn the floor when they next poll it; two intervals cover a poll in progress.
+    long waitNanos = 2 * store.floorRefreshInterval().toNanos();
+    if (waitNanos > 0) {
+      try {
+        TimeUnit.NANOSECONDS.sleep(waitNanos + TimeUnit.MILLISECONDS.toNanos(100));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new StoreUnavailableException("sequence '" + sequence + "': interrupted while the floor "
+            + floor + " propagated to other servers; advance again to be sure", e);
+      }
+    }
     return def;
   }
 
@@ -194,6 +236,9 @@ public final class Allocator implements AutoCloseable {
       for (StripePool p : rt.pools) {
         p.close();
       }
+    }
+    if (floorPoller != null) {
+      floorPoller.shutdownNow();
     }
     if (ownedExecutor != null) {
       ownedExecutor.shutdownNow();

@@ -1,5 +1,6 @@
 package dev.idgen.core;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
@@ -52,6 +53,25 @@ public interface RangeStore extends AutoCloseable {
    * are dropped. Never moves a stripe back; advancing to a floor already passed changes nothing.
    */
   void advance(SequenceDefinition sequence, long floor);
+
+  /**
+   * The highest floor an {@link #advance} has set for the sequence, as this process can see it cheaply;
+   * {@link Long#MIN_VALUE} if none. Polled every {@link #floorRefreshInterval} by allocators that share
+   * the store with other processes, so that their cached IDs below a new floor are dropped.
+   */
+  default long floor(SequenceDefinition sequence) {
+    return Long.MIN_VALUE;
+  }
+
+  /**
+   * How often allocators poll {@link #floor}; {@link Duration#ZERO} for a store that only one process
+   * uses, where the allocator's own {@code advance} already drops its cached IDs. {@code advance} on an
+   * allocator waits two such intervals before returning, so that every other live process has dropped
+   * its cached IDs below the floor by then.
+   */
+  default Duration floorRefreshInterval() {
+    return Duration.ZERO;
+  }
 
   /** How far each stripe is reserved, and what each datacenter holds, as the store sees it now. */
   SequenceState state(SequenceDefinition sequence);

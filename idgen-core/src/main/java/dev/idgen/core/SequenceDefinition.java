@@ -76,11 +76,13 @@ public record SequenceDefinition(
   /** How many IDs stripe {@code stripe} owns in all. */
   public long stripeSize(int stripe) {
     checkStripe(stripe);
-    long first = start + stripe; // cannot overflow: start <= max and stripe < 64 only matter when <= max
     if (start > max - stripe) {
       return 0;
     }
-    return (max - first) / stripes + 1;
+    long lastIndex = (max - (start + stripe)) / stripes;
+    // Saturated: start 0, max Long.MAX_VALUE and one stripe hold 2^63 IDs, one more than a long counts,
+    // so the last of them (Long.MAX_VALUE itself) is never handed out.
+    return lastIndex == Long.MAX_VALUE ? Long.MAX_VALUE : lastIndex + 1;
   }
 
   /** The ID at {@code index} of stripe {@code stripe}; the caller ensures {@code index < stripeSize}. */
@@ -110,8 +112,8 @@ public record SequenceDefinition(
     if (size == 0 || floor < first) {
       return 0;
     }
-    long index = (floor - first) / stripes + 1;
-    return Math.min(index, size);
+    long atOrBelow = (floor - first) / stripes; // the last index at or below the floor; +1 may overflow
+    return atOrBelow < size - 1 ? atOrBelow + 1 : size;
   }
 
   /** How many IDs the whole sequence holds, {@code max - start + 1}, saturated at {@link Long#MAX_VALUE}. */

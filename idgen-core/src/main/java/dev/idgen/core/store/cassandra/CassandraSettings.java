@@ -1,0 +1,109 @@
+package dev.idgen.core.store.cassandra;
+
+import com.google.errorprone.annotations.Immutable;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * How to reach Cassandra and how the store behaves. Immutable; validated on construction.
+ *
+ * @param contactPoints {@code host:port} of some nodes
+ * @param localDatacenter this server's datacenter: its DC pool, and the DC of its coordinators
+ * @param keyspace the keyspace of idgen's tables
+ * @param createSchema whether to apply the schema (idempotently) at start-up
+ * @param replication datacenter → replicas, used by {@code createSchema} for the keyspace
+ * @param username credentials, or empty for none
+ * @param password credentials
+ * @param tls whether to connect with TLS
+ * @param truststore a JKS/PKCS12 truststore for TLS, or empty for the JVM's default
+ * @param truststorePassword its password
+ * @param requestTimeout the driver's request timeout; a CAS that exceeds it is resolved by a read-back
+ * @param casDeadline how long one store operation may retry lost races before it gives up
+ * @param poolRefillThreshold refill a DC pool when less than this fraction of a DC block is left
+ * @param floorRefresh how often servers poll floors set by {@code AdvanceSequence} elsewhere
+ */
+@Immutable
+public record CassandraSettings(
+    List<String> contactPoints,
+    String localDatacenter,
+    String keyspace,
+    boolean createSchema,
+    Map<String, Integer> replication,
+    Optional<String> username,
+    Optional<String> password,
+    boolean tls,
+    Optional<Path> truststore,
+    Optional<String> truststorePassword,
+    Duration requestTimeout,
+    Duration casDeadline,
+    double poolRefillThreshold,
+    Duration floorRefresh) {
+
+  private static final Pattern IDENTIFIER = Pattern.compile("[a-z][a-z0-9_]{0,47}");
+
+  public CassandraSettings {
+    contactPoints = List.copyOf(contactPoints);
+    replication = Map.copyOf(replication);
+    if (contactPoints.isEmpty()) {
+      throw new IllegalArgumentException("idgen.cassandra.contact-points is empty (expected: host:port, …)");
+    }
+    for (String cp : contactPoints) {
+      int colon = cp.lastIndexOf(':');
+      if (colon <= 0 || colon == cp.length() - 1) {
+        throw new IllegalArgumentException("idgen.cassandra.contact-points: '" + cp + "' (expected: host:port)");
+      }
+      Integer.parseInt(cp.substring(colon + 1));
+    }
+    if (localDatacenter == null || localDatacenter.isBlank()) {
+      throw new IllegalArgumentException("idgen.cassandra.local-datacenter is not set (expected: the"
+          + " datacenter of this server, as Cassandra names it, e.g. dc1)");
+    }
+    if (!IDENTIFIER.matcher(keyspace).matches()) {
+      throw new IllegalArgumentException("idgen.cassandra.keyspace: '" + keyspace
+          + "' (expected: lower-case letters, digits and _, starting with a letter)");
+    }
+    replication.forEach((dc, n) -> {
+      if (n < 1) {
+        throw new IllegalArgumentException("idgen.cassandra.replication." + dc + ": " + n + " (expected: >= 1)");
+      }
+    });
+    if (createSchema && replication.isEmpty()) {
+      throw new IllegalArgumentException("idgen.cassandra.replication is empty but create-schema is on"
+          + " (expected: a map of datacenter to replicas, e.g. { dc1 = 3, dc2 = 3 })");
+    }
+    Objects.requireNonNull(username);
+    Objects.requireNonNull(password);
+    Objects.requireNonNull(truststore);
+    Objects.requireNonNull(truststorePassword);
+    if (username.isPresent() != password.isPresent()) {
+      throw new IllegalArgumentException("idgen.cassandra.username and .password go together");
+    }
+    if (requestTimeout.isNegative() || requestTimeout.isZero()) {
+      throw new IllegalArgumentException("idgen.cassandra.request-timeout: " + requestTimeout + " (expected: > 0)");
+    }
+    if (casDeadline.compareTo(requestTimeout) < 0) {
+      throw new IllegalArgumentException("idgen.cassandra.cas-deadline: " + casDeadline
+          + " (expected: >= request-timeout " + requestTimeout + ")");
+    }
+    if (!(poolRefillThreshold > 0 && poolRefillThreshold <= 1)) {
+      throw new IllegalArgumentException("idgen.cassandra.pool-refill-threshold: " + poolRefillThreshold
+          + " (expected: > 0 and <= 1)");
+    }
+    if (floorRefresh.isNegative() || floorRefresh.isZero()) {
+      throw new IllegalArgumentException("idgen.cassandra.floor-refresh: " + floorRefresh + " (expected: > 0)");
+    }
+  }
+
+  /** Settings for a local, unauthenticated cluster: the defaults of every optional field. */
+  public static CassandraSettings local(List<String> contactPoints, String localDatacenter, String keyspace,
+      Map<String, Integer> replication) {
+    return new CassandraSettings(contactPoints, localDatacenter, keyspace, true, replication,
+        Optional.empty(), Optional.empty(), false, Optional.empty(), Optional.empty(),
+        Duration.ofSeconds(2), Duration.ofSeconds(10), 0.5, Duration.ofSeconds(1));
+  }
+}

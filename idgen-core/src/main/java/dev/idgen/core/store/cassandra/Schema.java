@@ -1,0 +1,71 @@
+package dev.idgen.core.store.cassandra;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.SimpleStatement;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+/**
+ * Applies {@code deploy/cassandra/schema.cql} (packaged with this class) idempotently, with the
+ * keyspace name and replication of the configuration: the file is the one copy of the schema.
+ */
+final class Schema {
+  private Schema() {}
+
+  static void apply(CqlSession session, CassandraSettings settings) {
+    for (String statement : statements(settings)) {
+      session.execute(SimpleStatement.newInstance(statement).setTimeout(Duration.ofSeconds(30)));
+    }
+    session.checkSchemaAgreement();
+  }
+
+  /** The schema's statements for these settings, in order. */
+  static List<String> statements(CassandraSettings settings) {
+    String ks = settings.keyspace();
+    String replication = new TreeMap<>(settings.replication()).entrySet().stream()
+        .map(e -> "'" + e.getKey() + "': " + e.getValue())
+        .collect(Collectors.joining(", ", "{'class': 'NetworkTopologyStrategy', ", "}"));
+    List<String> out = new ArrayList<>();
+    for (String raw : stripComments(load()).split(";")) {
+      String st = raw.trim();
+      if (st.isEmpty()) {
+        continue;
+      }
+      if (st.startsWith("CREATE KEYSPACE")) {
+        out.add("CREATE KEYSPACE IF NOT EXISTS " + ks + " WITH replication = " + replication
+            + " AND durable_writes = true");
+      } else {
+        out.add(st.replace("idgen.", ks + "."));
+      }
+    }
+    return out;
+  }
+
+  private static String stripComments(String s) {
+    StringBuilder b = new StringBuilder();
+    for (String line : s.split("\n")) {
+      int c = line.indexOf("--");
+      b.append(c >= 0 ? line.substring(0, c) : line).append('\n');
+    }
+    return b.toString();
+  }
+
+  private static String load() {
+    try (InputStream in = Schema.class.getResourceAsStream("schema.cql")) {
+      if (in == null) {
+        throw new IllegalStateException("schema.cql is missing from the idgen-core jar");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+}

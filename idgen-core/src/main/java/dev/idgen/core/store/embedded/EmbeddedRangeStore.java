@@ -1,0 +1,533 @@
+package dev.idgen.core.store.embedded;
+
+import com.google.errorprone.annotations.ThreadSafe;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.core.IdRange;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.SequenceAlreadyExistsException;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.SequenceExhaustedException;
+import dev.idgen.core.SequenceNotFoundException;
+import dev.idgen.core.SequenceState;
+import dev.idgen.core.StoreUnavailableException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.sqlite.SQLiteErrorCode;
+import org.sqlite.SQLiteException;
+
+/**
+ * A {@link RangeStore} in one SQLite database file ({@value #FILE_NAME}) on local disk, so that idgen
+ * runs on a single node with no Cassandra.
+ *
+ * <p><b>Why SQLite.</b> It is small, well kept and transactional, and with {@code journal_mode=WAL}
+ * and {@code synchronous=FULL} a {@code COMMIT} returns only after the write-ahead log is fsync'd. Its
+ * file locks serialise writers across processes, so even two servers pointed at the same directory by
+ * mistake never share an ID. H2/MVStore was the other candidate, but it does not fsync on commit by
+ * default (a crash can lose the last second of commits, which for us means re-issued IDs); a
+ * hand-written journal would have to get torn writes, fsync ordering and locking right on its own.
+ *
+ * <p><b>Durability.</b> Every {@link #create}, {@link #reserve} and {@link #advance} is one
+ * {@code BEGIN IMMEDIATE … COMMIT}, committed before the method returns, so a range is on disk before
+ * anyone sees it: after {@code kill -9} or power loss, a new process resumes at or past it. If a commit
+ * fails its outcome is unknown; the method throws and the range is never handed out, so at worst it is
+ * lost (a gap), never issued twice.
+ *
+ * <p><b>Concurrency.</b> The threads of one process share one connection, serialised by {@code lock};
+ * a reserve is short (one indexed read, one write, one fsync). Instances and processes on the same
+ * directory are serialised by SQLite: {@code BEGIN IMMEDIATE} takes the write lock <em>before</em> the
+ * cursor is read, so no two transactions read the same cursor, and a writer that finds the lock taken
+ * waits up to {@value #BUSY_TIMEOUT_MILLIS} ms ({@code busy_timeout}) before failing with
+ * {@link StoreUnavailableException}. WAL coordinates processes through shared memory, so the directory
+ * must be on a local file system, not NFS.
+ *
+ * <p><b>Native library.</b> sqlite-jdbc extracts its native library to {@code java.io.tmpdir} on first
+ * use. Where that is not writable or is mounted {@code noexec}, start the JVM with
+ * {@code -Dorg.sqlite.tmpdir=<dir>} (or {@code -Dorg.sqlite.lib.path} pointing to an extracted copy).
+ */
+@ThreadSafe
+public final class EmbeddedRangeStore implements RangeStore {
+
+  /** The database file inside the store directory. */
+  static final String FILE_NAME = "idgen.db";
+  /** Stored in {@code PRAGMA user_version}; bump it with a migration when the tables change. */
+  static final int SCHEMA_VERSION = 1;
+  /** Stored in {@code PRAGMA application_id} ("idgn"), so that another SQLite file is never mistaken for ours. */
+  static final int APPLICATION_ID = 0x6964676e;
+  /** How long a writer waits for another process's write lock before giving up. */
+  static final int BUSY_TIMEOUT_MILLIS = 10_000;
+
+  private static final Logger logger = LoggerFactory.getLogger(EmbeddedRangeStore.class);
+
+  private final Path file;
+  private final Object lock = new Object();
+
+  @GuardedBy("lock")
+  private final Connection connection;
+
+  /** Prepared once per SQL text: parsing dominates a reserve otherwise. */
+  @GuardedBy("lock")
+  private final Map<String, PreparedStatement> statements = new HashMap<>();
+
+  @GuardedBy("lock")
+  private boolean closed;
+
+  private final AtomicLong reservations = new AtomicLong();
+
+  private EmbeddedRangeStore(Path file, Connection connection) {
+    this.file = file;
+    this.connection = connection;
+  }
+
+  /**
+   * Opens the store in {@code dir}, creating the directory and an empty store if missing.
+   *
+   * @throws StoreUnavailableException if the directory cannot be created or written, or its
+   *     {@value #FILE_NAME} is not an idgen store (of this or an older version)
+   */
+  public static EmbeddedRangeStore open(Path dir) {
+    Objects.requireNonNull(dir, "dir");
+    Path absoluteDir = dir.toAbsolutePath();
+    try {
+      Files.createDirectories(absoluteDir);
+    } catch (IOException e) {
+      throw new StoreUnavailableException(
+          "embedded store: cannot create the store directory " + absoluteDir + ": " + e, e);
+    }
+    // SQLite creates its -wal and -shm files next to the database, so the directory must be writable
+    // even when the database file exists; checking here gives a clearer message than SQLite would.
+    if (!Files.isWritable(absoluteDir)) {
+      throw new StoreUnavailableException(
+          "embedded store: the store directory " + absoluteDir + " is not writable");
+    }
+    Path file = absoluteDir.resolve(FILE_NAME);
+    Connection connection;
+    try {
+      connection = DriverManager.getConnection("jdbc:sqlite:" + file);
+    } catch (SQLException e) {
+      throw new StoreUnavailableException(
+          "embedded store " + file + ": cannot open the database: " + e.getMessage(), e);
+    }
+    try {
+      configure(file, connection);
+      migrate(file, connection);
+    } catch (SQLException | RuntimeException e) {
+      try {
+        connection.close();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      if (e instanceof StoreUnavailableException s) {
+        throw s;
+      }
+      String detail = e instanceof SQLiteException s && primary(s) == SQLiteErrorCode.SQLITE_NOTADB.code
+          ? "it is not an idgen store (not a SQLite database)"
+          : "cannot open the database: " + e.getMessage();
+      throw new StoreUnavailableException("embedded store " + file + ": " + detail, e);
+    }
+    return new EmbeddedRangeStore(file, connection);
+  }
+
+  private static void configure(Path file, Connection connection) throws SQLException {
+    try (Statement s = connection.createStatement()) {
+      // First, so that the statements below already wait for another process instead of failing.
+      s.execute("PRAGMA busy_timeout = " + BUSY_TIMEOUT_MILLIS);
+      String mode;
+      try (ResultSet rs = s.executeQuery("PRAGMA journal_mode = WAL")) {
+        mode = rs.next() ? rs.getString(1) : "";
+      }
+      if (!"wal".equalsIgnoreCase(mode)) {
+        throw new StoreUnavailableException("embedded store " + file + ": cannot switch to write-ahead "
+            + "logging (journal_mode is '" + mode + "'); is the directory on a local file system?");
+      }
+      s.execute("PRAGMA synchronous = FULL");
+      s.execute("PRAGMA fullfsync = ON"); // macOS: fsync alone does not flush the drive's cache
+      s.execute("PRAGMA foreign_keys = ON");
+    }
+  }
+
+  /** Creates the schema in a new file, and refuses files that are not (or not yet) ours. */
+  private static void migrate(Path file, Connection connection) throws SQLException {
+    try (Statement s = connection.createStatement()) {
+      s.execute("BEGIN IMMEDIATE"); // two processes opening a new store at once create it once
+      boolean committed = false;
+      try {
+        int applicationId = queryInt(s, "PRAGMA application_id");
+        int version = queryInt(s, "PRAGMA user_version");
+        int tables = queryInt(s, "SELECT count(*) FROM sqlite_schema");
+        if (applicationId == 0 && version == 0 && tables == 0) {
+          s.execute("CREATE TABLE sequences ("
+              + " name TEXT NOT NULL PRIMARY KEY,"
+              + " start INTEGER NOT NULL,"
+              + " max INTEGER NOT NULL,"
+              + " stripes INTEGER NOT NULL,"
+              + " node_block_size INTEGER NOT NULL,"
+              + " dc_block_size INTEGER NOT NULL"
+              + ") WITHOUT ROWID");
+          // reserved: how many of the stripe's IDs are reserved, an index, never an ID.
+          s.execute("CREATE TABLE stripes ("
+              + " name TEXT NOT NULL REFERENCES sequences (name),"
+              + " stripe INTEGER NOT NULL,"
+              + " reserved INTEGER NOT NULL CHECK (reserved >= 0),"
+              + " PRIMARY KEY (name, stripe)"
+              + ") WITHOUT ROWID");
+          s.execute("PRAGMA application_id = " + APPLICATION_ID);
+          s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
+          logger.info("Created embedded store {} (schema version {})", file, SCHEMA_VERSION);
+        } else if (applicationId != APPLICATION_ID) {
+          throw new StoreUnavailableException("embedded store " + file + ": it is not an idgen store "
+              + "(a SQLite database with application_id " + applicationId + " and " + tables
+              + " tables, expected application_id " + APPLICATION_ID + ")");
+        } else if (version > SCHEMA_VERSION) {
+          throw new StoreUnavailableException("embedded store " + file + ": it was written by a newer "
+              + "idgen (schema version " + version + "; this version reads up to " + SCHEMA_VERSION + ")");
+        } else if (version < 1) {
+          throw new StoreUnavailableException("embedded store " + file + ": schema version " + version
+              + " is invalid (expected: 1 to " + SCHEMA_VERSION + ")");
+        }
+        s.execute("COMMIT");
+        committed = true;
+      } finally {
+        if (!committed) {
+          try {
+            s.execute("ROLLBACK");
+          } catch (SQLException ignored) {
+            // The original failure is what matters; closing the connection ends the transaction.
+          }
+        }
+      }
+    }
+  }
+
+  private static int queryInt(Statement s, String sql) throws SQLException {
+    try (ResultSet rs = s.executeQuery(sql)) {
+      return rs.next() ? rs.getInt(1) : 0;
+    }
+  }
+
+  @Override
+  public void create(SequenceDefinition definition) {
+    Objects.requireNonNull(definition, "definition");
+    String name = definition.name();
+    inWriteTransaction("create sequence '" + name + "'", () -> {
+      if (storedDefinition(name).isPresent()) {
+        throw new SequenceAlreadyExistsException("sequence '" + name + "' already exists");
+      }
+      PreparedStatement insert = prepare("INSERT INTO sequences"
+          + " (name, start, max, stripes, node_block_size, dc_block_size) VALUES (?, ?, ?, ?, ?, ?)");
+      insert.setString(1, name);
+      insert.setLong(2, definition.start());
+      insert.setLong(3, definition.max());
+      insert.setInt(4, definition.stripes());
+      insert.setLong(5, definition.nodeBlockSize());
+      insert.setLong(6, definition.dcBlockSize());
+      insert.executeUpdate();
+      PreparedStatement stripe = prepare("INSERT INTO stripes (name, stripe, reserved) VALUES (?, ?, 0)");
+      for (int k = 0; k < definition.stripes(); k++) {
+        stripe.setString(1, name);
+        stripe.setInt(2, k);
+        stripe.executeUpdate();
+      }
+      return null;
+    });
+  }
+
+  @Override
+  public Optional<SequenceDefinition> find(String name) {
+    Objects.requireNonNull(name, "name");
+    return read("find sequence '" + name + "'", () -> storedDefinition(name));
+  }
+
+  @Override
+  public List<SequenceDefinition> list(String afterName, int limit) {
+    Objects.requireNonNull(afterName, "afterName");
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit: " + limit + " (expected: >= 1)");
+    }
+    return read("list sequences", () -> {
+      // Names are ASCII, so SQLite's BINARY collation is String.compareTo order.
+      PreparedStatement select = prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size"
+          + " FROM sequences WHERE name > ? ORDER BY name LIMIT ?");
+      select.setString(1, afterName);
+      select.setInt(2, limit);
+      List<SequenceDefinition> page = new ArrayList<>();
+      try (ResultSet rs = select.executeQuery()) {
+        while (rs.next()) {
+          page.add(definition(rs));
+        }
+      }
+      return page;
+    });
+  }
+
+  @Override
+  public IdRange reserve(SequenceDefinition sequence, int stripe, long size) {
+    Objects.requireNonNull(sequence, "sequence");
+    if (size < 1) {
+      throw new IllegalArgumentException("size: " + size + " (expected: >= 1)");
+    }
+    long stripeSize = sequence.stripeSize(stripe); // also checks the stripe number
+    String name = sequence.name();
+    IdRange range = inWriteTransaction("reserve from stripe " + stripe + " of sequence '" + name + "'", () -> {
+      checkMatchesStore(sequence);
+      long from = reservedIndex(name, stripe);
+      if (from >= stripeSize) {
+        throw new SequenceExhaustedException(name, sequence.max());
+      }
+      // Not from + size: that overflows when a caller asks for "everything left".
+      long to = size >= stripeSize - from ? stripeSize : from + size;
+      PreparedStatement update = prepare("UPDATE stripes SET reserved = ? WHERE name = ? AND stripe = ?");
+      update.setLong(1, to);
+      update.setString(2, name);
+      update.setInt(3, stripe);
+      update.executeUpdate();
+      return sequence.range(stripe, from, to);
+    });
+    reservations.incrementAndGet();
+    return range;
+  }
+
+  @Override
+  public void advance(SequenceDefinition sequence, long floor) {
+    Objects.requireNonNull(sequence, "sequence");
+    String name = sequence.name();
+    inWriteTransaction("advance sequence '" + name + "' past " + floor, () -> {
+      checkMatchesStore(sequence);
+      PreparedStatement update =
+          prepare("UPDATE stripes SET reserved = ? WHERE name = ? AND stripe = ? AND reserved < ?");
+      for (int k = 0; k < sequence.stripes(); k++) {
+        long index = sequence.firstIndexAbove(k, floor);
+        update.setLong(1, index);
+        update.setString(2, name);
+        update.setInt(3, k);
+        update.setLong(4, index);
+        update.executeUpdate();
+      }
+      return null;
+    });
+  }
+
+  @Override
+  public SequenceState state(SequenceDefinition sequence) {
+    Objects.requireNonNull(sequence, "sequence");
+    String name = sequence.name();
+    return read("read the state of sequence '" + name + "'", () -> {
+      checkMatchesStore(sequence);
+      PreparedStatement select = prepare("SELECT stripe, reserved FROM stripes WHERE name = ? ORDER BY stripe");
+      select.setString(1, name);
+      List<SequenceState.Stripe> stripes = new ArrayList<>();
+      try (ResultSet rs = select.executeQuery()) {
+        while (rs.next()) {
+          int k = rs.getInt(1);
+          stripes.add(new SequenceState.Stripe(k, rs.getLong(2), sequence.stripeSize(k)));
+        }
+      }
+      if (stripes.size() != sequence.stripes()) {
+        throw new IllegalStateException("embedded store " + file + ": sequence '" + name + "' has "
+            + stripes.size() + " stripe rows (expected: " + sequence.stripes() + ")");
+      }
+      return new SequenceState(stripes, List.of());
+    });
+  }
+
+  /** How many reserves this instance has committed since it was opened. */
+  public long reservations() {
+    return reservations.get();
+  }
+
+  @Override
+  public void close() {
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      try {
+        for (PreparedStatement s : statements.values()) {
+          s.close();
+        }
+        statements.clear();
+        connection.close();
+        logger.debug("Closed embedded store {}", file);
+      } catch (SQLException e) {
+        // Every commit is already durable; a failed close loses nothing, so it must not fail a shutdown.
+        logger.warn("Embedded store {}: closing the database failed: {}", file, e.toString());
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "EmbeddedRangeStore[" + file + "]";
+  }
+
+  /** A pragma's value on this store's connection, for tests. */
+  String pragma(String name) {
+    return read("read pragma " + name, () -> {
+      try (Statement s = connection.createStatement(); ResultSet rs = s.executeQuery("PRAGMA " + name)) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    });
+  }
+
+  // ---- transactions and statements; everything below runs under lock
+
+  @FunctionalInterface
+  private interface SqlWork<T> {
+    T run() throws SQLException;
+  }
+
+  /** Runs {@code work} in one write transaction, committed (and fsync'd) before this returns. */
+  private <T> T inWriteTransaction(String operation, SqlWork<T> work) {
+    synchronized (lock) {
+      checkOpen();
+      try {
+        execute("BEGIN IMMEDIATE");
+        T result;
+        try {
+          result = work.run();
+          execute("COMMIT");
+        } catch (Throwable t) {
+          rollback(t);
+          throw t;
+        }
+        return result;
+      } catch (SQLException e) {
+        throw failure(operation, e);
+      }
+    }
+  }
+
+  /** Runs one read; a single statement reads a consistent snapshot, so no transaction is needed. */
+  private <T> T read(String operation, SqlWork<T> work) {
+    synchronized (lock) {
+      checkOpen();
+      try {
+        return work.run();
+      } catch (SQLException e) {
+        throw failure(operation, e);
+      }
+    }
+  }
+
+  @GuardedBy("lock")
+  private void checkOpen() {
+    if (closed) {
+      throw new IllegalStateException("embedded store " + file + " is closed");
+    }
+  }
+
+  @GuardedBy("lock")
+  private void execute(String sql) throws SQLException {
+    prepare(sql).execute();
+  }
+
+  @GuardedBy("lock")
+  private void rollback(Throwable cause) {
+    try {
+      execute("ROLLBACK");
+    } catch (SQLException e) {
+      // Also when SQLite already rolled back by itself (after an I/O error, for instance).
+      cause.addSuppressed(e);
+    }
+  }
+
+  @GuardedBy("lock")
+  private PreparedStatement prepare(String sql) throws SQLException {
+    PreparedStatement s = statements.get(sql);
+    if (s == null) {
+      s = connection.prepareStatement(sql);
+      statements.put(sql, s);
+    }
+    return s;
+  }
+
+  @GuardedBy("lock")
+  private Optional<SequenceDefinition> storedDefinition(String name) throws SQLException {
+    PreparedStatement select = prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size"
+        + " FROM sequences WHERE name = ?");
+    select.setString(1, name);
+    try (ResultSet rs = select.executeQuery()) {
+      return rs.next() ? Optional.of(definition(rs)) : Optional.empty();
+    }
+  }
+
+  /**
+   * Refuses a definition whose ID space differs from the stored one: the ranges are computed from the
+   * caller's definition, so a stale or forged one could hand out IDs of another stripe.
+   */
+  @GuardedBy("lock")
+  private void checkMatchesStore(SequenceDefinition given) throws SQLException {
+    SequenceDefinition stored = storedDefinition(given.name()).orElseThrow(() -> notFound(given.name()));
+    if (stored.start() != given.start() || stored.max() != given.max() || stored.stripes() != given.stripes()) {
+      throw new IllegalArgumentException("sequence '" + given.name() + "': the definition " + given
+          + " does not match the stored one " + stored);
+    }
+  }
+
+  @GuardedBy("lock")
+  private long reservedIndex(String name, int stripe) throws SQLException {
+    PreparedStatement select = prepare("SELECT reserved FROM stripes WHERE name = ? AND stripe = ?");
+    select.setString(1, name);
+    select.setInt(2, stripe);
+    try (ResultSet rs = select.executeQuery()) {
+      if (!rs.next()) {
+        throw new IllegalStateException(
+            "embedded store " + file + ": sequence '" + name + "' has no row for stripe " + stripe);
+      }
+      return rs.getLong(1);
+    }
+  }
+
+  private static SequenceDefinition definition(ResultSet rs) throws SQLException {
+    return new SequenceDefinition(
+        rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getInt(4), rs.getLong(5), rs.getLong(6));
+  }
+
+  private static SequenceNotFoundException notFound(String name) {
+    return new SequenceNotFoundException("sequence '" + name + "' does not exist");
+  }
+
+  /**
+   * Maps a failure to the exception a caller can act on: the store failing (I/O, a full disk, another
+   * process holding the lock too long) is {@link StoreUnavailableException}; SQL that SQLite rejects is
+   * a bug, hence {@link IllegalStateException}.
+   */
+  private RuntimeException failure(String operation, SQLException e) {
+    String message = "embedded store " + file + ": " + operation + " failed: " + e.getMessage();
+    if (e instanceof SQLiteException s) {
+      int code = primary(s);
+      if (code == SQLiteErrorCode.SQLITE_BUSY.code) {
+        message += " (another process held the store's write lock for more than "
+            + BUSY_TIMEOUT_MILLIS + " ms)";
+      } else if (code == SQLiteErrorCode.SQLITE_ERROR.code
+          || code == SQLiteErrorCode.SQLITE_CONSTRAINT.code
+          || code == SQLiteErrorCode.SQLITE_MISMATCH.code
+          || code == SQLiteErrorCode.SQLITE_MISUSE.code
+          || code == SQLiteErrorCode.SQLITE_RANGE.code) {
+        return new IllegalStateException(message, e);
+      }
+    }
+    return new StoreUnavailableException(message, e);
+  }
+
+  /** The primary result code: extended codes carry it in their low byte. */
+  private static int primary(SQLiteException e) {
+    return e.getResultCode().code & 0xff;
+  }
+}

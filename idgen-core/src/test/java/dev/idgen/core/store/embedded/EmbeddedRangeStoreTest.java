@@ -1,0 +1,296 @@
+package dev.idgen.core.store.embedded;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+import dev.idgen.core.IdRange;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.RangeStoreContractTest;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.SequenceExhaustedException;
+import dev.idgen.core.SequenceState;
+import dev.idgen.core.StoreUnavailableException;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The store contract on the embedded store, plus what only a store on local disk has to show. */
+class EmbeddedRangeStoreTest extends RangeStoreContractTest {
+
+  @TempDir
+  Path dir;
+
+  @Override
+  protected RangeStore newStore() {
+    return EmbeddedRangeStore.open(dir);
+  }
+
+  private EmbeddedRangeStore embedded() {
+    return (EmbeddedRangeStore) store;
+  }
+
+  // ---- durability
+
+  @Test
+  void should_keep_definitions_and_cursors_across_close_and_reopen() {
+    SequenceDefinition striped = created(prefix + "a", 1, 1_000_000, 3);
+    SequenceDefinition advanced = created(prefix + "b", 1, 1_000_000, 1);
+    IdRange before = store.reserve(striped, 1, 10);
+    store.advance(advanced, 500);
+    List<SequenceDefinition> definitions = store.list("", 10);
+    SequenceState stripedState = store.state(striped);
+    store.close();
+
+    try (EmbeddedRangeStore reopened = EmbeddedRangeStore.open(dir)) {
+      assertThat(reopened.list("", 10)).isEqualTo(definitions).hasSize(2);
+      assertThat(reopened.state(striped)).isEqualTo(stripedState);
+      assertThat(reopened.reserve(striped, 1, 1).first()).isEqualTo(before.last() + 3);
+      assertThat(reopened.reserve(advanced, 0, 1).first()).isEqualTo(501);
+    }
+  }
+
+  @Test
+  void should_commit_in_wal_mode_with_full_sync() {
+    assertThat(embedded().pragma("journal_mode")).isEqualTo("wal");
+    assertThat(embedded().pragma("synchronous")).isEqualTo("2"); // FULL
+    assertThat(embedded().pragma("busy_timeout")).isEqualTo(String.valueOf(EmbeddedRangeStore.BUSY_TIMEOUT_MILLIS));
+  }
+
+  /**
+   * A separate JVM reserves and prints every range it got until it is killed with SIGKILL; the store
+   * reopened afterwards must continue above every printed ID.
+   */
+  @Test
+  @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+  void should_never_reissue_an_id_after_kill_9() throws Exception {
+    String name = prefix + "killed";
+    created(name, 1, Long.MAX_VALUE, 1);
+    store.close();
+
+    Process child = new ProcessBuilder(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-cp", System.getProperty("java.class.path"),
+            ReservingProcess.class.getName(), dir.toString(), name)
+        .redirectErrorStream(true)
+        .start();
+    long highest = 0;
+    int ranges = 0;
+    List<String> otherOutput = new ArrayList<>();
+    try (BufferedReader out =
+        new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while (ranges < 300 && (line = out.readLine()) != null) {
+        if (line.startsWith(ReservingProcess.PREFIX)) {
+          long last = Long.parseLong(line.substring(ReservingProcess.PREFIX.length()).trim());
+          assertThat(last).isGreaterThan(highest);
+          highest = last;
+          ranges++;
+        } else {
+          otherOutput.add(line);
+        }
+      }
+    } finally {
+      child.destroyForcibly(); // SIGKILL: no shutdown hook, no close
+      child.waitFor(30, TimeUnit.SECONDS);
+    }
+    assertThat(ranges).as("ranges the child printed; its other output: %s", otherOutput).isEqualTo(300);
+
+    try (EmbeddedRangeStore reopened = EmbeddedRangeStore.open(dir)) {
+      SequenceDefinition d = reopened.find(name).orElseThrow();
+      assertThat(reopened.reserve(d, 0, 1).first()).isGreaterThan(highest);
+    }
+  }
+
+  /** The child JVM of {@link #should_never_reissue_an_id_after_kill_9}. */
+  static final class ReservingProcess {
+    static final String PREFIX = "reserved up to ";
+
+    public static void main(String[] args) {
+      RangeStore store = EmbeddedRangeStore.open(Path.of(args[0]));
+      SequenceDefinition d = store.find(args[1]).orElseThrow();
+      Random random = new Random();
+      while (true) {
+        IdRange r = store.reserve(d, 0, 1 + random.nextInt(50));
+        System.out.println(PREFIX + r.last());
+        System.out.flush();
+      }
+    }
+  }
+
+  // ---- several instances
+
+  @Test
+  void should_never_overlap_when_two_instances_share_a_directory() throws Exception {
+    SequenceDefinition d = created(prefix + "shared", 1, Long.MAX_VALUE, 1);
+    ConcurrentLinkedQueue<IdRange> ranges = new ConcurrentLinkedQueue<>();
+    try (EmbeddedRangeStore other = EmbeddedRangeStore.open(dir)) {
+      RangeStore[] stores = {store, other};
+      runConcurrently(4, t -> {
+        Random random = new Random(t);
+        for (int i = 0; i < 200; i++) {
+          ranges.add(stores[t % 2].reserve(d, 0, 1 + random.nextInt(20)));
+        }
+        return null;
+      });
+      assertThat(other.reservations()).isEqualTo(400);
+    }
+
+    // Sorted, the ranges must tile [1, n] exactly: no overlap, and no gap either.
+    List<IdRange> sorted = new ArrayList<>(ranges);
+    sorted.sort(Comparator.comparingLong(IdRange::first));
+    long next = 1;
+    for (IdRange r : sorted) {
+      assertThat(r.first()).as("first ID of %s", r).isEqualTo(next);
+      next = r.last() + 1;
+    }
+    assertThat(sorted).hasSize(800);
+  }
+
+  // ---- opening
+
+  @Test
+  void should_create_the_store_directory_when_it_is_missing() {
+    Path nested = dir.resolve("a/b/c");
+
+    try (EmbeddedRangeStore s = EmbeddedRangeStore.open(nested)) {
+      assertThat(s.list("", 1)).isEmpty();
+    }
+
+    assertThat(nested.resolve(EmbeddedRangeStore.FILE_NAME)).isRegularFile();
+  }
+
+  @Test
+  void should_fail_clearly_when_the_directory_cannot_be_created() throws Exception {
+    Path file = Files.writeString(dir.resolve("a-file"), "x");
+
+    assertThatThrownBy(() -> EmbeddedRangeStore.open(file.resolve("store")))
+        .isInstanceOf(StoreUnavailableException.class)
+        .hasMessageContaining("cannot create the store directory")
+        .hasMessageContaining(file.toString());
+  }
+
+  @Test
+  void should_fail_clearly_when_the_directory_is_not_writable() throws Exception {
+    Path readOnly = Files.createDirectory(dir.resolve("read-only"));
+    Files.setPosixFilePermissions(readOnly, PosixFilePermissions.fromString("r-xr-xr-x"));
+    try {
+      assumeFalse(Files.isWritable(readOnly), "running as root: every directory is writable");
+
+      assertThatThrownBy(() -> EmbeddedRangeStore.open(readOnly))
+          .isInstanceOf(StoreUnavailableException.class)
+          .hasMessageContaining(readOnly.toString())
+          .hasMessageContaining("not writable");
+    } finally {
+      Files.setPosixFilePermissions(readOnly, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+  }
+
+  @Test
+  void should_fail_clearly_when_the_file_is_not_a_database() throws Exception {
+    Path other = Files.createDirectory(dir.resolve("other"));
+    Path file = other.resolve(EmbeddedRangeStore.FILE_NAME);
+    Files.writeString(file, "this is not a database\n".repeat(200));
+
+    assertThatThrownBy(() -> EmbeddedRangeStore.open(other))
+        .isInstanceOf(StoreUnavailableException.class)
+        .hasMessageContaining(file.toString())
+        .hasMessageContaining("not an idgen store");
+    assertThat(Files.readString(file)).isEqualTo("this is not a database\n".repeat(200));
+  }
+
+  @Test
+  void should_fail_clearly_when_the_database_is_not_an_idgen_store() throws Exception {
+    Path other = Files.createDirectory(dir.resolve("other"));
+    Path file = other.resolve(EmbeddedRangeStore.FILE_NAME);
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+        Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)");
+    }
+
+    assertThatThrownBy(() -> EmbeddedRangeStore.open(other))
+        .isInstanceOf(StoreUnavailableException.class)
+        .hasMessageContaining(file.toString())
+        .hasMessageContaining("not an idgen store");
+  }
+
+  @Test
+  void should_refuse_a_store_written_by_a_newer_version() throws Exception {
+    store.close();
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(EmbeddedRangeStore.FILE_NAME));
+        Statement s = c.createStatement()) {
+      s.execute("PRAGMA user_version = " + (EmbeddedRangeStore.SCHEMA_VERSION + 1));
+    }
+
+    assertThatThrownBy(() -> EmbeddedRangeStore.open(dir))
+        .isInstanceOf(StoreUnavailableException.class)
+        .hasMessageContaining("newer idgen");
+  }
+
+  // ---- what the contract leaves open
+
+  @Test
+  void should_report_exact_state_and_no_datacenter_reserves() {
+    SequenceDefinition d = created(prefix + "state", 1, 100, 2);
+    store.reserve(d, 0, 10);
+
+    assertThat(store.state(d)).isEqualTo(new SequenceState(
+        List.of(new SequenceState.Stripe(0, 10, 50), new SequenceState.Stripe(1, 0, 50)), List.of()));
+
+    store.advance(d, 60);
+
+    assertThat(store.state(d)).isEqualTo(new SequenceState(
+        List.of(new SequenceState.Stripe(0, 30, 50), new SequenceState.Stripe(1, 30, 50)), List.of()));
+  }
+
+  @Test
+  void should_refuse_a_definition_that_differs_from_the_stored_one() {
+    SequenceDefinition d = created(prefix + "forged", 1, 100, 2);
+    SequenceDefinition forged = new SequenceDefinition(d.name(), 1, 100, 3, 10, 100);
+
+    assertThatThrownBy(() -> store.reserve(forged, 2, 1)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("does not match the stored one");
+    assertThatThrownBy(() -> store.advance(forged, 50)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> store.state(forged)).isInstanceOf(IllegalArgumentException.class);
+    assertThat(store.reserve(d, 0, 1).first()).isEqualTo(1);
+  }
+
+  @Test
+  void should_count_the_reservations_it_committed() {
+    SequenceDefinition d = created(prefix + "counted", 1, 3, 1);
+    store.reserve(d, 0, 1);
+    store.reserve(d, 0, 5);
+    assertThatThrownBy(() -> store.reserve(d, 0, 1)).isInstanceOf(SequenceExhaustedException.class);
+
+    assertThat(embedded().reservations()).isEqualTo(2);
+  }
+
+  @Test
+  void should_reject_calls_after_close_and_allow_closing_twice() {
+    SequenceDefinition d = created(prefix + "closed", 1, 100, 1);
+
+    store.close();
+    store.close();
+
+    assertThatThrownBy(() -> store.reserve(d, 0, 1)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("closed");
+    assertThatThrownBy(() -> store.find(d.name())).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> store.create(SequenceDefinition.withDefaults(prefix + "late")))
+        .isInstanceOf(IllegalStateException.class);
+  }
+}
