@@ -4,14 +4,19 @@ import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
 import dev.idgen.core.RangeStore;
+import dev.idgen.core.store.embedded.EmbeddedRangeStore;
 
-/** Binds the embedded single-node {@link RangeStore}, kept in {@code idgen.embedded.dir}. */
+/**
+ * Binds the embedded single-node {@link RangeStore}, kept durably in {@code idgen.embedded.dir}.
+ * {@link IdGenServer} closes it at shutdown, after the allocator.
+ */
 final class EmbeddedStoreModule extends AbstractModule {
 
   @Provides
   @Singleton
   RangeStore store(ServerSettings settings) {
-    // Placeholder until the embedded store (branch `store`) is merged into main.
-    throw new IllegalStateException("the embedded store is not part of this build yet");
+    // Opened eagerly (Main builds the injector in Stage.PRODUCTION): a directory that cannot be used
+    // fails the start with the store's message, before the port is bound.
+    return EmbeddedRangeStore.open(settings.embeddedDir());
   }
 }

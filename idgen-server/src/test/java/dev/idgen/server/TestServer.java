@@ -1,6 +1,7 @@
 package dev.idgen.server;
 
 import com.google.inject.Guice;
+import com.google.inject.Module;
 import com.google.inject.Stage;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
@@ -20,6 +21,7 @@ import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -32,6 +34,7 @@ import java.util.Map;
  */
 final class TestServer implements AutoCloseable {
 
+  /** The test's store; null on the embedded store. */
   final InMemoryRangeStore store;
   final IdGenServer server;
   final ManagedChannel channel;
@@ -51,17 +54,27 @@ final class TestServer implements AutoCloseable {
 
   /** Settings are reference.conf's, with no quiet period, overridden by {@code overrides}. */
   static TestServer start(Map<String, Object> overrides) {
+    InMemoryRangeStore store = new InMemoryRangeStore();
+    return start(overrides, binder -> binder.bind(RangeStore.class).toInstance(store), store);
+  }
+
+  /** The daemon on the production embedded store, in {@code dir}. */
+  static TestServer startEmbedded(Path dir) {
+    return start(Map.of(ServerSettings.EMBEDDED_DIR, dir.toString()), new EmbeddedStoreModule(), null);
+  }
+
+  private static TestServer start(Map<String, Object> overrides, Module storeModule,
+      InMemoryRangeStore store) {
     Map<String, Object> values = new HashMap<>();
     values.put(ServerSettings.QUIET_PERIOD, "0s");
     values.put(ServerSettings.SHUTDOWN_TIMEOUT, "5s");
     values.putAll(overrides);
     Config config = ConfigFactory.parseMap(values).withFallback(ConfigFactory.defaultReference()).resolve();
     ServerSettings settings = ServerSettings.from(config);
-    InMemoryRangeStore store = new InMemoryRangeStore();
     String name = InProcessServerBuilder.generateName();
     IdGenServer server = Guice.createInjector(Stage.PRODUCTION,
             new SettingsModule(config, settings),
-            binder -> binder.bind(RangeStore.class).toInstance(store),
+            storeModule,
             new AllocatorModule(),
             new GrpcModule(s -> InProcessServerBuilder.forName(name).directExecutor()))
         .getInstance(IdGenServer.class);
