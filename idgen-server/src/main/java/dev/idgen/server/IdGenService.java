@@ -84,7 +84,7 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
    * IDs of a call that the client cancels are abandoned, never handed out again (a gap).
    */
   @ThreadSafe
-  private static final class RangeStream {
+  static final class RangeStream {
     private final String sequence;
     private final ServerCallStreamObserver<IdRange> call;
     private final List<dev.idgen.core.IdRange> ranges;
