@@ -45,10 +45,11 @@ node_jmx_port() { case "$1" in dc1) echo 7199 ;; dc2) echo 7299 ;; *) die "unkno
 # deterministic ring.
 node_token() { case "$1" in dc1) echo -9223372036854775808 ;; dc2) echo 0 ;; *) die "unknown node '$1'" ;; esac; }
 
-topology_nodes() {
+# Sets the array NODES to the nodes of topology $1. (Not a $(...) function: die must end the script.)
+set_topology_nodes() {
   case "$1" in
-    single) echo dc1 ;;
-    two-dc) echo dc1 dc2 ;;
+    single) NODES=(dc1) ;;
+    two-dc) NODES=(dc1 dc2) ;;
     *) die "unknown topology '$1' (expected single or two-dc)" ;;
   esac
 }
@@ -69,14 +70,15 @@ port_open() {
   timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null
 }
 
-# True when any of the node's ports still accepts connections.
-node_ports_open() {
-  local addr
-  addr="$(node_address "$1")"
-  port_open "$addr" "$CQL_PORT" || port_open "$addr" "$STORAGE_PORT" || port_open 127.0.0.1 "$(node_jmx_port "$1")"
-}
-
 pid_file() { echo "$1/$2/pid"; }
+
+# The process state letter(s) of a pid as ps shows them (R, S, T for stopped, Z for zombie...), or fails.
+proc_state() {
+  local state
+  state="$(ps -o stat= -p "$1" 2>/dev/null)" || return 1
+  state="${state//[[:space:]]/}"
+  [[ -n "$state" ]] && echo "$state"
+}
 node_yaml() { echo "$1/$2/conf/cassandra.yaml"; }
 
 # Prints the pid of a node if its process is alive. The pid must belong to a CassandraDaemon started with
@@ -90,7 +92,7 @@ running_pid() {
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
   cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
   [[ "$cmdline" == *CassandraDaemon* && "$cmdline" == *"file:$(node_yaml "$base" "$node")"* ]] || return 1
-  state="$(ps -o stat= -p "$pid" 2>/dev/null)" || return 1
+  state="$(proc_state "$pid")" || return 1
   [[ "$state" != Z* ]] || return 1
   echo "$pid"
 }
@@ -99,21 +101,36 @@ running_pid() {
 # right after the fork its command line can still be bash's, so running_pid would wrongly say "dead".
 pid_alive() {
   local state
-  state="$(ps -o stat= -p "$1" 2>/dev/null)" || return 1
-  [[ -n "$state" && "$state" != Z* ]]
+  state="$(proc_state "$1")" || return 1
+  [[ "$state" != Z* ]]
 }
 
-# Extra safety net for `stop`: CassandraDaemon processes of this base dir's node even without pid file.
+# True once a killed process has released everything, its sockets included. A killed JVM first shows up
+# as a zombie thread-group leader while its other threads are still exiting, and the open files (the
+# listening ports) are released only by the last of them: "zombie" alone is not "gone yet".
+process_gone() {
+  [[ -d "/proc/$1" ]] || return 0
+  local tasks=("/proc/$1/task/"*)
+  [[ "$(proc_state "$1" || echo Z)" == Z* && ${#tasks[@]} -le 1 ]]
+}
+
+# Extra safety net for `stop`: CassandraDaemon processes started with this node's cassandra.yaml, even
+# if the pid file is gone. Only these exact processes, never other Cassandra instances on the machine.
 stray_pids() {
-  local yaml pattern
+  local yaml pid cmdline
   yaml="$(node_yaml "$1" "$2")"
-  pattern="$(printf '%s' "cassandra.config=file:$yaml" | sed 's/[][\.*^$+?(){}|]/\\&/g')"
-  pgrep -f -- "$pattern" 2>/dev/null || true
+  for pid in $(pgrep -f CassandraDaemon 2>/dev/null || true); do
+    cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || continue
+    if [[ "$cmdline" == *"-Dcassandra.config=file:$yaml "* ]]; then echo "$pid"; fi
+  done
+  return 0
 }
 
+# The topology last started in base dir $1, or nothing.
 read_topology() {
-  local f="$1/topology"
-  if [[ -f "$f" ]]; then cat "$f"; else echo ""; fi
+  local f="$1/topology" topology=""
+  if [[ -f "$f" ]]; then topology="$(<"$f")"; fi
+  case "$topology" in single|two-dc) echo "$topology" ;; *) echo "" ;; esac
 }
 
 # The --add-exports/--add-opens set of Cassandra's conf/jvm17-server.options. Without it CassandraDaemon
@@ -176,7 +193,8 @@ cmd_fetch() {
     rm -rf "$tmp"
     die "maven could not fetch the Cassandra jars"
   fi
-  count="$(find "$tmp" -maxdepth 1 -name '*.jar' | wc -l)"
+  local jars=("$tmp"/*.jar)
+  count="${#jars[@]}"
   if [[ ! -f "$tmp/cassandra-all-$CASSANDRA_VERSION.jar" ]] || ! compgen -G "$tmp/jamm-*.jar" >/dev/null || ((count < 50)); then
     rm -rf "$tmp"
     die "fetch looks incomplete ($count jars)"
@@ -341,11 +359,21 @@ launch_node() {
 nodetool_raw() {
   local base="$1" node="$2"
   shift 2
-  write_tool_logback "$base"
+  [[ -f "$base/tools/logback.xml" ]] || write_tool_logback "$base"
   # A short-lived client JVM: small heap, C1 only, so it starts fast and stays out of the nodes' way.
   "$(java_bin)" -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "${JPMS_OPTS[@]}" \
     -Dlogback.configurationFile="$base/tools/logback.xml" -cp "$LIB_DIR/*" \
     org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p "$(node_jmx_port "$node")" "$@"
+}
+
+# True when a `nodetool status` output (file $1) lists both 127.0.0.1 and 127.0.0.2 as UN (Up, Normal).
+sees_both_up() {
+  local line up1=false up2=false
+  while read -r line; do
+    if [[ "$line" =~ ^UN\ +127\.0\.0\.1\  ]]; then up1=true; fi
+    if [[ "$line" =~ ^UN\ +127\.0\.0\.2\  ]]; then up2=true; fi
+  done <"$1"
+  [[ "$up1" == true && "$up2" == true ]]
 }
 
 print_log_tails() {
@@ -373,13 +401,10 @@ stop_nodes() {
       kill -KILL "$pid" 2>/dev/null || true
       log "killed $node (pid $pid)"
     done
-    # Wait until the processes are really gone, so that the ports are free for the next start. A killed
-    # JVM first shows up as a zombie while its other threads are still exiting, and only those release
-    # its sockets: "zombie" alone is not "gone", so also wait for the node's ports to close.
+    # Wait until the processes are really gone, so that the ports are free for the next start.
     deadline=$((SECONDS + 20))
     for pid in "${pids[@]}"; do
-      while [[ -d "/proc/$pid" ]]; do
-        if [[ "$(ps -o stat= -p "$pid" 2>/dev/null || true)" == Z* ]] && ! node_ports_open "$node"; then break; fi
+      until process_gone "$pid"; do
         ((SECONDS < deadline)) || { log "WARNING: $node (pid $pid) still there 20 s after SIGKILL"; break; }
         sleep 0.1
       done
@@ -443,7 +468,8 @@ cmd_start() {
     esac
   done
   local nodes node pid
-  read -r -a nodes <<<"$(topology_nodes "$topology")"
+  set_topology_nodes "$topology"
+  nodes=("${NODES[@]}")
   [[ "$heap" =~ ^[0-9]+[kKmMgG]$ ]] || die "--heap must look like 256M or 1G"
   [[ "$timeout" =~ ^[0-9]+$ ]] || die "--timeout must be a number of seconds"
   mkdir -p "$base"
@@ -469,10 +495,11 @@ cmd_start() {
 
   for node in "${ALL_NODES[@]}"; do rm -f "$(pid_file "$base" "$node")"; done
   echo "$topology" >"$base/topology"
+  write_tool_logback "$base"
   for node in "${nodes[@]}"; do
     local dir="$base/$node"
     if [[ "$keep_data" != true ]]; then rm -rf "$dir/data"; fi
-    rm -rf "$dir/logs"   # fresh logs: a grep for "listening for CQL clients" must not see the last run
+    rm -rf "$dir/logs"   # fresh logs: looking for "listening for CQL clients" must not find the last run
     mkdir -p "$dir/conf" "$dir/data" "$dir/logs" "$dir/triggers"
     write_node_config "$base" "$node" "$topology"
   done
@@ -516,14 +543,15 @@ cmd_start() {
     if [[ "$all_cql" == true ]]; then
       if [[ "$topology" == single ]]; then break; fi
       # two-dc: every node must see every node Up/Normal. Only checked once CQL is up, because each
-      # nodetool run is a JVM start that competes with the nodes for the 2 cores.
+      # nodetool run is a JVM start that competes with the nodes for the 2 cores; the two runs go in
+      # parallel (one per core).
       all_up=true
       for node in "${nodes[@]}"; do
-        out="$(nodetool_raw "$base" "$node" status 2>/dev/null || true)"
-        if ! grep -q '^UN  *127\.0\.0\.1 ' <<<"$out" || ! grep -q '^UN  *127\.0\.0\.2 ' <<<"$out"; then
-          all_up=false
-          break
-        fi
+        nodetool_raw "$base" "$node" status >"$base/tools/status-$node.out" 2>/dev/null &
+      done
+      wait
+      for node in "${nodes[@]}"; do
+        sees_both_up "$base/tools/status-$node.out" || all_up=false
       done
       if [[ "$all_up" == true ]]; then break; fi
     fi
@@ -573,7 +601,8 @@ cmd_status() {
     echo "no cluster started in $base"
     return 3
   fi
-  read -r -a nodes <<<"$(topology_nodes "$topology")"
+  set_topology_nodes "$topology"
+  nodes=("${NODES[@]}")
   echo "topology: $topology   base dir: $base"
   printf '%-5s %-8s %-10s %-11s %s\n' NODE PID ADDRESS DATACENTER STATE
   for node in "${nodes[@]}"; do
@@ -616,7 +645,8 @@ cmd_env() {
   local topology nodes node points=()
   topology="$(read_topology "$base" 2>/dev/null || true)"
   topology="${topology:-single}"
-  read -r -a nodes <<<"$(topology_nodes "$topology")"
+  set_topology_nodes "$topology"
+  nodes=("${NODES[@]}")
   for node in "${nodes[@]}"; do points+=("$(node_address "$node"):$CQL_PORT"); done
   local IFS=,
   echo "IDGEN_CASSANDRA_CONTACT_POINTS=${points[*]}"

@@ -389,6 +389,14 @@ public abstract class RangeStoreContractTest {
     assertThat(store.state(winner).stripes()).hasSize(winner.stripes());
   }
 
+  // ---- lifecycle
+
+  @Test
+  public void should_allow_closing_twice() {
+    store.close();
+    store.close(); // and once more after the test
+  }
+
   // ---- helpers
 
   /** Creates a sequence with default block sizes. */

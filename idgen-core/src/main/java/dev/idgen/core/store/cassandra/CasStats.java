@@ -10,9 +10,10 @@ import com.google.errorprone.annotations.Immutable;
  * @param conflicts CAS statements that lost a race (the row had changed)
  * @param unknown CAS statements whose outcome was unknown (timeout, CAS write unknown)
  * @param resolvedApplied unknown outcomes that the read-back showed had applied
+ * @param resolvedNotApplied unknown outcomes that the read-back showed had not applied
  * @param unresolved unknown outcomes that could not be read back; their IDs are abandoned, never used
  * @param idsLost IDs this tier took but could not hand on (a crash-equivalent gap), counted
  */
 @Immutable
 public record CasStats(long attempts, long applied, long conflicts, long unknown, long resolvedApplied,
-    long unresolved, long idsLost) {}
+    long resolvedNotApplied, long unresolved, long idsLost) {}

@@ -227,7 +227,7 @@ public final class CassandraRangeStore implements RangeStore {
       BoundStatement insert = global(insertDefinition.bind(d.name(), d.start(), d.max(), d.stripes(),
           d.nodeBlockSize(), d.dcBlockSize(), Instant.now(), op));
       if (cas(globalTier, insert, op, () -> serialRead(selectDefinition.bind(d.name()),
-          ConsistencyLevel.SERIAL, null, "definition of '" + d.name() + "'"))) {
+          ConsistencyLevel.SERIAL, null, "definition of '" + d.name() + "'"), deadline)) {
         return;
       }
       Row existing = serialRead(selectDefinition.bind(d.name()), ConsistencyLevel.SERIAL, null,
@@ -298,7 +298,7 @@ public final class CassandraRangeStore implements RangeStore {
       List<Long> rest = consume(pool.blocks, take);
       UUID op = UUID.randomUUID();
       BoundStatement update = local(updatePool.bind(rest, pool.floor, op, d.name(), stripe, dc, pool.op));
-      if (cas(poolTier, update, op, () -> readPoolRow(d, stripe, dc, null))) {
+      if (cas(poolTier, update, op, () -> readPoolRow(d, stripe, dc, null), deadline)) {
         if (size(rest) < settings.poolRefillThreshold() * d.dcBlockSize()) {
           refillInBackground(d, stripe);
         }
@@ -403,7 +403,7 @@ public final class CassandraRangeStore implements RangeStore {
           ? global(insertGlobal.bind(d.name(), stripe, to, op))
           : global(updateGlobal.bind(to, op, d.name(), stripe, row.getUuid("op")));
       if (cas(globalTier, cas, op, () -> serialRead(selectGlobal.bind(d.name(), stripe),
-          ConsistencyLevel.SERIAL, null, "global cursor of sequence '" + d.name() + "' stripe " + stripe))) {
+          ConsistencyLevel.SERIAL, null, "global cursor of sequence '" + d.name() + "' stripe " + stripe), deadline)) {
         return new long[] {reserved, to};
       }
       backoff(attempt, deadline, "the global cursor of sequence '" + d.name() + "' stripe " + stripe);
@@ -427,7 +427,7 @@ public final class CassandraRangeStore implements RangeStore {
       BoundStatement cas = pool == null
           ? local(insertPool.bind(d.name(), stripe, dc, blocks, null, op))
           : local(updatePool.bind(blocks, pool.floor, op, d.name(), stripe, dc, pool.op));
-      if (cas(poolTier, cas, op, () -> readPoolRow(d, stripe, dc, null))) {
+      if (cas(poolTier, cas, op, () -> readPoolRow(d, stripe, dc, null), deadline)) {
         idsDropped.add(keptFrom - from);
         return;
       }
@@ -466,7 +466,7 @@ public final class CassandraRangeStore implements RangeStore {
           ? global(insertGlobal.bind(d.name(), stripe, minIndex, op))
           : global(updateGlobal.bind(minIndex, op, d.name(), stripe, row.getUuid("op")));
       if (cas(globalTier, cas, op, () -> serialRead(selectGlobal.bind(d.name(), stripe),
-          ConsistencyLevel.SERIAL, null, "global cursor of sequence '" + d.name() + "' stripe " + stripe))) {
+          ConsistencyLevel.SERIAL, null, "global cursor of sequence '" + d.name() + "' stripe " + stripe), deadline)) {
         idsDropped.add(minIndex - reserved);
         return;
       }
@@ -491,7 +491,7 @@ public final class CassandraRangeStore implements RangeStore {
       if (coordinator != null) {
         cas = cas.setNode(coordinator);
       }
-      if (cas(poolTier, cas, op, () -> readPoolRow(d, stripe, datacenter, coordinator))) {
+      if (cas(poolTier, cas, op, () -> readPoolRow(d, stripe, datacenter, coordinator), deadline)) {
         idsDropped.add(size(pool.blocks) - size(kept));
         return;
       }
@@ -595,9 +595,10 @@ public final class CassandraRangeStore implements RangeStore {
 
   /**
    * Runs one CAS whose write carries {@code op}. Returns whether it applied; an unknown outcome is
-   * resolved by {@code readBack} (a read at the same serial consistency) before this returns.
+   * resolved by {@code readBack} (a read at the same serial consistency), retried with back-off until
+   * {@code deadline}, before this returns.
    */
-  private boolean cas(Tier tier, BoundStatement statement, UUID op, Supplier<Row> readBack) {
+  private boolean cas(Tier tier, BoundStatement statement, UUID op, Supplier<Row> readBack, long deadline) {
     tier.attempts.increment();
     try {
       ResultSet rs = session.execute(statement);
@@ -612,21 +613,28 @@ public final class CassandraRangeStore implements RangeStore {
       // applied. Reading at the same serial consistency completes any Paxos round in progress, so
       // what it shows is final.
       tier.unknown.increment();
-      Row row;
-      try {
-        row = readBack.get();
-      } catch (StoreUnavailableException unresolved) {
-        tier.unresolved.increment();
-        throw new StoreUnavailableException("a compare-and-set had an unknown outcome (" + describe(e)
-            + ") and reading it back failed too; nothing was handed out: " + unresolved.getMessage(), e);
+      for (int attempt = 0; ; attempt++) {
+        try {
+          Row row = readBack.get();
+          boolean applied = row != null && op.equals(row.getUuid("op"));
+          if (applied) {
+            tier.applied.increment();
+            tier.resolvedApplied.increment();
+          } else {
+            tier.resolvedNotApplied.increment();
+          }
+          log.debug("unknown CAS outcome ({}) resolved: applied={}", describe(e), applied);
+          return applied;
+        } catch (StoreUnavailableException readFailed) {
+          try {
+            backoff(attempt, deadline, "resolving an unknown compare-and-set outcome");
+          } catch (StoreUnavailableException gaveUp) {
+            tier.unresolved.increment();
+            throw new StoreUnavailableException("a compare-and-set had an unknown outcome (" + describe(e)
+                + ") and reading it back kept failing; nothing was handed out: " + readFailed.getMessage(), e);
+          }
+        }
       }
-      boolean applied = row != null && op.equals(row.getUuid("op"));
-      if (applied) {
-        tier.applied.increment();
-        tier.resolvedApplied.increment();
-      }
-      log.debug("unknown CAS outcome ({}) resolved: applied={}", describe(e), applied);
-      return applied;
     }
   }
 
@@ -763,12 +771,13 @@ public final class CassandraRangeStore implements RangeStore {
     final LongAdder conflicts = new LongAdder();
     final LongAdder unknown = new LongAdder();
     final LongAdder resolvedApplied = new LongAdder();
+    final LongAdder resolvedNotApplied = new LongAdder();
     final LongAdder unresolved = new LongAdder();
     final LongAdder idsLost = new LongAdder();
 
     CasStats snapshot() {
       return new CasStats(attempts.sum(), applied.sum(), conflicts.sum(), unknown.sum(),
-          resolvedApplied.sum(), unresolved.sum(), idsLost.sum());
+          resolvedApplied.sum(), resolvedNotApplied.sum(), unresolved.sum(), idsLost.sum());
     }
   }
 }

@@ -2,7 +2,6 @@ package dev.idgen.core.store.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import dev.idgen.core.IdRange;
 import dev.idgen.core.RangeStore;
@@ -16,7 +15,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
@@ -183,22 +181,6 @@ class EmbeddedRangeStoreTest extends RangeStoreContractTest {
         .isInstanceOf(StoreUnavailableException.class)
         .hasMessageContaining("cannot create the store directory")
         .hasMessageContaining(file.toString());
-  }
-
-  @Test
-  void should_fail_clearly_when_the_directory_is_not_writable() throws Exception {
-    Path readOnly = Files.createDirectory(dir.resolve("read-only"));
-    Files.setPosixFilePermissions(readOnly, PosixFilePermissions.fromString("r-xr-xr-x"));
-    try {
-      assumeFalse(Files.isWritable(readOnly), "running as root: every directory is writable");
-
-      assertThatThrownBy(() -> EmbeddedRangeStore.open(readOnly))
-          .isInstanceOf(StoreUnavailableException.class)
-          .hasMessageContaining(readOnly.toString())
-          .hasMessageContaining("not writable");
-    } finally {
-      Files.setPosixFilePermissions(readOnly, PosixFilePermissions.fromString("rwxr-xr-x"));
-    }
   }
 
   @Test
