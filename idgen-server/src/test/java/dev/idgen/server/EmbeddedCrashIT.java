@@ -169,42 +169,59 @@ class EmbeddedCrashIT {
     return ids;
   }
 
-  /** Starts the server jar on {@code data} and a free port, and waits until it reports SERVING. */
+  /**
+   * Starts the server jar on {@code data} and a free port, and waits until it reports SERVING. The port
+   * is free when chosen but may be taken before the child binds it: then the start is tried again.
+   */
   private void start(Path data, int cycle) throws Exception {
     String jar = System.getProperty("idgenServerJar");
     assertThat(jar).as("system property idgenServerJar (set by failsafe)").isNotNull();
     assertThat(Path.of(jar)).as("the shaded server jar; run `verify`, which packages first").exists();
-    int port = freePort();
-    Path log = dir.resolve("server-" + cycle + ".log");
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    process = new ProcessBuilder(java,
-            "-Xmx256m",
-            "-XX:TieredStopAtLevel=1", // starts faster; this test is about durability, not speed
-            "-Didgen.grpc.host=127.0.0.1",
-            "-Didgen.grpc.port=" + port,
-            "-Didgen.embedded.dir=" + data,
-            "-Didgen.shutdown.quiet-period=0s",
-            "-jar", jar)
-        .directory(dir.toFile())
-        .redirectErrorStream(true)
-        .redirectOutput(log.toFile())
-        .start();
-    channel = Grpc.newChannelBuilderForAddress("127.0.0.1", port, InsecureChannelCredentials.create()).build();
-    awaitServing(log);
+    for (int attempt = 1; ; attempt++) {
+      int port = freePort();
+      Path log = dir.resolve("server-" + cycle + "-" + attempt + ".log");
+      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+      process = new ProcessBuilder(java,
+              "-Xmx256m",
+              "-XX:TieredStopAtLevel=1", // starts faster; this test is about durability, not speed
+              "-Didgen.grpc.host=127.0.0.1",
+              "-Didgen.grpc.port=" + port,
+              "-Didgen.embedded.dir=" + data,
+              "-Didgen.shutdown.quiet-period=0s",
+              "-jar", jar)
+          .directory(dir.toFile())
+          .redirectErrorStream(true)
+          .redirectOutput(log.toFile())
+          .start();
+      channel = Grpc.newChannelBuilderForAddress("127.0.0.1", port, InsecureChannelCredentials.create())
+          .build();
+      if (awaitServing(log)) {
+        return;
+      }
+      channel.shutdownNow();
+      if (attempt == 3) {
+        throw new AssertionError("the server could not bind a port in 3 attempts:\n" + read(log));
+      }
+    }
   }
 
-  private void awaitServing(Path log) throws Exception {
+  /** True once SERVING; false if the server exited because its port was taken; fails otherwise. */
+  private boolean awaitServing(Path log) throws Exception {
     HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MILLIS);
     while (true) {
       if (!process.isAlive()) {
-        throw new AssertionError("the server exited with " + process.exitValue() + ":\n" + read(log));
+        String output = read(log);
+        if (process.exitValue() == Main.EXIT_START_FAILED && output.contains("could not listen")) {
+          return false;
+        }
+        throw new AssertionError("the server exited with " + process.exitValue() + ":\n" + output);
       }
       try {
         ServingStatus status = health.withDeadlineAfter(1, TimeUnit.SECONDS)
             .check(HealthCheckRequest.getDefaultInstance()).getStatus();
         if (status == ServingStatus.SERVING) {
-          return;
+          return true;
         }
       } catch (StatusRuntimeException notYet) {
         // not listening yet
