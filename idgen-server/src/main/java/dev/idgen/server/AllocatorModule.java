@@ -1,0 +1,25 @@
+package dev.idgen.server;
+
+import com.google.inject.AbstractModule;
+import com.google.inject.Provides;
+import com.google.inject.Singleton;
+import dev.idgen.core.Allocator;
+import dev.idgen.core.RangeStore;
+
+/**
+ * Builds the process's one {@link Allocator} over whichever {@link RangeStore} the store module bound.
+ * The allocator owns its refill threads; {@link IdGenServer} closes it, then the store.
+ */
+final class AllocatorModule extends AbstractModule {
+
+  @Provides
+  @Singleton
+  Allocator allocator(RangeStore store, ServerSettings settings) {
+    return Allocator.builder(store)
+        .maxIdsPerCall(settings.maxIdsPerCall())
+        .targetRunway(settings.targetRunway())
+        .minNodeBlock(settings.minNodeBlock())
+        .refillThreshold(settings.refillThreshold())
+        .build();
+  }
+}

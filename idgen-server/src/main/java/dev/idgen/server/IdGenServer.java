@@ -1,0 +1,207 @@
+package dev.idgen.server;
+
+import com.google.errorprone.annotations.ThreadSafe;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import com.google.inject.Inject;
+import com.google.inject.Singleton;
+import dev.idgen.core.Allocator;
+import dev.idgen.core.RangeStore;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.protobuf.services.HealthStatusManager;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The running daemon: the gRPC server over the allocator over the store, and their life cycle.
+ *
+ * <p>Shutdown is graceful and in steps, each of which a test can take on its own:
+ * <ol>
+ *   <li>{@link #beginShutdown()}: health reports NOT_SERVING for every service and for the server as a
+ *       whole (""), while calls are still served, so that balancers and probes notice first;
+ *   <li>the quiet period ({@code idgen.shutdown.quiet-period});
+ *   <li>{@link #stopAccepting()}: new calls are refused, open calls (streams) go on;
+ *   <li>{@link #finishShutdown()}: open calls get up to {@code idgen.shutdown.timeout} to finish, then
+ *       are cancelled; the allocator (its reserves become a counted gap) and the store are closed.
+ * </ol>
+ * {@link #shutdown()} takes them all; a JVM shutdown hook calls it on SIGTERM.
+ *
+ * <p>Thread-safe: the shutdown hook, the main thread and tests may call in at once; the steps run at most
+ * once each, under {@code lock}.
+ */
+@ThreadSafe
+@Singleton
+final class IdGenServer {
+
+  private static final Logger log = LoggerFactory.getLogger(IdGenServer.class);
+
+  /** The health service's name for the server as a whole. */
+  private static final String OVERALL = HealthStatusManager.SERVICE_NAME_ALL_SERVICES;
+
+  private final Server server;
+  private final HealthStatusManager health;
+  private final Allocator allocator;
+  private final RangeStore store;
+  private final ServerSettings settings;
+  private final Object lock = new Object();
+  /** Serializes whole {@link #shutdown()}s; taken before {@code lock}, never after. */
+  private final Object shutdownLock = new Object();
+
+  @GuardedBy("lock")
+  private boolean shuttingDown;
+
+  @GuardedBy("lock")
+  private boolean closed;
+
+  @Inject
+  IdGenServer(Server server, HealthStatusManager health, Allocator allocator, RangeStore store,
+      ServerSettings settings) {
+    this.server = server;
+    this.health = health;
+    this.allocator = allocator;
+    this.store = store;
+    this.settings = settings;
+  }
+
+  /**
+   * Starts listening and reports SERVING.
+   *
+   * @throws IOException if the address cannot be bound (the port is taken, say)
+   */
+  IdGenServer start() throws IOException {
+    synchronized (lock) {
+      if (shuttingDown) {
+        throw new IllegalStateException("already shut down");
+      }
+      server.start();
+      setHealth(ServingStatus.SERVING);
+    }
+    log.info("idgen-server {} started: gRPC on {}, {}", Versions.server(), server.getListenSockets(),
+        settings.describeStore());
+    return this;
+  }
+
+  /** The port the server listens on (the chosen one if {@code idgen.grpc.port} is 0); -1 in-process. */
+  int port() {
+    return server.getPort();
+  }
+
+  /** Step 1: health reports NOT_SERVING; calls are still served. Idempotent. */
+  void beginShutdown() {
+    synchronized (lock) {
+      if (shuttingDown) {
+        return;
+      }
+      shuttingDown = true;
+      setHealth(ServingStatus.NOT_SERVING);
+      // Terminal: nothing can flip the status back to SERVING from here on.
+      health.enterTerminalState();
+    }
+    log.info("idgen-server stopping: health is NOT_SERVING; new calls are refused after {}",
+        ServerSettings.format(settings.quietPeriod()));
+  }
+
+  /** Step 3: new calls are refused; open calls go on. Idempotent. */
+  void stopAccepting() {
+    beginShutdown();
+    server.shutdown();
+  }
+
+  /**
+   * Step 4: waits up to {@code idgen.shutdown.timeout} for open calls, cancels the rest, then closes the
+   * allocator and the store. Idempotent.
+   */
+  void finishShutdown() {
+    stopAccepting();
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      boolean interrupted = false;
+      try {
+        if (!server.awaitTermination(settings.shutdownTimeout().toNanos(), TimeUnit.NANOSECONDS)) {
+          log.warn("Open calls did not finish within {}; cancelling them",
+              ServerSettings.format(settings.shutdownTimeout()));
+        }
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+      server.shutdownNow();
+      try {
+        // Cancelled calls end promptly; bounded all the same, so that a stuck handler cannot hang exit.
+        server.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+      closeQuietly("allocator", allocator);
+      closeQuietly("store", store);
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    log.info("idgen-server stopped");
+  }
+
+  /**
+   * All the steps, with the quiet period between the first two. A second caller (the shutdown hook and
+   * a test, say) waits for the first one to finish.
+   */
+  void shutdown() {
+    synchronized (shutdownLock) {
+      boolean began;
+      synchronized (lock) {
+        began = !shuttingDown;
+      }
+      beginShutdown();
+      if (began) {
+        quietPeriod(settings.quietPeriod());
+      }
+      finishShutdown();
+    }
+  }
+
+  /** Blocks until the server has terminated (after {@link #shutdown()}, from another thread). */
+  void awaitTermination() throws InterruptedException {
+    server.awaitTermination();
+  }
+
+  private static void quietPeriod(Duration period) {
+    if (period.isZero()) {
+      return;
+    }
+    try {
+      Thread.sleep(period.toMillis());
+    } catch (InterruptedException e) {
+      // Asked to hurry: skip the rest of the quiet period, but still stop in order.
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @GuardedBy("lock")
+  private void setHealth(ServingStatus status) {
+    List<String> names = new ArrayList<>();
+    names.add(OVERALL);
+    for (ServerServiceDefinition service : server.getServices()) {
+      names.add(service.getServiceDescriptor().getName());
+    }
+    for (String name : names) {
+      health.setStatus(name, status);
+    }
+  }
+
+  private static void closeQuietly(String what, AutoCloseable closeable) {
+    try {
+      closeable.close();
+    } catch (Exception e) {
+      // Shutting down anyway: report and go on closing the rest.
+      log.warn("Closing the {} failed", what, e);
+    }
+  }
+}

@@ -1,0 +1,71 @@
+package dev.idgen.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** The command line, up to the point where a server would start. */
+class MainTest {
+
+  @TempDir
+  Path dir;
+
+  private final StringWriter out = new StringWriter();
+  private final StringWriter err = new StringWriter();
+
+  @Test
+  void should_refuse_the_cassandra_store_clearly_for_now() throws IOException {
+    Path file = Files.writeString(dir.resolve("c.conf"), "idgen.store = cassandra\n");
+
+    int code = run("--config", file.toString());
+
+    assertThat(code).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("idgen.store = cassandra is not available in this build");
+  }
+
+  @Test
+  void should_exit_with_a_usage_error_naming_the_key_of_a_bad_setting() throws IOException {
+    Path file = Files.writeString(dir.resolve("bad.conf"), "idgen.shutdown.timeout = forever\n");
+
+    int code = run("--config", file.toString());
+
+    assertThat(code).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("idgen.shutdown.timeout").contains("bad.conf");
+  }
+
+  @Test
+  void should_print_the_version() {
+    int code = run("--version");
+
+    assertThat(code).isZero();
+    assertThat(out.toString()).startsWith("idgen-server ").doesNotContain("${");
+  }
+
+  @Test
+  void should_print_usage_with_the_config_option() {
+    int code = run("--help");
+
+    assertThat(code).isZero();
+    assertThat(out.toString()).contains("--config=FILE").contains("reference.conf");
+  }
+
+  @Test
+  void should_reject_an_unknown_option() {
+    assertThat(run("--port", "1")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--port");
+  }
+
+  private int run(String... args) {
+    return new CommandLine(new Main())
+        .setOut(new PrintWriter(out, true))
+        .setErr(new PrintWriter(err, true))
+        .execute(args);
+  }
+}
