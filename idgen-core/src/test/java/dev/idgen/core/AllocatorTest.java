@@ -10,7 +10,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -207,17 +209,30 @@ class AllocatorTest {
         return r;
       }
     };
-    Allocator a = allocator(Allocator.builder(slow).minNodeBlock(100));
+    // Refills are held until the test releases them, so that the stalled refill is the first one.
+    ConcurrentLinkedQueue<Runnable> held = new ConcurrentLinkedQueue<>();
+    AtomicBoolean autoRun = new AtomicBoolean();
+    Executor executor = task -> {
+      if (autoRun.get()) {
+        new Thread(task, "test-refill").start();
+      } else {
+        held.add(task);
+      }
+    };
+    Allocator a = allocator(Allocator.builder(slow).executor(executor).minNodeBlock(100));
     a.create(seq("race", 1, Long.MAX_VALUE, 1, 100));
-    a.allocate("race", 100, WAIT); // direct reservation of the first block; starts a refill
+    a.allocate("race", 100, WAIT); // a whole block, reserved directly; the pool's first refill is held
+    assertThat(held).hasSize(1);
     gate.set(true);
-    // Drive the pool below its threshold so that a refill starts and stalls after reserving.
-    ExecutorService caller = Executors.newSingleThreadExecutor();
-    Future<List<IdRange>> waiting = caller.submit(() -> a.allocate("race", 60, WAIT));
+    autoRun.set(true);
+    new Thread(held.poll(), "stalled-refill").start(); // reserves, then stalls before publishing
     assertThat(reserved.await(10, TimeUnit.SECONDS)).isTrue();
+    ExecutorService caller = Executors.newSingleThreadExecutor();
+    Future<List<IdRange>> waiting = caller.submit(() -> a.allocate("race", 60, WAIT)); // pool empty: waits
     a.advance("race", 10_000); // the stalled refill's range lies below this floor
     release.countDown();
     assertThat(ids(waiting.get(10, TimeUnit.SECONDS))).allSatisfy(id -> assertThat(id).isGreaterThan(10_000));
+    assertThat(a.stats().dropped()).as("the stalled refill's range was dropped").isGreaterThanOrEqualTo(100);
     caller.shutdown();
   }
 
