@@ -96,6 +96,8 @@ public final class CassandraRangeStore implements RangeStore {
   private final LongAdder idsDropped = new LongAdder();
   private final ConcurrentMap<String, CompletableFuture<Void>> refills = new ConcurrentHashMap<>();
   private final ExecutorService refillExecutor;
+  /** A seam for fault-injection tests: runs just before each global CAS is sent. */
+  volatile Runnable beforeGlobalCas = () -> {};
 
   private final PreparedStatement selectDefinition;
   private final PreparedStatement insertDefinition;
@@ -232,11 +234,11 @@ public final class CassandraRangeStore implements RangeStore {
       BoundStatement insert = global(insertDefinition.bind(d.name(), d.start(), d.max(), d.stripes(),
           d.nodeBlockSize(), d.dcBlockSize(), Instant.now(), op));
       if (cas(globalTier, insert, op, () -> serialRead(selectDefinition.bind(d.name()),
-          ConsistencyLevel.SERIAL, null, "definition of '" + d.name() + "'"), deadline)) {
+          ConsistencyLevel.SERIAL, null, "definition of '" + d.name() + "'", deadline), deadline)) {
         return;
       }
       Row existing = serialRead(selectDefinition.bind(d.name()), ConsistencyLevel.SERIAL, null,
-          "definition of '" + d.name() + "'");
+          "definition of '" + d.name() + "'", deadline);
       if (existing != null) {
         throw new SequenceAlreadyExistsException("sequence '" + d.name() + "' already exists");
       }
@@ -251,7 +253,7 @@ public final class CassandraRangeStore implements RangeStore {
     Row row = read(selectDefinition.bind(name), ConsistencyLevel.LOCAL_QUORUM, "definition of '" + name + "'");
     if (row == null) {
       row = serialRead(selectDefinition.bind(name), ConsistencyLevel.SERIAL, null,
-          "definition of '" + name + "'");
+          "definition of '" + name + "'", 0);
     }
     return Optional.ofNullable(row).map(CassandraRangeStore::definition);
   }
@@ -296,7 +298,7 @@ public final class CassandraRangeStore implements RangeStore {
     }
     long deadline = deadline();
     for (int attempt = 0; ; attempt++) {
-      PoolRow pool = readPool(d, stripe, dc, null);
+      PoolRow pool = readPool(d, stripe, dc, null, deadline);
       if (pool == null || pool.blocks.isEmpty()) {
         awaitRefill(d, stripe, deadline);
         continue;
@@ -306,7 +308,7 @@ public final class CassandraRangeStore implements RangeStore {
       List<Long> rest = consume(pool.blocks, take);
       UUID op = UUID.randomUUID();
       BoundStatement update = local(updatePool.bind(rest, pool.floor, op, d.name(), stripe, dc, pool.op));
-      if (cas(poolTier, update, op, () -> readPoolRow(d, stripe, dc, null), deadline)) {
+      if (cas(poolTier, update, op, () -> readPoolRow(d, stripe, dc, null, deadline), deadline)) {
         if (size(rest) < settings.poolRefillThreshold() * d.dcBlockSize()) {
           refillInBackground(d, stripe);
         }
@@ -327,7 +329,7 @@ public final class CassandraRangeStore implements RangeStore {
       }
       if (cause instanceof SequenceExhaustedException exhausted) {
         // Another server of this DC may have appended a last block meanwhile: look once more.
-        PoolRow pool = readPool(d, stripe, dc, null);
+        PoolRow pool = readPool(d, stripe, dc, null, deadline);
         if (pool == null || pool.blocks.isEmpty()) {
           throw exhausted;
         }
@@ -403,7 +405,7 @@ public final class CassandraRangeStore implements RangeStore {
     long total = d.stripeSize(stripe);
     for (int attempt = 0; ; attempt++) {
       Row row = serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
-          "global cursor of sequence '" + d.name() + "' stripe " + stripe);
+          "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline);
       if (row == null) {
         requireDefinition(d); // rows are created lazily: never for a sequence that does not exist
       }
@@ -417,7 +419,7 @@ public final class CassandraRangeStore implements RangeStore {
           ? global(insertGlobal.bind(d.name(), stripe, to, op))
           : global(updateGlobal.bind(to, op, d.name(), stripe, row.getUuid("op")));
       if (cas(globalTier, cas, op, () -> serialRead(selectGlobal.bind(d.name(), stripe),
-          ConsistencyLevel.SERIAL, null, "global cursor of sequence '" + d.name() + "' stripe " + stripe), deadline)) {
+          ConsistencyLevel.SERIAL, null, "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline), deadline)) {
         return new long[] {reserved, to};
       }
       backoff(attempt, deadline, "the global cursor of sequence '" + d.name() + "' stripe " + stripe);
@@ -426,7 +428,7 @@ public final class CassandraRangeStore implements RangeStore {
 
   private void appendToPool(SequenceDefinition d, int stripe, long from, long to, long deadline) {
     for (int attempt = 0; ; attempt++) {
-      PoolRow pool = readPool(d, stripe, dc, null);
+      PoolRow pool = readPool(d, stripe, dc, null, deadline);
       // An AdvanceSequence may have raised the pool's floor since the block was taken.
       long minIndex = pool == null || pool.floor == null ? 0 : d.firstIndexAbove(stripe, pool.floor);
       long keptFrom = Math.max(from, minIndex);
@@ -441,7 +443,7 @@ public final class CassandraRangeStore implements RangeStore {
       BoundStatement cas = pool == null
           ? local(insertPool.bind(d.name(), stripe, dc, blocks, null, op))
           : local(updatePool.bind(blocks, pool.floor, op, d.name(), stripe, dc, pool.op));
-      if (cas(poolTier, cas, op, () -> readPoolRow(d, stripe, dc, null), deadline)) {
+      if (cas(poolTier, cas, op, () -> readPoolRow(d, stripe, dc, null, deadline), deadline)) {
         idsDropped.add(keptFrom - from);
         return;
       }
@@ -470,7 +472,7 @@ public final class CassandraRangeStore implements RangeStore {
   private void advanceGlobal(SequenceDefinition d, int stripe, long minIndex, long deadline) {
     for (int attempt = 0; ; attempt++) {
       Row row = serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
-          "global cursor of sequence '" + d.name() + "' stripe " + stripe);
+          "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline);
       if (row == null) {
         requireDefinition(d);
       }
@@ -483,7 +485,7 @@ public final class CassandraRangeStore implements RangeStore {
           ? global(insertGlobal.bind(d.name(), stripe, minIndex, op))
           : global(updateGlobal.bind(minIndex, op, d.name(), stripe, row.getUuid("op")));
       if (cas(globalTier, cas, op, () -> serialRead(selectGlobal.bind(d.name(), stripe),
-          ConsistencyLevel.SERIAL, null, "global cursor of sequence '" + d.name() + "' stripe " + stripe), deadline)) {
+          ConsistencyLevel.SERIAL, null, "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline), deadline)) {
         idsDropped.add(minIndex - reserved);
         return;
       }
@@ -494,7 +496,7 @@ public final class CassandraRangeStore implements RangeStore {
   private void trimPool(SequenceDefinition d, int stripe, String datacenter, Node coordinator, long floor,
       long deadline) {
     for (int attempt = 0; ; attempt++) {
-      PoolRow pool = readPool(d, stripe, datacenter, coordinator);
+      PoolRow pool = readPool(d, stripe, datacenter, coordinator, deadline);
       if (pool == null) {
         return; // never refilled: whatever it gets later comes from the advanced global cursor
       }
@@ -508,7 +510,7 @@ public final class CassandraRangeStore implements RangeStore {
       if (coordinator != null) {
         cas = cas.setNode(coordinator);
       }
-      if (cas(poolTier, cas, op, () -> readPoolRow(d, stripe, datacenter, coordinator), deadline)) {
+      if (cas(poolTier, cas, op, () -> readPoolRow(d, stripe, datacenter, coordinator, deadline), deadline)) {
         idsDropped.add(size(pool.blocks) - size(kept));
         return;
       }
@@ -575,7 +577,7 @@ public final class CassandraRangeStore implements RangeStore {
     List<String> dcs = datacenters();
     for (int stripe = 0; stripe < d.stripes(); stripe++) {
       Row g = serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
-          "global cursor of sequence '" + d.name() + "' stripe " + stripe);
+          "global cursor of sequence '" + d.name() + "' stripe " + stripe, 0);
       stripes.add(new SequenceState.Stripe(stripe, g == null ? 0 : g.getLong("reserved"), d.stripeSize(stripe)));
       for (String datacenter : dcs) {
         // A plain local read: informational, and possible while other datacenters are cut off.
@@ -624,6 +626,9 @@ public final class CassandraRangeStore implements RangeStore {
    * {@code deadline}, before this returns.
    */
   private boolean cas(Tier tier, BoundStatement statement, UUID op, Supplier<Row> readBack, long deadline) {
+    if (tier == globalTier) {
+      beforeGlobalCas.run();
+    }
     tier.attempts.increment();
     try {
       ResultSet rs = session.execute(statement);
@@ -671,28 +676,42 @@ public final class CassandraRangeStore implements RangeStore {
     }
   }
 
-  /** A read at SERIAL or LOCAL_SERIAL: sees (and completes) every Paxos round on the partition. */
-  private Row serialRead(BoundStatement s, ConsistencyLevel serial, Node coordinator, String what) {
+  /**
+   * A read at SERIAL or LOCAL_SERIAL: sees (and completes) every Paxos round on the partition. Under
+   * contention or a slow replica it may time out; then it is retried with back-off until
+   * {@code deadline} ({@code 0}: one attempt only).
+   */
+  private Row serialRead(BoundStatement s, ConsistencyLevel serial, Node coordinator, String what, long deadline) {
     BoundStatement st = s.setConsistencyLevel(serial);
     if (coordinator != null) {
       st = st.setNode(coordinator);
     }
-    try {
-      return session.execute(st).one();
-    } catch (DriverException e) {
-      String hint = serial == ConsistencyLevel.SERIAL
-          ? " (SERIAL needs a quorum of all datacenters: are the others reachable?)" : "";
-      throw unavailable("reading the " + what + " at " + serial + hint, e);
+    for (int attempt = 0; ; attempt++) {
+      try {
+        return session.execute(st).one();
+      } catch (DriverException e) {
+        String hint = serial == ConsistencyLevel.SERIAL
+            ? " (SERIAL needs a quorum of all datacenters: are the others reachable?)" : "";
+        StoreUnavailableException failure = unavailable("reading the " + what + " at " + serial + hint, e);
+        if (deadline == 0) {
+          throw failure;
+        }
+        try {
+          backoff(attempt, deadline, "reading the " + what);
+        } catch (StoreUnavailableException gaveUp) {
+          throw failure;
+        }
+      }
     }
   }
 
-  private Row readPoolRow(SequenceDefinition d, int stripe, String datacenter, Node coordinator) {
+  private Row readPoolRow(SequenceDefinition d, int stripe, String datacenter, Node coordinator, long deadline) {
     return serialRead(selectPool.bind(d.name(), stripe, datacenter), ConsistencyLevel.LOCAL_SERIAL,
-        coordinator, datacenter + "'s pool of sequence '" + d.name() + "' stripe " + stripe);
+        coordinator, datacenter + "'s pool of sequence '" + d.name() + "' stripe " + stripe, deadline);
   }
 
-  private PoolRow readPool(SequenceDefinition d, int stripe, String datacenter, Node coordinator) {
-    Row r = readPoolRow(d, stripe, datacenter, coordinator);
+  private PoolRow readPool(SequenceDefinition d, int stripe, String datacenter, Node coordinator, long deadline) {
+    Row r = readPoolRow(d, stripe, datacenter, coordinator, deadline);
     if (r == null) {
       return null;
     }
