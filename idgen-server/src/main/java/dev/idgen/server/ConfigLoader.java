@@ -79,12 +79,18 @@ final class ConfigLoader {
         ConfigResolveOptions.defaults().setUseSystemEnvironment(false));
   }
 
+  /** A map whose keys are the user's (datacenter names); only its values are checked, elsewhere. */
+  private static final String OPEN_MAP = "idgen.cassandra.replication.";
+
   private static void checkKnownKeys(Config config, Config reference) {
     if (!config.hasPath(ROOT)) {
       return;
     }
     for (Map.Entry<String, ConfigValue> entry : config.getConfig(ROOT).entrySet()) {
       String key = ROOT + "." + entry.getKey();
+      if (key.startsWith(OPEN_MAP)) {
+        continue; // its keys are datacenter names, not settings
+      }
       if (!reference.hasPath(key)) {
         throw new ConfigException.Generic(entry.getValue().origin().description() + ": unknown setting '"
             + key + "' (reference.conf lists every setting; is it misspelt?)");

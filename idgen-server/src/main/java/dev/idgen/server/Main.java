@@ -74,27 +74,19 @@ public final class Main implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     Config config;
     ServerSettings settings;
+    Module storeModule;
     try {
       config = loadConfig();
       settings = ServerSettings.from(config);
+      // The store module is chosen here, not by an `if` inside a module.
+      storeModule = switch (settings.store()) {
+        case EMBEDDED -> new EmbeddedStoreModule();
+        case CASSANDRA -> new CassandraStoreModule(CassandraStoreModule.settings(config));
+      };
     } catch (ConfigException e) {
       err.println("idgen-server: invalid configuration: " + e.getMessage());
       err.flush();
       return EXIT_USAGE;
-    }
-
-    Module storeModule;
-    switch (settings.store()) {
-      case EMBEDDED:
-        storeModule = new EmbeddedStoreModule();
-        break;
-      case CASSANDRA:
-        err.println("idgen-server: idgen.store = cassandra is not available in this build "
-            + "(use idgen.store = embedded)");
-        err.flush();
-        return EXIT_USAGE;
-      default:
-        throw new AssertionError(settings.store());
     }
 
     IdGenServer server;

@@ -7,16 +7,8 @@ import dev.idgen.api.v1.CreateSequenceRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.SequenceAdminGrpc;
-import io.grpc.Grpc;
-import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
-import io.grpc.health.v1.HealthCheckRequest;
-import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import io.grpc.health.v1.HealthGrpc;
-import java.io.IOException;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -51,24 +43,19 @@ class EmbeddedCrashIT {
   private static final int CALLERS = 4;
   /** IDs the callers receive, at least, before the kill: enough for many store reservations. */
   private static final int IDS_BEFORE_KILL = 20_000;
-  private static final long START_TIMEOUT_MILLIS = 90_000;
 
   @TempDir
   Path dir;
 
-  private Process process;
+  private ServerProcess server;
   private ManagedChannel channel;
   private final ExecutorService callers = Executors.newFixedThreadPool(CALLERS);
 
   @AfterEach
   void cleanUp() throws InterruptedException {
     callers.shutdownNow();
-    if (channel != null) {
-      channel.shutdownNow();
-    }
-    if (process != null) {
-      process.destroyForcibly();
-      process.waitFor(30, TimeUnit.SECONDS);
+    if (server != null) {
+      server.close();
     }
   }
 
@@ -142,8 +129,7 @@ class EmbeddedCrashIT {
       Thread.sleep(10);
     }
     killed.set(true);
-    process.destroyForcibly(); // SIGKILL on Linux: no shutdown hook, no flush, mid-stream
-    assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    server.kill(); // SIGKILL on Linux: no shutdown hook, no flush, mid-stream
     stop.set(true);
     for (Future<?> caller : running) {
       caller.get(30, TimeUnit.SECONDS); // rethrows a caller's failure
@@ -169,79 +155,8 @@ class EmbeddedCrashIT {
     return ids;
   }
 
-  /**
-   * Starts the server jar on {@code data} and a free port, and waits until it reports SERVING. The port
-   * is free when chosen but may be taken before the child binds it: then the start is tried again.
-   */
   private void start(Path data, int cycle) throws Exception {
-    String jar = System.getProperty("idgenServerJar");
-    assertThat(jar).as("system property idgenServerJar (set by failsafe)").isNotNull();
-    assertThat(Path.of(jar)).as("the shaded server jar; run `verify`, which packages first").exists();
-    for (int attempt = 1; ; attempt++) {
-      int port = freePort();
-      Path log = dir.resolve("server-" + cycle + "-" + attempt + ".log");
-      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-      process = new ProcessBuilder(java,
-              "-Xmx256m",
-              "-XX:TieredStopAtLevel=1", // starts faster; this test is about durability, not speed
-              "-Didgen.grpc.host=127.0.0.1",
-              "-Didgen.grpc.port=" + port,
-              "-Didgen.embedded.dir=" + data,
-              "-Didgen.shutdown.quiet-period=0s",
-              "-jar", jar)
-          .directory(dir.toFile())
-          .redirectErrorStream(true)
-          .redirectOutput(log.toFile())
-          .start();
-      channel = Grpc.newChannelBuilderForAddress("127.0.0.1", port, InsecureChannelCredentials.create())
-          .build();
-      if (awaitServing(log)) {
-        return;
-      }
-      channel.shutdownNow();
-      if (attempt == 3) {
-        throw new AssertionError("the server could not bind a port in 3 attempts:\n" + read(log));
-      }
-    }
-  }
-
-  /** True once SERVING; false if the server exited because its port was taken; fails otherwise. */
-  private boolean awaitServing(Path log) throws Exception {
-    HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MILLIS);
-    while (true) {
-      if (!process.isAlive()) {
-        String output = read(log);
-        if (process.exitValue() == Main.EXIT_START_FAILED && output.contains("could not listen")) {
-          return false;
-        }
-        throw new AssertionError("the server exited with " + process.exitValue() + ":\n" + output);
-      }
-      try {
-        ServingStatus status = health.withDeadlineAfter(1, TimeUnit.SECONDS)
-            .check(HealthCheckRequest.getDefaultInstance()).getStatus();
-        if (status == ServingStatus.SERVING) {
-          return true;
-        }
-      } catch (StatusRuntimeException notYet) {
-        // not listening yet
-      }
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("the server did not report SERVING within " + START_TIMEOUT_MILLIS
-            + " ms:\n" + read(log));
-      }
-      Thread.sleep(100); // polling a child process: there is no event to wait on
-    }
-  }
-
-  private static String read(Path log) throws IOException {
-    return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "(no log)";
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      socket.setReuseAddress(true);
-      return socket.getLocalPort();
-    }
+    server = ServerProcess.start(dir, "server-" + cycle, List.of("idgen.embedded.dir=" + data));
+    channel = server.channel();
   }
 }

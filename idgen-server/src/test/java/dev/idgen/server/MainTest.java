@@ -21,13 +21,36 @@ class MainTest {
   private final StringWriter err = new StringWriter();
 
   @Test
-  void should_refuse_the_cassandra_store_clearly_for_now() throws IOException {
-    Path file = Files.writeString(dir.resolve("c.conf"), "idgen.store = cassandra\n");
+  void should_reject_bad_cassandra_settings_naming_the_key() throws IOException {
+    Path file = Files.writeString(dir.resolve("c.conf"),
+        "idgen.store = cassandra\nidgen.cassandra.contact-points = [\"no-port\"]\n");
 
     int code = run("--config", file.toString());
 
     assertThat(code).isEqualTo(Main.EXIT_USAGE);
-    assertThat(err.toString()).contains("idgen.store = cassandra is not available in this build");
+    assertThat(err.toString()).contains("idgen.cassandra.contact-points").contains("host:port");
+  }
+
+  @Test
+  void should_accept_a_replication_map_of_any_datacenter_names_but_check_its_values() throws IOException {
+    Path file = Files.writeString(dir.resolve("r.conf"), "idgen.store = cassandra\n"
+        + "idgen.cassandra.create-schema = true\nidgen.cassandra.replication { eu-west = 3, us-east = 0 }\n");
+
+    int code = run("--config", file.toString());
+
+    assertThat(code).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("idgen.cassandra.replication.us-east").doesNotContain("unknown setting");
+  }
+
+  @Test
+  void should_fail_to_start_when_cassandra_is_unreachable() throws IOException {
+    // Port 1 on loopback: nothing listens, the connection is refused at once.
+    Path file = Files.writeString(dir.resolve("u.conf"), "idgen.store = cassandra\n"
+        + "idgen.cassandra.contact-points = [\"127.0.0.1:1\"]\nidgen.grpc.port = 0\n");
+
+    int code = run("--config", file.toString());
+
+    assertThat(code).isEqualTo(Main.EXIT_START_FAILED);
   }
 
   @Test

@@ -1,0 +1,137 @@
+package dev.idgen.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idgen.api.v1.AdvanceSequenceRequest;
+import dev.idgen.api.v1.AllocateRequest;
+import dev.idgen.api.v1.CreateSequenceRequest;
+import dev.idgen.api.v1.DatacenterReserve;
+import dev.idgen.api.v1.GetSequenceRequest;
+import dev.idgen.api.v1.IdGenGrpc;
+import dev.idgen.api.v1.IdRange;
+import dev.idgen.api.v1.Sequence;
+import dev.idgen.api.v1.SequenceAdminGrpc;
+import io.grpc.ManagedChannel;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The server jar with {@code idgen.store = cassandra}, one process in each datacenter of the local
+ * two-datacenter cluster that the build starts ({@code deploy/cassandra/cassandra.sh}), driven through
+ * gRPC exactly as grpcurl or the client would.
+ */
+class CassandraServerIT {
+  @TempDir
+  Path dir;
+
+  private final List<ServerProcess> servers = new ArrayList<>();
+  private final String keyspace = "srv_" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 8);
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    for (ServerProcess s : servers) {
+      s.close();
+    }
+  }
+
+  private ServerProcess server(String dc, String contactPoint, boolean createSchema) throws Exception {
+    ServerProcess s = ServerProcess.start(dir, "server-" + dc, List.of(
+        "idgen.store=cassandra",
+        "idgen.cassandra.contact-points=" + contactPoint,
+        "idgen.cassandra.local-datacenter=" + dc,
+        "idgen.cassandra.keyspace=" + keyspace,
+        "idgen.cassandra.create-schema=" + createSchema,
+        "idgen.cassandra.replication.dc1=1",
+        "idgen.cassandra.replication.dc2=1",
+        "idgen.cassandra.floor-refresh=500ms"));
+    servers.add(s);
+    return s;
+  }
+
+  @Test
+  void should_serve_unique_ids_from_servers_in_both_datacenters_and_honour_an_advance() throws Exception {
+    ServerProcess dc1 = server("dc1", property("idgenCassandraDc1"), true);
+    ServerProcess dc2 = server("dc2", property("idgenCassandraDc2"), false);
+    SequenceAdminGrpc.newBlockingStub(dc1.channel()).withDeadlineAfter(30, TimeUnit.SECONDS)
+        .createSequence(CreateSequenceRequest.newBuilder().setName("orders").setStart(1000)
+            .setStripes(2).setNodeBlockSize(300).setDcBlockSize(3_000).build());
+
+    Set<Long> seen = ConcurrentHashMap.newKeySet();
+    AtomicLong duplicates = new AtomicLong();
+    ExecutorService callers = Executors.newFixedThreadPool(6);
+    List<Future<?>> running = new ArrayList<>();
+    for (int t = 0; t < 6; t++) {
+      ManagedChannel channel = (t % 2 == 0 ? dc1 : dc2).channel();
+      int seed = t;
+      running.add(callers.submit(() -> {
+        Random random = new Random(seed);
+        for (int i = 0; i < 300; i++) {
+          long count = 1 + random.nextInt(50);
+          List<Long> ids = allocate(channel, count);
+          assertThat(ids).hasSize((int) count);
+          for (long id : ids) {
+            assertThat(id).isGreaterThanOrEqualTo(1000);
+            if (!seen.add(id)) {
+              duplicates.incrementAndGet();
+            }
+          }
+        }
+        return null;
+      }));
+    }
+    for (Future<?> f : running) {
+      f.get(5, TimeUnit.MINUTES);
+    }
+    callers.shutdown();
+    assertThat(duplicates.get()).isZero();
+
+    Sequence seen2 = SequenceAdminGrpc.newBlockingStub(dc2.channel()).withDeadlineAfter(30, TimeUnit.SECONDS)
+        .getSequence(GetSequenceRequest.newBuilder().setName("orders").build());
+    assertThat(seen2.getStripes()).isEqualTo(2);
+    assertThat(seen2.getDatacenterReservesList()).extracting(DatacenterReserve::getDatacenter)
+        .contains("dc1", "dc2");
+
+    // An advance made through dc2's server binds dc1's server too, cached IDs included.
+    long floor = 10_000_000;
+    SequenceAdminGrpc.newBlockingStub(dc2.channel()).withDeadlineAfter(60, TimeUnit.SECONDS)
+        .advanceSequence(AdvanceSequenceRequest.newBuilder().setName("orders").setFloor(floor).build());
+    for (ServerProcess s : List.of(dc1, dc2)) {
+      for (int i = 0; i < 20; i++) {
+        assertThat(allocate(s.channel(), 7)).allSatisfy(id -> assertThat(id).isGreaterThan(floor));
+      }
+    }
+  }
+
+  private static List<Long> allocate(ManagedChannel channel, long count) {
+    List<Long> ids = new ArrayList<>();
+    Iterator<IdRange> ranges = IdGenGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+        .allocate(AllocateRequest.newBuilder().setSequence("orders").setCount(count).build());
+    ranges.forEachRemaining(r -> {
+      assertThat(r.getStride()).isEqualTo(2);
+      for (long k = 0; k < r.getCount(); k++) {
+        ids.add(r.getFirst() + k * r.getStride());
+      }
+    });
+    return ids;
+  }
+
+  private static String property(String name) {
+    String value = System.getProperty(name);
+    assertThat(value).as("system property %s (set by failsafe)", name).isNotNull();
+    return value;
+  }
+}
