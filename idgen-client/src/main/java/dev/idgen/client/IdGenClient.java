@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
@@ -72,13 +74,23 @@ public final class IdGenClient implements AutoCloseable {
       this.ownsExecutor = true;
       this.ownThreads = threads;
     }
+    // gRPC callbacks run on the executor; once it is shut down (close()), on the transport's thread,
+    // where they see the source closed and return. A rejected callback would leave gRPC's call
+    // unfinished and its channel unable to terminate.
+    Executor callbacks = task -> {
+      try {
+        executor.execute(task);
+      } catch (RejectedExecutionException e) {
+        task.run();
+      }
+    };
     List<ManagedChannel> created = new ArrayList<>();
     List<Endpoints.Endpoint> all = new ArrayList<>();
     try {
       for (String target : targets) {
         ManagedChannel channel = newChannel(target, credentials);
         created.add(channel);
-        all.add(new Endpoints.Endpoint(target, channel, executor));
+        all.add(new Endpoints.Endpoint(target, channel, callbacks));
       }
     } catch (RuntimeException e) {
       created.forEach(ManagedChannel::shutdownNow);
@@ -88,7 +100,7 @@ public final class IdGenClient implements AutoCloseable {
       throw e;
     }
     for (Channel channel : channels) {
-      all.add(new Endpoints.Endpoint(channel.authority(), channel, executor));
+      all.add(new Endpoints.Endpoint(channel.authority(), channel, callbacks));
     }
     this.ownChannels = List.copyOf(created);
     this.endpoints = new Endpoints(all, settings.maxBackoffNanos());

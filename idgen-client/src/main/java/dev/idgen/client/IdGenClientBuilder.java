@@ -214,8 +214,8 @@ public final class IdGenClientBuilder {
   }
 
   /**
-   * Sets the back-off between retries of a failed ({@code UNAVAILABLE}, {@code DEADLINE_EXCEEDED})
-   * lease request: the n-th retry waits a random time between half and all of
+   * Sets the back-off between retries of a failed lease request ({@code UNAVAILABLE},
+   * {@code DEADLINE_EXCEEDED}, {@code CANCELLED} by a stopping server, {@code ABORTED}): the n-th retry waits a random time between half and all of
    * {@code min(max, initial × 2^(n-1))}. A server that failed is also avoided for {@code max}
    * while another one is usable. Defaults {@link #DEFAULT_INITIAL_BACKOFF} and
    * {@link #DEFAULT_MAX_BACKOFF}.

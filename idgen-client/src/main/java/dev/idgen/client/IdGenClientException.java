@@ -22,8 +22,9 @@ public final class IdGenClientException extends RuntimeException {
      * A server answered the lease request with a status that retrying does not fix, reported at once
      * without retry: {@code NOT_FOUND} (no such sequence), {@code PERMISSION_DENIED},
      * {@code UNAUTHENTICATED}, {@code INVALID_ARGUMENT} (for instance a lease larger than the server's
-     * per-call limit), or another unexpected status. {@link #status()} is the server's status. The
-     * next caller that finds the source empty asks again.
+     * per-call limit), or another unexpected status. {@link #status()} is the server's status. It
+     * is reported to the callers waiting when it arrives or, if none was, to the next caller that
+     * finds the source empty; callers after that make the source ask again.
      */
     REJECTED,
     /**
@@ -34,8 +35,9 @@ public final class IdGenClientException extends RuntimeException {
     /**
      * The source had nothing left and no lease arrived within the client's wait deadline, typically
      * because no server was reachable ({@code UNAVAILABLE}) or answered in time
-     * ({@code DEADLINE_EXCEEDED}); those are retried in the background. {@link #status()} is the
-     * last such failure, if there was one.
+     * ({@code DEADLINE_EXCEEDED}); those, like {@code CANCELLED} by a stopping server and
+     * {@code ABORTED}, are retried in the background, on another server when there is one.
+     * {@link #status()} is the last such failure, if there was one.
      */
     TIMED_OUT,
     /** The client was closed, before or while the caller waited. */

@@ -52,8 +52,10 @@ import java.util.logging.Logger;
  * <h2>Requests</h2>
  * At most one request is in flight: {@code inFlight} stays set from the decision to request through
  * retries until the call completes or fails for good. Calls start on the client's executor and their
- * callbacks run there too. {@code UNAVAILABLE} and {@code DEADLINE_EXCEEDED} are retried on another
- * endpoint after a randomized, growing back-off; {@code RESOURCE_EXHAUSTED} makes the source
+ * callbacks run there too. {@code UNAVAILABLE}, {@code DEADLINE_EXCEEDED}, {@code CANCELLED} (by a
+ * server that stopped mid-call) and {@code ABORTED} are retried on another endpoint after a
+ * randomized, growing back-off (the IDs of a failed call are never reused, so a retry can waste IDs
+ * but never duplicate them); {@code RESOURCE_EXHAUSTED} makes the source
  * exhausted for good once the ranges streamed before it are used; any other status is reported to
  * the callers waiting at that moment, without retry (a later caller that finds nothing left asks
  * again).
@@ -172,7 +174,7 @@ final class LeasedIdSource implements IdSource {
     long i = l.take(1);
     if (i < l.count) {
       if (i == l.refillAt) {
-        refillMarkReached();
+        refillMarkReached(null, 0);
       }
       return l.id(i);
     }
@@ -187,7 +189,7 @@ final class LeasedIdSource implements IdSource {
         long i = l.take(1);
         if (i < l.count) {
           if (i == l.refillAt) {
-            refillMarkReached();
+            refillMarkReached(w, 0);
           }
           return l.id(i);
         }
@@ -223,7 +225,7 @@ final class LeasedIdSource implements IdSource {
             ids[pos++] = l.id(i + k);
           }
           if (l.refillAt >= i && l.refillAt < i + got) {
-            refillMarkReached();
+            refillMarkReached(w, to - pos);
           }
           if (pos == to) {
             return;
@@ -437,11 +439,19 @@ final class LeasedIdSource implements IdSource {
     return requestLocked(false);
   }
 
-  /** The thread that took a lease's refill mark: check the rule, and request if it holds. */
-  private void refillMarkReached() {
+  /**
+   * The thread that took a lease's refill mark: check the rule, and request if it holds. If that
+   * thread is a waiting caller ({@code w}), it first updates what it still needs, which the request
+   * is sized to cover.
+   */
+  private void refillMarkReached(Waiter w, long stillNeeded) {
     boolean launch;
     lock.lock();
     try {
+      if (w != null && w.waiting) {
+        waitingDemand += stillNeeded - w.demand;
+        w.demand = stillNeeded;
+      }
       launch = requestLocked(false);
     } finally {
       lock.unlock();
@@ -609,7 +619,8 @@ final class LeasedIdSource implements IdSource {
           inFlight = false;
           logger.log(Level.FINE, "sequence ''{0}'' is exhausted: {1}", new Object[] {sequence, f.describe()});
         }
-        case UNAVAILABLE, DEADLINE_EXCEEDED -> {
+        // CANCELLED here is not ours (we cancel only on close): a server that stopped mid-call.
+        case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, ABORTED -> {
           lastRetryable = f;
           endpoints.markFailed(a.endpoint);
           failedAttempts++;
@@ -703,6 +714,8 @@ final class LeasedIdSource implements IdSource {
     @GuardedBy("LeasedIdSource.this.lock") long delivered;
 
     private volatile ClientCallStreamObserver<AllocateRequest> call;
+    /** Set once {@code allocate()} returned: a call is cancelled only once it has fully started. */
+    private volatile boolean started;
     private volatile boolean cancelled;
 
     Attempt(int endpoint, long count) {
@@ -715,23 +728,35 @@ final class LeasedIdSource implements IdSource {
       call = requestStream;
     }
 
-    /** After the call started: if close() came first, it could not cancel yet, so cancel now. */
+    /**
+     * After the call started: if close() came meanwhile, it left the cancelling to us. Each side
+     * writes its flag then reads the other's, so at least one of them cancels.
+     */
     void started() {
+      started = true;
       if (cancelled) {
         cancelCall();
       }
     }
 
-    /** Cancels the call; either this or {@link #started()} sees both volatile writes. */
+    /** Cancels the call, now if it has started, else as soon as it has. */
     void cancel() {
       cancelled = true;
-      cancelCall();
+      if (started) {
+        cancelCall();
+      }
     }
 
     private void cancelCall() {
       ClientCallStreamObserver<AllocateRequest> c = call;
-      if (c != null) {
+      if (c == null) {
+        return;
+      }
+      try {
         c.cancel("the IdGenClient was closed", null);
+      } catch (RuntimeException e) {
+        // close() must not fail because a transport did while cancelling.
+        logger.log(Level.FINE, "sequence '" + sequence + "': cancelling a call failed", e);
       }
     }
 

@@ -222,9 +222,10 @@ class IdSourceTest {
     assertThat(stats.idsServed()).isEqualTo(1);
   }
 
-  @Test
-  void should_retry_unavailable_and_then_serve() {
-    server.service().failNext(2, Status.UNAVAILABLE.withDescription("no reserve, store down"));
+  @ParameterizedTest
+  @EnumSource(names = {"UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED", "ABORTED"})
+  void should_retry_a_transient_status_and_then_serve(Status.Code code) {
+    server.service().failNext(2, Status.fromCode(code).withDescription("no reserve, store down"));
     client = builder().waitDeadline(Duration.ofSeconds(20)).build();
     IdSource orders = client.sequence("orders");
 
