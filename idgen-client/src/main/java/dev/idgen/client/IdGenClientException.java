@@ -46,8 +46,11 @@ public final class IdGenClientException extends RuntimeException {
     INTERRUPTED
   }
 
+  /** The sequence that could not hand out IDs. */
   private final String sequence;
+  /** Why. */
   private final Reason reason;
+  /** The gRPC status behind the failure, if any (not serialized: {@link Status} is not serializable). */
   private final transient Status status;
 
   IdGenClientException(String sequence, Reason reason, Status status, String message, Throwable cause) {

@@ -31,8 +31,16 @@ public record IdSourceStats(
     long failedCalls) {
 
   /**
-   * Checks the components.
+   * Creates a snapshot (sources do; tests of code that exports stats may too).
    *
+   * @param sequence the sequence's name
+   * @param idsServed IDs handed to callers
+   * @param leases {@code Allocate} calls that delivered IDs
+   * @param leaseSize the number of IDs the source currently asks for per lease
+   * @param idsHeld IDs leased and not yet handed out
+   * @param waits times a caller found nothing left and had to wait for a lease
+   * @param waitTime the total time callers spent waiting
+   * @param failedCalls {@code Allocate} calls that failed (retried or not)
    * @throws NullPointerException if {@code sequence} or {@code waitTime} is null
    */
   public IdSourceStats {

@@ -3,6 +3,7 @@ package dev.idgen.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -26,7 +27,7 @@ class CloseTest {
   }
 
   @AfterEach
-  void tearDown() throws InterruptedException {
+  void tearDown() {
     cluster.close();
   }
 
@@ -39,7 +40,9 @@ class CloseTest {
   @Test
   void should_cancel_calls_fail_waiting_callers_and_end_its_threads() throws Exception {
     server.service().hang(true);
-    IdGenClient client = IdGenClient.builder().name("close-test").channel(server.channel()).build();
+    // A long call deadline: the server must see the call cancelled by close(), not by its deadline.
+    IdGenClient client = IdGenClient.builder().name("close-test").channel(server.channel())
+        .callDeadline(Duration.ofMinutes(5)).waitDeadline(Duration.ofMinutes(5)).build();
     IdSource orders = client.sequence("orders"); // its first request hangs
     CompletableFuture<Long> waiting = CompletableFuture.supplyAsync(orders::next);
     Await.until("the request is in flight", () -> server.service().calls.get() == 1);

@@ -28,7 +28,7 @@ class FailoverTest {
   }
 
   @AfterEach
-  void tearDown() throws InterruptedException {
+  void tearDown() {
     if (client != null) {
       client.close();
     }

@@ -48,14 +48,18 @@ final class FakeCluster implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     for (FakeServer s : servers) {
       s.channel().shutdownNow();
       s.server().shutdownNow();
     }
-    for (FakeServer s : servers) {
-      s.channel().awaitTermination(5, TimeUnit.SECONDS);
-      s.server().awaitTermination(5, TimeUnit.SECONDS);
+    try {
+      for (FakeServer s : servers) {
+        s.channel().awaitTermination(5, TimeUnit.SECONDS);
+        s.server().awaitTermination(5, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 }

@@ -39,7 +39,7 @@ class IdSourceTest {
   }
 
   @AfterEach
-  void tearDown() throws InterruptedException {
+  void tearDown() {
     if (client != null) {
       client.close();
     }
