@@ -201,7 +201,9 @@ public final class IdGenClient implements AutoCloseable {
       if (ownsExecutor) {
         executor.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         for (Thread t : ownThreads) {
-          TimeUnit.NANOSECONDS.timedJoin(t, Math.max(1, deadline - System.nanoTime()));
+          if (t != Thread.currentThread()) { // close() called from the client's own thread
+            TimeUnit.NANOSECONDS.timedJoin(t, Math.max(1, deadline - System.nanoTime()));
+          }
         }
       }
     } catch (InterruptedException e) {

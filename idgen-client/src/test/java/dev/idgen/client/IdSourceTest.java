@@ -9,6 +9,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterEach;
@@ -145,6 +149,52 @@ class IdSourceTest {
     assertThat(o.leases() + i.leases() - leasesBefore).as("refills during the steady phase").isGreaterThan(20);
     assertThat(o.leaseSize()).isEqualTo(5_000);
     assertThat(o.idsServed()).isEqualTo(20L * 5_010);
+  }
+
+  @Test
+  void should_never_make_a_caller_wait_in_a_steady_workload_across_threads() throws Exception {
+    client = builder().minLeaseSize(10).maxLeaseSize(10_000).leaseLifetime(Duration.ofSeconds(1)).build();
+    IdSource orders = client.sequence("orders");
+    int threads = 4;
+    int perPhase = 25; // 4 × 25 IDs per simulated millisecond: 100,000/s, so leases of 10,000 (the max)
+    int warmUp = 300;
+    int phases = 3_000;
+    IdSourceStats[] afterWarmUp = new IdSourceStats[1];
+    int[] phase = {0};
+    // The barrier action runs while every thread is parked: a quiet moment to move time and to look.
+    CyclicBarrier tick = new CyclicBarrier(threads, () -> {
+      ticker.advance(Duration.ofMillis(1));
+      if (++phase[0] == warmUp) {
+        afterWarmUp[0] = orders.stats();
+      }
+    });
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    List<CompletableFuture<Void>> workers = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      workers.add(CompletableFuture.runAsync(() -> {
+        try {
+          for (int p = 0; p < warmUp + phases; p++) {
+            for (int k = 0; k < perPhase; k++) {
+              orders.next();
+            }
+            tick.await();
+          }
+        } catch (Exception e) {
+          throw new CompletionException(e);
+        }
+      }, pool));
+    }
+    try {
+      CompletableFuture.allOf(workers.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
+    } finally {
+      pool.shutdownNow();
+    }
+
+    IdSourceStats end = orders.stats();
+    assertThat(end.waits()).isEqualTo(afterWarmUp[0].waits());
+    assertThat(end.leases() - afterWarmUp[0].leases()).as("refills during the steady phase").isGreaterThanOrEqualTo(25);
+    assertThat(end.leaseSize()).isEqualTo(10_000);
+    assertThat(end.idsServed()).isEqualTo((long) threads * perPhase * (warmUp + phases));
   }
 
   private void runSteady(IdSource a, IdSource b, int millis) {
