@@ -1,0 +1,91 @@
+package dev.idgen.client;
+
+import io.grpc.Status;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Why an {@link IdSource} could not hand out IDs. The one exception type of the client: unchecked,
+ * naming the sequence, with a {@link #reason()} to act on and, when a server answered, its gRPC
+ * {@link #status()}. {@link IllegalArgumentException} and {@link IllegalStateException} remain for
+ * programming errors (a malformed name, a closed client asked for a new source).
+ *
+ * <p>Each throw is a new instance created on the caller's thread, so its stack trace shows the
+ * caller; the server's failure, when there is one, is its {@linkplain #getCause() cause}.
+ */
+public final class IdGenClientException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  /** What went wrong, in terms a caller can act on. */
+  public enum Reason {
+    /**
+     * A server answered the lease request with a status that retrying does not fix, reported at once
+     * without retry: {@code NOT_FOUND} (no such sequence), {@code PERMISSION_DENIED},
+     * {@code UNAUTHENTICATED}, {@code INVALID_ARGUMENT} (for instance a lease larger than the server's
+     * per-call limit), or another unexpected status. {@link #status()} is the server's status. It
+     * is reported to the callers waiting when it arrives or, if none was, to the next caller that
+     * finds the source empty; callers after that make the source ask again.
+     */
+    REJECTED,
+    /**
+     * The sequence reached its maximum ({@code RESOURCE_EXHAUSTED}). Every ID leased before was
+     * handed out first; the source stays exhausted and fails at once from then on.
+     */
+    EXHAUSTED,
+    /**
+     * The source had nothing left and no lease arrived within the client's wait deadline, typically
+     * because no server was reachable ({@code UNAVAILABLE}) or answered in time
+     * ({@code DEADLINE_EXCEEDED}); those, like {@code CANCELLED} by a stopping server and
+     * {@code ABORTED}, are retried in the background, on another server when there is one.
+     * {@link #status()} is the last such failure, if there was one.
+     */
+    TIMED_OUT,
+    /** The client was closed, before or while the caller waited. */
+    CLOSED,
+    /** The caller's thread was interrupted while it waited; its interrupt status is set again. */
+    INTERRUPTED
+  }
+
+  /** The sequence that could not hand out IDs. */
+  private final String sequence;
+  /** Why. */
+  private final Reason reason;
+  /** The gRPC status behind the failure, if any (not serialized: {@link Status} is not serializable). */
+  private final transient Status status;
+
+  IdGenClientException(String sequence, Reason reason, Status status, String message, Throwable cause) {
+    super("sequence '" + sequence + "': " + message, cause);
+    this.sequence = Objects.requireNonNull(sequence, "sequence");
+    this.reason = Objects.requireNonNull(reason, "reason");
+    this.status = status;
+  }
+
+  /**
+   * Returns the name of the sequence that could not hand out IDs.
+   *
+   * @return the sequence's name
+   */
+  public String sequence() {
+    return sequence;
+  }
+
+  /**
+   * Returns why no IDs could be handed out.
+   *
+   * @return the reason
+   */
+  public Reason reason() {
+    return reason;
+  }
+
+  /**
+   * Returns the gRPC status a server (or the gRPC runtime) answered with: always present for
+   * {@link Reason#REJECTED} and {@link Reason#EXHAUSTED}, the last retried failure (if any) for
+   * {@link Reason#TIMED_OUT}, absent otherwise.
+   *
+   * @return the status behind this exception, if there is one
+   */
+  public Optional<Status> status() {
+    return Optional.ofNullable(status);
+  }
+}

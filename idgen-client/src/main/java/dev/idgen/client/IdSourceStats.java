@@ -1,0 +1,50 @@
+package dev.idgen.client;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * An immutable snapshot of one {@link IdSource}'s counters, for a service to export as metrics.
+ *
+ * <p>Counters only grow, from the moment the source was created; take two snapshots and subtract to
+ * get rates. In a healthy steady state {@link #waits()} stays constant: callers are served from the
+ * local lease while the next one is fetched in the background.
+ *
+ * @param sequence the sequence's name
+ * @param idsServed IDs handed to callers
+ * @param leases {@code Allocate} calls that delivered IDs
+ * @param leaseSize the number of IDs the source currently asks for per lease; follows the consumption
+ *     rate, between the configured minimum and maximum
+ * @param idsHeld IDs leased and not yet handed out (abandoned if the process stops now)
+ * @param waits times a caller found nothing left and had to wait for a lease
+ * @param waitTime the total time callers spent waiting, over all {@link #waits()}
+ * @param failedCalls {@code Allocate} calls that failed (retried or not)
+ */
+public record IdSourceStats(
+    String sequence,
+    long idsServed,
+    long leases,
+    long leaseSize,
+    long idsHeld,
+    long waits,
+    Duration waitTime,
+    long failedCalls) {
+
+  /**
+   * Creates a snapshot (sources do; tests of code that exports stats may too).
+   *
+   * @param sequence the sequence's name
+   * @param idsServed IDs handed to callers
+   * @param leases {@code Allocate} calls that delivered IDs
+   * @param leaseSize the number of IDs the source currently asks for per lease
+   * @param idsHeld IDs leased and not yet handed out
+   * @param waits times a caller found nothing left and had to wait for a lease
+   * @param waitTime the total time callers spent waiting
+   * @param failedCalls {@code Allocate} calls that failed (retried or not)
+   * @throws NullPointerException if {@code sequence} or {@code waitTime} is null
+   */
+  public IdSourceStats {
+    Objects.requireNonNull(sequence, "sequence");
+    Objects.requireNonNull(waitTime, "waitTime");
+  }
+}

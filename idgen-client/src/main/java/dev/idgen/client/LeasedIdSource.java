@@ -1,0 +1,778 @@
+package dev.idgen.client;
+
+import com.google.errorprone.annotations.ThreadSafe;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.api.v1.AllocateRequest;
+import dev.idgen.api.v1.IdRange;
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Objects;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The {@link IdSource} of one sequence in one client: leased ranges held in memory, handed out
+ * lock-free, and refilled in the background through {@code IdGen.Allocate}.
+ *
+ * <h2>Fast path</h2>
+ * The range being handed out is a {@link Lease} in the volatile field {@code current}, carrying its
+ * own atomic index. {@link #next()} reads the field, takes an index with one {@code getAndAdd}, and
+ * if the index is inside the lease computes the ID: no lock, no allocation. A caller that finds the
+ * lease used up takes the slow path below, which replaces the lease under the lock after re-checking
+ * that nobody replaced it meanwhile (as Hazelcast's {@code AutoBatcher} does).
+ *
+ * <h2>Refill rule</h2>
+ * Ranges received from the server wait in {@code queue} behind {@code current}. Each time a range
+ * arrives the source notes half of what it then holds, {@code threshold}; as soon as the IDs left
+ * (current lease plus queue) fall to {@code threshold} and no request is in flight, it requests the
+ * next lease. "IDs left" is not counted on the fast path: when a range becomes the current lease the
+ * index at which what is left reaches {@code threshold} is computed once ({@link Lease#refillAt}),
+ * and the one thread that takes that index asks the source (under the lock) to check and request.
+ * Every install, every completed request, and every caller that finds nothing left checks too, so a
+ * missed mark only delays a request. With a steady rate this settles at holding about two leases and
+ * requesting the next one whenever a lease is started, so a lease's whole lifetime covers the
+ * request's round trip.
+ *
+ * <h2>Lease size</h2>
+ * At each new request the source measures its own rate since the previous request (IDs handed out
+ * over {@link Ticker} time) and asks for {@code rate × leaseLifetime} IDs, clamped to
+ * {@code [minLeaseSize, maxLeaseSize]} and to at most four times the previous size (one short burst
+ * does not lease a million IDs), and at least what waiting bulk callers still need.
+ *
+ * <h2>Requests</h2>
+ * At most one request is in flight: {@code inFlight} stays set from the decision to request through
+ * retries until the call completes or fails for good. Calls start on the client's executor and their
+ * callbacks run there too. {@code UNAVAILABLE}, {@code DEADLINE_EXCEEDED}, {@code CANCELLED} (by a
+ * server that stopped mid-call) and {@code ABORTED} are retried on another endpoint after a
+ * randomized, growing back-off (the IDs of a failed call are never reused, so a retry can waste IDs
+ * but never duplicate them); {@code RESOURCE_EXHAUSTED} makes the source
+ * exhausted for good once the ranges streamed before it are used; any other status is reported to
+ * the callers waiting at that moment, without retry (a later caller that finds nothing left asks
+ * again).
+ *
+ * <h2>Threads</h2>
+ * Everything but {@code current} and the leases' indexes is guarded by {@code lock}, held only for
+ * in-memory bookkeeping. Nothing calls into gRPC or the executor while holding it (a direct
+ * executor or an in-process transport could otherwise call back into the source on the same
+ * thread): methods that decide to request under the lock return {@code true}, and their caller
+ * launches the request after unlocking. Callers that find nothing left wait on {@code changed},
+ * bounded by the wait deadline.
+ */
+@ThreadSafe
+final class LeasedIdSource implements IdSource {
+  private static final Logger logger = Logger.getLogger(LeasedIdSource.class.getName());
+
+  /** A range received from a server, waiting for its turn to become the current lease. */
+  private record Range(long first, long count, long stride) {}
+
+  /** A failed call: its status, where, and the exception that carried it. */
+  private record Failure(Status status, String endpoint, Throwable cause) {
+    String describe() {
+      String description = status.getDescription();
+      return status.getCode() + " from " + endpoint + (description == null ? "" : ": " + description);
+    }
+  }
+
+  private final String sequence;
+  private final ClientSettings settings;
+  private final Endpoints endpoints;
+  private final ScheduledExecutorService executor;
+  private final Runnable attemptTask = this::attempt;
+
+  /** The lease being handed out; replaced only under {@code lock}, read without it. */
+  private volatile Lease current = Lease.empty();
+
+  private final ReentrantLock lock = new ReentrantLock();
+  /** Signalled when ranges arrive, a request ends, or the source closes. */
+  private final Condition changed = lock.newCondition();
+
+  @GuardedBy("lock") private final ArrayDeque<Range> queue = new ArrayDeque<>();
+  @GuardedBy("lock") private long queuedIds;
+  /** Request the next lease when the IDs left fall to this: half of what was held at the last arrival. */
+  @GuardedBy("lock") private long threshold;
+  @GuardedBy("lock") private boolean closed;
+
+  // The request: decided, being attempted, or waiting for a retry.
+  @GuardedBy("lock") private boolean inFlight;
+  @GuardedBy("lock") private long requestCount;
+  @GuardedBy("lock") private int failedAttempts;
+  @GuardedBy("lock") private int lastEndpoint = -1;
+  @GuardedBy("lock") private Attempt active;
+  @GuardedBy("lock") private ScheduledFuture<?> retry;
+
+  // Outcomes callers need to see.
+  /** Set for good once the server said RESOURCE_EXHAUSTED. */
+  @GuardedBy("lock") private Failure exhausted;
+  /**
+   * The last non-retryable failure, and how many there were. A waiter reports those that came after
+   * it began to wait; a caller that begins to wait reports one that nobody reported yet.
+   */
+  @GuardedBy("lock") private Failure rejection;
+  @GuardedBy("lock") private long rejections;
+  @GuardedBy("lock") private long reportedRejections;
+  /** The last retryable failure since the last success, for the message of a timed-out wait. */
+  @GuardedBy("lock") private Failure lastRetryable;
+
+  // Lease sizing.
+  @GuardedBy("lock") private long leaseSize;
+  @GuardedBy("lock") private long requests;
+  @GuardedBy("lock") private long lastRequestNanos;
+  @GuardedBy("lock") private long servedAtLastRequest;
+  /** IDs that waiting callers still need: a lease is never smaller. */
+  @GuardedBy("lock") private long waitingDemand;
+  @GuardedBy("lock") private int waiting;
+
+  // Stats.
+  /** IDs of leases that were current and are used up. */
+  @GuardedBy("lock") private long retiredIds;
+  @GuardedBy("lock") private long leases;
+  @GuardedBy("lock") private long waits;
+  @GuardedBy("lock") private long waitNanos;
+  @GuardedBy("lock") private long failedCalls;
+
+  LeasedIdSource(
+      String sequence, ClientSettings settings, Endpoints endpoints, ScheduledExecutorService executor) {
+    this.sequence = Objects.requireNonNull(sequence, "sequence");
+    this.settings = settings;
+    this.endpoints = endpoints;
+    this.executor = executor;
+    this.leaseSize = settings.minLeaseSize();
+  }
+
+  /** Requests the first lease, so that the first callers are less likely to wait. */
+  void start() {
+    boolean launch;
+    lock.lock();
+    try {
+      launch = requestLocked(true);
+    } finally {
+      lock.unlock();
+    }
+    if (launch) {
+      launch();
+    }
+  }
+
+  @Override
+  public String sequence() {
+    return sequence;
+  }
+
+  @Override
+  public long next() {
+    Lease l = current;
+    long i = l.take(1);
+    if (i < l.count) {
+      if (i == l.refillAt) {
+        refillMarkReached(null, 0);
+      }
+      return l.id(i);
+    }
+    return nextSlow();
+  }
+
+  private long nextSlow() {
+    Waiter w = new Waiter();
+    try {
+      for (;;) {
+        Lease l = awaitLease(w, 1);
+        long i = l.take(1);
+        if (i < l.count) {
+          if (i == l.refillAt) {
+            refillMarkReached(w, 0);
+          }
+          return l.id(i);
+        }
+      }
+    } finally {
+      w.done();
+    }
+  }
+
+  @Override
+  public long[] next(int count) {
+    if (count < 0) {
+      throw new IllegalArgumentException("count: " + count + " (expected: >= 0)");
+    }
+    long[] ids = new long[count];
+    fill(ids, 0, count);
+    return ids;
+  }
+
+  @Override
+  public void fill(long[] ids, int from, int to) {
+    Objects.checkFromToIndex(from, to, ids.length);
+    int pos = from;
+    Lease l = current;
+    Waiter w = null;
+    try {
+      while (pos < to) {
+        long need = to - pos;
+        long i = l.take(need);
+        if (i < l.count) {
+          long got = Math.min(need, l.count - i);
+          for (long k = 0; k < got; k++) {
+            ids[pos++] = l.id(i + k);
+          }
+          if (l.refillAt >= i && l.refillAt < i + got) {
+            refillMarkReached(w, to - pos);
+          }
+          if (pos == to) {
+            return;
+          }
+        }
+        if (w == null) {
+          w = new Waiter();
+        }
+        l = awaitLease(w, to - pos);
+      }
+    } finally {
+      if (w != null) {
+        w.done();
+      }
+    }
+  }
+
+  @Override
+  public IdSourceStats stats() {
+    lock.lock();
+    try {
+      return new IdSourceStats(sequence, retiredIds + current.used(), leases, leaseSize, idsLeftLocked(),
+          waits, Duration.ofNanos(waitNanos), failedCalls);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Cancels the call in flight and any scheduled retry, drops what the source holds (a gap, never a
+   * duplicate), and fails waiting and later callers with {@link IdGenClientException.Reason#CLOSED}.
+   */
+  void close() {
+    Attempt a;
+    ScheduledFuture<?> f;
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      retiredIds += current.used();
+      current = Lease.empty();
+      queue.clear();
+      queuedIds = 0;
+      inFlight = false;
+      a = active;
+      active = null;
+      f = retry;
+      retry = null;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    if (a != null) {
+      a.cancel();
+    }
+    if (f != null) {
+      f.cancel(false);
+    }
+  }
+
+  // ---- slow path ------------------------------------------------------------------------------
+
+  /** The state of one caller on the slow path: whether, since when and for how many IDs it waits. */
+  private final class Waiter {
+    boolean waiting;
+    long startNanos;
+    long deadlineNanos;
+    long rejectionsAtStart;
+    /** What this caller still needs, counted in {@code waitingDemand}. */
+    long demand;
+
+    @GuardedBy("lock")
+    void startLocked(long need) {
+      waiting = true;
+      startNanos = System.nanoTime();
+      deadlineNanos = startNanos + settings.waitDeadlineNanos();
+      rejectionsAtStart = rejections;
+      demand = need;
+      waitingDemand += need;
+      waits++;
+    }
+
+    /** Accounts for the wait, if there was one; called once, when the caller leaves. */
+    void done() {
+      if (!waiting) {
+        return;
+      }
+      waiting = false;
+      long waited = System.nanoTime() - startNanos;
+      lock.lock();
+      try {
+        waitNanos += waited;
+        waitingDemand -= demand;
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
+  /**
+   * Returns a lease that had IDs left when looked at (the caller takes from it and comes back if
+   * others were faster), installing the next queued range if the current lease is used up, or waits
+   * for a range to arrive.
+   */
+  private Lease awaitLease(Waiter w, long need) {
+    for (;;) {
+      boolean launch = false;
+      lock.lock();
+      try {
+        for (;;) {
+          Lease l = current;
+          if (closed) {
+            throw failure(IdGenClientException.Reason.CLOSED, null, "the IdGenClient is closed", null);
+          }
+          if (l.taken() < l.count) {
+            return l;
+          }
+          if (!queue.isEmpty()) {
+            if (installNextLocked()) {
+              launch = true;
+              break;
+            }
+            continue;
+          }
+          if (exhausted != null) {
+            throw failure(IdGenClientException.Reason.EXHAUSTED, exhausted.status(),
+                "the sequence is exhausted: " + exhausted.describe(), exhausted.cause());
+          }
+          if (!w.waiting) {
+            w.startLocked(need);
+            if (rejections != reportedRejections) {
+              // The last request failed while nobody waited: this caller is the first to hear.
+              throw rejectedLocked();
+            }
+          } else if (w.demand != need) {
+            waitingDemand += need - w.demand;
+            w.demand = need;
+          }
+          if (rejections != w.rejectionsAtStart) {
+            throw rejectedLocked();
+          }
+          if (requestLocked(true)) {
+            launch = true;
+            break;
+          }
+          long left = w.deadlineNanos - System.nanoTime();
+          if (left <= 0) {
+            throw timedOutLocked();
+          }
+          waiting++;
+          try {
+            changed.awaitNanos(left);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw failure(IdGenClientException.Reason.INTERRUPTED, null,
+                "interrupted while waiting for a lease", e);
+          } finally {
+            waiting--;
+          }
+        }
+      } finally {
+        lock.unlock();
+      }
+      if (launch) {
+        launch();
+      }
+    }
+  }
+
+  @GuardedBy("lock")
+  private IdGenClientException rejectedLocked() {
+    reportedRejections = rejections;
+    return failure(IdGenClientException.Reason.REJECTED, rejection.status(),
+        "the lease request failed: " + rejection.describe(), rejection.cause());
+  }
+
+  @GuardedBy("lock")
+  private IdGenClientException timedOutLocked() {
+    String waited = "no lease arrived within " + TimeUnit.NANOSECONDS.toMillis(settings.waitDeadlineNanos())
+        + " ms (the client's wait deadline)";
+    if (lastRetryable == null) {
+      return failure(IdGenClientException.Reason.TIMED_OUT, null,
+          waited + "; the request in flight has not answered yet", null);
+    }
+    return failure(IdGenClientException.Reason.TIMED_OUT, lastRetryable.status(),
+        waited + "; last failure: " + lastRetryable.describe(), lastRetryable.cause());
+  }
+
+  private IdGenClientException failure(
+      IdGenClientException.Reason reason, Status status, String message, Throwable cause) {
+    return new IdGenClientException(sequence, reason, status, message, cause);
+  }
+
+  /**
+   * Makes the next queued range the current lease, with its refill mark, and says whether a request
+   * should be launched now. Only when the current lease is used up.
+   */
+  @GuardedBy("lock")
+  private boolean installNextLocked() {
+    Range r = queue.pollFirst();
+    queuedIds -= r.count();
+    retiredIds += current.used();
+    long left = r.count() + queuedIds;
+    // After taking index i of r, left - (i + 1) IDs are left: the mark is the first i where that is
+    // at most the threshold. Before r, or beyond it: no mark in this lease (checked now, or at the
+    // next install).
+    long mark = left - threshold - 1;
+    current = new Lease(r.first(), r.stride(), r.count(), mark >= 0 && mark < r.count() ? mark : -1);
+    return requestLocked(false);
+  }
+
+  /**
+   * The thread that took a lease's refill mark: check the rule, and request if it holds. If that
+   * thread is a waiting caller ({@code w}), it first updates what it still needs, which the request
+   * is sized to cover.
+   */
+  private void refillMarkReached(Waiter w, long stillNeeded) {
+    boolean launch;
+    lock.lock();
+    try {
+      if (w != null && w.waiting) {
+        waitingDemand += stillNeeded - w.demand;
+        w.demand = stillNeeded;
+      }
+      launch = requestLocked(false);
+    } finally {
+      lock.unlock();
+    }
+    if (launch) {
+      launch();
+    }
+  }
+
+  @GuardedBy("lock")
+  private long idsLeftLocked() {
+    return queuedIds + current.remaining();
+  }
+
+  // ---- requests -------------------------------------------------------------------------------
+
+  /**
+   * Decides to request a lease if none is in flight and the refill rule holds (or {@code force}: a
+   * caller has nothing left), and sizes it. Returns whether the caller must {@link #launch()} it.
+   */
+  @GuardedBy("lock")
+  private boolean requestLocked(boolean force) {
+    if (closed || exhausted != null || inFlight) {
+      return false;
+    }
+    if (!force && idsLeftLocked() > threshold) {
+      return false;
+    }
+    inFlight = true;
+    failedAttempts = 0;
+    lastEndpoint = -1;
+    requestCount = nextLeaseSizeLocked();
+    return true;
+  }
+
+  /** The lease size for a new request: see the class comment. */
+  @GuardedBy("lock")
+  private long nextLeaseSizeLocked() {
+    long now = settings.ticker().nanos();
+    long served = retiredIds + current.used();
+    if (requests > 0) {
+      long consumed = served - servedAtLastRequest;
+      long elapsed = now - lastRequestNanos;
+      double desired;
+      if (consumed <= 0) {
+        desired = 0;
+      } else if (elapsed <= 0) {
+        desired = Double.POSITIVE_INFINITY;
+      } else {
+        desired = Math.ceil((double) consumed * settings.leaseLifetimeNanos() / elapsed);
+      }
+      long growthCap = leaseSize > settings.maxLeaseSize() / 4 ? settings.maxLeaseSize() : leaseSize * 4;
+      leaseSize = (long) Math.max(settings.minLeaseSize(), Math.min(growthCap, desired));
+    }
+    requests++;
+    lastRequestNanos = now;
+    servedAtLastRequest = served;
+    return Math.min(settings.maxLeaseSize(), Math.max(leaseSize, waitingDemand));
+  }
+
+  /** Hands the request decided under the lock to the executor. */
+  private void launch() {
+    try {
+      executor.execute(attemptTask);
+    } catch (RejectedExecutionException e) {
+      executorRejected(e);
+    }
+  }
+
+  /** One attempt of the request in flight, on the executor. */
+  private void attempt() {
+    Attempt a;
+    lock.lock();
+    try {
+      if (closed || !inFlight || active != null) {
+        return;
+      }
+      int endpoint = endpoints.pick(failedAttempts == 0 ? -1 : lastEndpoint);
+      lastEndpoint = endpoint;
+      a = new Attempt(endpoint, requestCount);
+      active = a;
+      retry = null;
+    } finally {
+      lock.unlock();
+    }
+    AllocateRequest request =
+        AllocateRequest.newBuilder().setSequence(sequence).setCount(a.count).build();
+    try {
+      endpoints.get(a.endpoint).stub
+          .withDeadlineAfter(settings.callDeadlineNanos(), TimeUnit.NANOSECONDS)
+          .allocate(request, a);
+    } catch (RuntimeException e) {
+      a.onError(e);
+      return;
+    }
+    a.started();
+  }
+
+  private void received(Attempt a, IdRange r) {
+    lock.lock();
+    try {
+      if (closed || active != a) {
+        return;
+      }
+      if (r.getCount() < 1 || r.getStride() < 1) {
+        logger.log(Level.WARNING, "sequence ''{0}'': ignoring a malformed range from {1}: {2}",
+            new Object[] {sequence, endpoints.get(a.endpoint).name, r});
+        return;
+      }
+      a.delivered += r.getCount();
+      queue.addLast(new Range(r.getFirst(), r.getCount(), r.getStride()));
+      queuedIds += r.getCount();
+      threshold = idsLeftLocked() / 2;
+      if (waiting > 0) {
+        changed.signalAll();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void completed(Attempt a) {
+    boolean launch;
+    lock.lock();
+    try {
+      if (closed || active != a) {
+        return;
+      }
+      active = null;
+      inFlight = false;
+      lastRetryable = null;
+      if (a.delivered > 0) {
+        leases++;
+      }
+      if (waiting > 0) {
+        changed.signalAll();
+      }
+      // Much may have been used while the call was in flight (a mark taken meanwhile was ignored).
+      launch = requestLocked(false);
+    } finally {
+      lock.unlock();
+    }
+    if (launch) {
+      launch();
+    }
+  }
+
+  private void failed(Attempt a, Throwable t) {
+    Status status = Status.fromThrowable(t);
+    long delay = -1;
+    lock.lock();
+    try {
+      if (closed || active != a) {
+        return;
+      }
+      active = null;
+      failedCalls++;
+      if (a.delivered > 0) {
+        leases++;
+      }
+      Failure f = new Failure(status, endpoints.get(a.endpoint).name, t);
+      switch (status.getCode()) {
+        case RESOURCE_EXHAUSTED -> {
+          exhausted = f;
+          inFlight = false;
+          logger.log(Level.FINE, "sequence ''{0}'' is exhausted: {1}", new Object[] {sequence, f.describe()});
+        }
+        // CANCELLED here is not ours (we cancel only on close): a server that stopped mid-call.
+        case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, ABORTED -> {
+          lastRetryable = f;
+          endpoints.markFailed(a.endpoint);
+          failedAttempts++;
+          delay = backoffNanos(failedAttempts);
+          logger.log(Level.FINE, "sequence ''{0}'': Allocate failed with {1}; retrying in {2} µs",
+              new Object[] {sequence, f.describe(), delay / 1000});
+        }
+        default -> {
+          rejection = f;
+          rejections++;
+          inFlight = false;
+          logger.log(Level.FINE, "sequence ''{0}'': Allocate failed with {1}; not retried",
+              new Object[] {sequence, f.describe()});
+        }
+      }
+      if (waiting > 0) {
+        changed.signalAll();
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (delay >= 0) {
+      scheduleRetry(delay);
+    }
+  }
+
+  /**
+   * A random delay that grows with the attempt number: uniform in {@code [d/2, d]} with {@code d =
+   * min(maxBackoff, initialBackoff × 2^(attempt-1))}, so that clients failing together do not retry
+   * in lock-step.
+   */
+  private long backoffNanos(int attempt) {
+    long d = settings.initialBackoffNanos();
+    for (int k = 1; k < attempt && d < settings.maxBackoffNanos(); k++) {
+      d *= 2;
+    }
+    d = Math.min(d, settings.maxBackoffNanos());
+    return d / 2 + ThreadLocalRandom.current().nextLong(d / 2 + 1);
+  }
+
+  private void scheduleRetry(long delayNanos) {
+    ScheduledFuture<?> f;
+    try {
+      f = executor.schedule(attemptTask, delayNanos, TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      executorRejected(e);
+      return;
+    }
+    lock.lock();
+    try {
+      if (closed) {
+        f.cancel(false);
+      } else if (active == null) {
+        retry = f;
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void executorRejected(RejectedExecutionException e) {
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      inFlight = false;
+      rejection = new Failure(
+          Status.UNAVAILABLE.withDescription("the client's executor rejected the lease request (is it shut down?)")
+              .withCause(e),
+          "the client's executor", e);
+      rejections++;
+      if (waiting > 0) {
+        changed.signalAll();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * One {@code Allocate} call. Its callbacks run on the client's executor, serialized by gRPC; what
+   * they change in the source is under the source's lock, and a callback of an attempt that is no
+   * longer {@code active} (the source closed) changes nothing.
+   */
+  private final class Attempt implements ClientResponseObserver<AllocateRequest, IdRange> {
+    final int endpoint;
+    /** IDs this call asks for. */
+    final long count;
+    /** IDs this call delivered so far. */
+    @GuardedBy("LeasedIdSource.this.lock") long delivered;
+
+    private volatile ClientCallStreamObserver<AllocateRequest> call;
+    /** Set once {@code allocate()} returned: a call is cancelled only once it has fully started. */
+    private volatile boolean started;
+    private volatile boolean cancelled;
+
+    Attempt(int endpoint, long count) {
+      this.endpoint = endpoint;
+      this.count = count;
+    }
+
+    @Override
+    public void beforeStart(ClientCallStreamObserver<AllocateRequest> requestStream) {
+      call = requestStream;
+    }
+
+    /**
+     * After the call started: if close() came meanwhile, it left the cancelling to us. Each side
+     * writes its flag then reads the other's, so at least one of them cancels.
+     */
+    void started() {
+      started = true;
+      if (cancelled) {
+        cancelCall();
+      }
+    }
+
+    /** Cancels the call, now if it has started, else as soon as it has. */
+    void cancel() {
+      cancelled = true;
+      if (started) {
+        cancelCall();
+      }
+    }
+
+    private void cancelCall() {
+      ClientCallStreamObserver<AllocateRequest> c = call;
+      if (c == null) {
+        return;
+      }
+      try {
+        c.cancel("the IdGenClient was closed", null);
+      } catch (RuntimeException e) {
+        // close() must not fail because a transport did while cancelling.
+        logger.log(Level.FINE, "sequence '" + sequence + "': cancelling a call failed", e);
+      }
+    }
+
+    @Override
+    public void onNext(IdRange range) {
+      received(this, range);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      failed(this, t);
+    }
+
+    @Override
+    public void onCompleted() {
+      completed(this);
+    }
+  }
+}

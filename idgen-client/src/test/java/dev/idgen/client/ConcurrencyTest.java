@@ -1,0 +1,125 @@
+package dev.idgen.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Many threads over several sources of two clients, each client balancing over two in-process
+ * servers of one cluster, with the clients' real background executors. Tiny leases force thousands
+ * of lease changes while threads race on them.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ConcurrencyTest {
+  private static final String[] SEQUENCES = {"alpha", "beta", "striped"};
+  private static final int THREADS = 6;
+  private static final int ROUNDS = 15_000;
+
+  @Test
+  void should_never_hand_out_an_id_twice_across_threads_sources_and_clients() throws Exception {
+    try (FakeCluster cluster = new FakeCluster()) {
+      cluster.backend.create("alpha").create("beta").create("striped", 1_000, 3, Long.MAX_VALUE);
+      FakeCluster.FakeServer one = cluster.server();
+      FakeCluster.FakeServer two = cluster.server();
+      two.service().splitInto(3);
+      IdGenClient[] clients = {client("one", one, two), client("two", two, one)};
+      IdSource[][] sources = new IdSource[2][SEQUENCES.length];
+      for (int c = 0; c < 2; c++) {
+        for (int s = 0; s < SEQUENCES.length; s++) {
+          sources[c][s] = clients[c].sequence(SEQUENCES[s]);
+        }
+      }
+
+      // ids[thread][sequence] holds what that thread got; counts[thread][sequence] how many.
+      long[][][] ids = new long[THREADS][SEQUENCES.length][ROUNDS * 7];
+      int[][] counts = new int[THREADS][SEQUENCES.length];
+      CyclicBarrier start = new CyclicBarrier(THREADS);
+      ExecutorService threads = Executors.newFixedThreadPool(THREADS);
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < THREADS; t++) {
+        int thread = t;
+        done.add(threads.submit(() -> {
+          IdSource[] mine = sources[thread % 2];
+          long[] bulk = new long[7];
+          start.await();
+          for (int k = 0; k < ROUNDS; k++) {
+            int s = (thread + k) % SEQUENCES.length;
+            long[] out = ids[thread][s];
+            if (k % 10 == 0) {
+              mine[s].fill(bulk, 0, 7);
+              System.arraycopy(bulk, 0, out, counts[thread][s], 7);
+              counts[thread][s] += 7;
+            } else {
+              out[counts[thread][s]++] = mine[s].next();
+            }
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : done) {
+        f.get(100, TimeUnit.SECONDS);
+      }
+      threads.shutdown();
+
+      long[] servedPerClient = new long[2];
+      for (int c = 0; c < 2; c++) {
+        for (IdSource source : sources[c]) {
+          servedPerClient[c] += source.stats().idsServed();
+        }
+      }
+      long[] collectedPerClient = new long[2];
+      for (int s = 0; s < SEQUENCES.length; s++) {
+        int total = 0;
+        for (int t = 0; t < THREADS; t++) {
+          total += counts[t][s];
+          collectedPerClient[t % 2] += counts[t][s];
+        }
+        long[] all = new long[total];
+        int pos = 0;
+        for (int t = 0; t < THREADS; t++) {
+          System.arraycopy(ids[t][s], 0, all, pos, counts[t][s]);
+          pos += counts[t][s];
+        }
+        Arrays.sort(all);
+        List<FakeBackend.Leased> leased = cluster.backend.leased(SEQUENCES[s]);
+        for (int i = 0; i < all.length; i++) {
+          if (i > 0 && all[i] == all[i - 1]) {
+            throw new AssertionError(SEQUENCES[s] + ": ID " + all[i] + " handed out twice");
+          }
+          if (!FakeBackend.contains(leased, all[i])) {
+            throw new AssertionError(SEQUENCES[s] + ": ID " + all[i] + " was never leased by a server");
+          }
+        }
+        assertThat(all.length).isGreaterThan(THREADS * ROUNDS / SEQUENCES.length);
+        assertThat(cluster.backend.leasedIds(SEQUENCES[s])).isGreaterThanOrEqualTo(all.length);
+      }
+      assertThat(servedPerClient).containsExactly(collectedPerClient);
+      assertThat(one.service().calls.get() + two.service().calls.get()).as("leases").isGreaterThan(1_000);
+      for (IdGenClient client : clients) {
+        client.close();
+      }
+    }
+  }
+
+  private static IdGenClient client(String name, FakeCluster.FakeServer first, FakeCluster.FakeServer second) {
+    return IdGenClient.builder()
+        .name(name)
+        .channel(first.channel())
+        .channel(second.channel())
+        .minLeaseSize(1)
+        .maxLeaseSize(64)
+        .leaseLifetime(Duration.ofMillis(1))
+        .waitDeadline(Duration.ofSeconds(30))
+        .build();
+  }
+}
