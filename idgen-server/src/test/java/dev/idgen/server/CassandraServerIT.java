@@ -11,6 +11,8 @@ import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
+import dev.idgen.client.IdGenClient;
+import dev.idgen.client.IdSource;
 import io.grpc.ManagedChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -112,6 +114,17 @@ class CassandraServerIT {
     for (ServerProcess s : List.of(dc1, dc2)) {
       for (int i = 0; i < 20; i++) {
         assertThat(allocate(s.channel(), 7)).allSatisfy(id -> assertThat(id).isGreaterThan(floor));
+      }
+    }
+
+    // And the client stub, over TCP to both servers, as a service would use it.
+    try (IdGenClient client = IdGenClient.builder().usePlaintext()
+        .target("127.0.0.1:" + dc1.port()).target("127.0.0.1:" + dc2.port()).build()) {
+      IdSource orders = client.sequence("orders");
+      for (int i = 0; i < 5_000; i++) {
+        long id = orders.next();
+        assertThat(id).isGreaterThan(floor);
+        assertThat(seen.add(id)).as("ID %d handed out twice", id).isTrue();
       }
     }
   }
