@@ -57,7 +57,8 @@ final class CassandraStoreModule extends AbstractModule {
           config.getDuration(PREFIX + "request-timeout"),
           config.getDuration(PREFIX + "cas-deadline"),
           config.getDouble(PREFIX + "pool-refill-threshold"),
-          config.getDuration(PREFIX + "floor-refresh"));
+          config.getDuration(PREFIX + "floor-refresh"),
+          config.getDuration(PREFIX + "dc-target-runway"));
     } catch (IllegalArgumentException e) {
       // CassandraSettings names the key in its messages.
       throw new ConfigException.Generic(e.getMessage(), e);

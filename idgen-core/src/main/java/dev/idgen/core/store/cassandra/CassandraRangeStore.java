@@ -22,6 +22,7 @@ import dev.idgen.core.SequenceExhaustedException;
 import dev.idgen.core.SequenceNotFoundException;
 import dev.idgen.core.SequenceState;
 import dev.idgen.core.StoreUnavailableException;
+import dev.idgen.core.Ticker;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.security.KeyStore;
@@ -95,6 +96,9 @@ public final class CassandraRangeStore implements RangeStore {
   private final Tier poolTier = new Tier();
   private final LongAdder idsDropped = new LongAdder();
   private final ConcurrentMap<String, CompletableFuture<Void>> refills = new ConcurrentHashMap<>();
+  /** This datacenter's consumption rate per (sequence, stripe), as this process observes its pool. */
+  private final ConcurrentMap<String, DcRate> rates = new ConcurrentHashMap<>();
+  private final Ticker ticker = Ticker.system();
   private final ExecutorService refillExecutor;
   /** A seam for fault-injection tests: runs just before each global CAS is sent. */
   volatile Runnable beforeGlobalCas = () -> {};
@@ -125,11 +129,11 @@ public final class CassandraRangeStore implements RangeStore {
         + " VALUES (?, ?, ?, ?) IF NOT EXISTS");
     updateGlobal = session.prepare("UPDATE " + ks + ".global_cursors SET reserved = ?, op = ?"
         + " WHERE sequence = ? AND stripe = ? IF op = ?");
-    selectPool = session.prepare("SELECT blocks, floor, op FROM " + ks + ".dc_pools"
+    selectPool = session.prepare("SELECT blocks, floor, taken, op FROM " + ks + ".dc_pools"
         + " WHERE sequence = ? AND stripe = ? AND datacenter = ?");
     insertPool = session.prepare("INSERT INTO " + ks + ".dc_pools (sequence, stripe, datacenter, blocks,"
-        + " floor, op) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS");
-    updatePool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, floor = ?, op = ?"
+        + " floor, taken, op) VALUES (?, ?, ?, ?, ?, 0, ?) IF NOT EXISTS");
+    updatePool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, floor = ?, taken = ?, op = ?"
         + " WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
     AtomicInteger n = new AtomicInteger();
     refillExecutor = Executors.newCachedThreadPool(r -> {
@@ -307,9 +311,12 @@ public final class CassandraRangeStore implements RangeStore {
       long take = Math.min(size, pool.blocks.get(1) - from);
       List<Long> rest = consume(pool.blocks, take);
       UUID op = UUID.randomUUID();
-      BoundStatement update = local(updatePool.bind(rest, pool.floor, op, d.name(), stripe, dc, pool.op));
+      long taken = pool.taken + take;
+      BoundStatement update = local(updatePool.bind(rest, pool.floor, taken, op, d.name(), stripe, dc, pool.op));
       if (cas(poolTier, update, op, () -> readPoolRow(d, stripe, dc, null, deadline), deadline)) {
-        if (size(rest) < settings.poolRefillThreshold() * d.dcBlockSize()) {
+        DcRate rate = rate(d, stripe);
+        rate.observe(ticker.nanos(), taken);
+        if (size(rest) < settings.poolRefillThreshold() * rate.blockSize(d)) {
           refillInBackground(d, stripe);
         }
         return d.range(stripe, from, from + take);
@@ -389,7 +396,7 @@ public final class CassandraRangeStore implements RangeStore {
   /** Moves one DC block from the global cursor to this datacenter's pool: two CAS steps. */
   private void refillPool(SequenceDefinition d, int stripe) {
     long deadline = deadline();
-    long[] block = takeFromGlobal(d, stripe, d.dcBlockSize(), deadline);
+    long[] block = takeFromGlobal(d, stripe, rate(d, stripe).blockSize(d), deadline);
     try {
       appendToPool(d, stripe, block[0], block[1], deadline());
     } catch (RuntimeException e) {
@@ -442,7 +449,7 @@ public final class CassandraRangeStore implements RangeStore {
       UUID op = UUID.randomUUID();
       BoundStatement cas = pool == null
           ? local(insertPool.bind(d.name(), stripe, dc, blocks, null, op))
-          : local(updatePool.bind(blocks, pool.floor, op, d.name(), stripe, dc, pool.op));
+          : local(updatePool.bind(blocks, pool.floor, pool.taken, op, d.name(), stripe, dc, pool.op));
       if (cas(poolTier, cas, op, () -> readPoolRow(d, stripe, dc, null, deadline), deadline)) {
         idsDropped.add(keptFrom - from);
         return;
@@ -506,7 +513,8 @@ public final class CassandraRangeStore implements RangeStore {
         return;
       }
       UUID op = UUID.randomUUID();
-      BoundStatement cas = local(updatePool.bind(kept, newFloor, op, d.name(), stripe, datacenter, pool.op));
+      BoundStatement cas = local(updatePool.bind(kept, newFloor, pool.taken, op, d.name(), stripe, datacenter,
+          pool.op));
       if (coordinator != null) {
         cas = cas.setNode(coordinator);
       }
@@ -716,10 +724,15 @@ public final class CassandraRangeStore implements RangeStore {
       return null;
     }
     return new PoolRow(List.copyOf(r.getList("blocks", Long.class)),
-        r.isNull("floor") ? null : r.getLong("floor"), r.getUuid("op"));
+        r.isNull("floor") ? null : r.getLong("floor"), r.isNull("taken") ? 0 : r.getLong("taken"),
+        r.getUuid("op"));
   }
 
-  private record PoolRow(List<Long> blocks, Long floor, UUID op) {}
+  private record PoolRow(List<Long> blocks, Long floor, long taken, UUID op) {}
+
+  private DcRate rate(SequenceDefinition d, int stripe) {
+    return rates.computeIfAbsent(d.name() + '\u0000' + stripe, k -> new DcRate(settings.dcTargetRunway()));
+  }
 
   private static BoundStatement global(BoundStatement s) {
     return s.setSerialConsistencyLevel(ConsistencyLevel.SERIAL).setConsistencyLevel(ConsistencyLevel.QUORUM)

@@ -26,6 +26,8 @@ import java.util.regex.Pattern;
  * @param casDeadline how long one store operation may retry lost races before it gives up
  * @param poolRefillThreshold refill a DC pool when less than this fraction of a DC block is left
  * @param floorRefresh how often servers poll floors set by {@code AdvanceSequence} elsewhere
+ * @param dcTargetRunway how long a DC block should last at the datacenter's observed rate; blocks
+ *     are sized to it between ten node blocks and the sequence's {@code dc_block_size}
  */
 @Immutable
 public record CassandraSettings(
@@ -42,7 +44,8 @@ public record CassandraSettings(
     Duration requestTimeout,
     Duration casDeadline,
     double poolRefillThreshold,
-    Duration floorRefresh) {
+    Duration floorRefresh,
+    Duration dcTargetRunway) {
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z][a-z0-9_]{0,47}");
 
@@ -94,6 +97,9 @@ public record CassandraSettings(
       throw new IllegalArgumentException("idgen.cassandra.pool-refill-threshold: " + poolRefillThreshold
           + " (expected: > 0 and <= 1)");
     }
+    if (dcTargetRunway.isNegative() || dcTargetRunway.isZero()) {
+      throw new IllegalArgumentException("idgen.cassandra.dc-target-runway: " + dcTargetRunway + " (expected: > 0)");
+    }
     if (floorRefresh.isNegative() || floorRefresh.isZero()) {
       throw new IllegalArgumentException("idgen.cassandra.floor-refresh: " + floorRefresh + " (expected: > 0)");
     }
@@ -104,6 +110,6 @@ public record CassandraSettings(
       Map<String, Integer> replication) {
     return new CassandraSettings(contactPoints, localDatacenter, keyspace, true, replication,
         Optional.empty(), Optional.empty(), false, Optional.empty(), Optional.empty(),
-        Duration.ofSeconds(2), Duration.ofSeconds(10), 0.5, Duration.ofSeconds(1));
+        Duration.ofSeconds(2), Duration.ofSeconds(10), 0.5, Duration.ofSeconds(1), Duration.ofHours(12));
   }
 }

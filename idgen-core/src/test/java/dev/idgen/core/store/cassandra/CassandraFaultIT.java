@@ -157,7 +157,8 @@ class CassandraFaultIT {
     CassandraRangeStore s1 = store(DC1, Duration.ofSeconds(4));
     Allocator a = server(s1);
     Allocator b = server(store(DC1, Duration.ofSeconds(4)));
-    a.create(new SequenceDefinition("cutoff", 1, Long.MAX_VALUE, 1, 100, 2_000));
+    // node_block_size × 10 = dc_block_size: the DC block is 2,000 from the start, whatever the rate.
+    a.create(new SequenceDefinition("cutoff", 1, Long.MAX_VALUE, 1, 200, 2_000));
     Set<Long> seen = ConcurrentHashMap.newKeySet();
     AtomicLong duplicates = new AtomicLong();
     record(a.allocate("cutoff", 10, Duration.ofSeconds(10)), seen, duplicates);

@@ -39,14 +39,14 @@ final class LocalCassandra {
   static CassandraSettings settings(String keyspace, String dc, boolean createSchema) {
     return new CassandraSettings(List.of(contactPoint(dc)), dc, keyspace, createSchema,
         Map.of(DC1, 1, DC2, 1), Optional.empty(), Optional.empty(), false, Optional.empty(),
-        Optional.empty(), Duration.ofSeconds(2), Duration.ofSeconds(30), 0.5, Duration.ofMillis(500));
+        Optional.empty(), Duration.ofSeconds(2), Duration.ofSeconds(30), 0.5, Duration.ofMillis(500), Duration.ofHours(12));
   }
 
   static CassandraSettings settings(String keyspace, String dc, Duration casDeadline) {
     CassandraSettings s = settings(keyspace, dc, false);
     return new CassandraSettings(s.contactPoints(), s.localDatacenter(), s.keyspace(), false,
         s.replication(), s.username(), s.password(), s.tls(), s.truststore(), s.truststorePassword(),
-        s.requestTimeout(), casDeadline, s.poolRefillThreshold(), s.floorRefresh());
+        s.requestTimeout(), casDeadline, s.poolRefillThreshold(), s.floorRefresh(), s.dcTargetRunway());
   }
 
   /** The pid of a node's JVM ({@code dc1} or {@code dc2}). */
