@@ -1,0 +1,34 @@
+package dev.idgen.cli;
+
+import dev.idgen.api.v1.ListSequencesRequest;
+import dev.idgen.api.v1.ListSequencesResponse;
+import dev.idgen.api.v1.Sequence;
+import java.util.ArrayList;
+import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code idgen list}: SequenceAdmin/ListSequences, every page. */
+@Command(name = "list", mixinStandardHelpOptions = true,
+    description = "Lists every sequence in name order (all pages, fetched one after the other).")
+final class ListCommand extends RpcCommand {
+
+  @Option(names = "--page-size", paramLabel = "N", defaultValue = "100",
+      description = "Sequences per call, 1 to 1000. Default: ${DEFAULT-VALUE}.")
+  private int pageSize;
+
+  @Override
+  void run(Calls calls, Output out) {
+    List<Sequence> sequences = new ArrayList<>();
+    String token = "";
+    do {
+      ListSequencesResponse page = calls.admin().listSequences(ListSequencesRequest.newBuilder()
+          .setPageSize(pageSize)
+          .setPageToken(token)
+          .build());
+      sequences.addAll(page.getSequencesList());
+      token = page.getNextPageToken();
+    } while (!token.isEmpty());
+    out.sequences(sequences);
+  }
+}

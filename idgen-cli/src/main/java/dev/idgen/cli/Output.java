@@ -1,0 +1,118 @@
+package dev.idgen.cli;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageOrBuilder;
+import com.google.protobuf.util.JsonFormat;
+import dev.idgen.api.v1.DatacenterReserve;
+import dev.idgen.api.v1.IdRange;
+import dev.idgen.api.v1.Sequence;
+import dev.idgen.api.v1.StripeState;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Writes results as text for people or as protobuf's JSON mapping for scripts ({@code --output}).
+ * JSON is what {@code JsonFormat} prints (64-bit integers as strings, as grpcurl shows them), with
+ * fields at their default value included, so that a script finds every field.
+ */
+final class Output {
+
+  private static final JsonFormat.Printer JSON = JsonFormat.printer().includingDefaultValueFields();
+  private static final JsonFormat.Printer JSON_LINE = JSON.omittingInsignificantWhitespace();
+
+  private final PrintWriter out;
+  private final IdgenCli.OutputFormat format;
+
+  Output(PrintWriter out, IdgenCli.OutputFormat format) {
+    this.out = out;
+    this.format = format;
+  }
+
+  boolean json() {
+    return format == IdgenCli.OutputFormat.json;
+  }
+
+  /** One sequence: a JSON object, or its fields one per line. */
+  void sequence(Sequence sequence) {
+    if (json()) {
+      out.println(json(JSON, sequence));
+      return;
+    }
+    out.printf(Locale.ROOT, "name:             %s%n", sequence.getName());
+    out.printf(Locale.ROOT, "start:            %d%n", sequence.getStart());
+    out.printf(Locale.ROOT, "max:              %d%n", sequence.getMax());
+    out.printf(Locale.ROOT, "stripes:          %d%n", sequence.getStripes());
+    out.printf(Locale.ROOT, "node block size:  %d%n", sequence.getNodeBlockSize());
+    out.printf(Locale.ROOT, "dc block size:    %d%n", sequence.getDcBlockSize());
+    out.printf(Locale.ROOT, "remaining:        %d%n", sequence.getRemaining());
+    out.printf(Locale.ROOT, "headroom:         %s%n", percent(sequence.getHeadroom()));
+    out.printf(Locale.ROOT, "server reserve:   %d%n", sequence.getServerReserve());
+    for (StripeState stripe : sequence.getStripeStatesList()) {
+      out.printf(Locale.ROOT, "stripe %d:         next unreserved %s, remaining %d%n", stripe.getStripe(),
+          stripe.hasNextUnreserved() ? Long.toString(stripe.getNextUnreserved()) : "none (used up)",
+          stripe.getRemaining());
+    }
+    for (DatacenterReserve reserve : sequence.getDatacenterReservesList()) {
+      out.printf(Locale.ROOT, "reserve %s/%d:   %d%n", reserve.getDatacenter(), reserve.getStripe(),
+          reserve.getIds());
+    }
+  }
+
+  /** Every sequence: one JSON object {"sequences": [...]}, or a table. */
+  void sequences(List<Sequence> sequences) {
+    if (json()) {
+      out.println(json(JSON, dev.idgen.api.v1.ListSequencesResponse.newBuilder()
+          .addAllSequences(sequences).build()));
+      return;
+    }
+    String row = "%-32s %20s %20s %7s %20s %9s%n";
+    out.printf(Locale.ROOT, row, "NAME", "START", "MAX", "STRIPES", "REMAINING", "HEADROOM");
+    for (Sequence s : sequences) {
+      out.printf(Locale.ROOT, row, s.getName(), s.getStart(), s.getMax(), s.getStripes(), s.getRemaining(),
+          percent(s.getHeadroom()));
+    }
+  }
+
+  /**
+   * One range of an allocation: with {@code --ranges} (or JSON, one object per line) the range itself,
+   * otherwise each of its IDs on a line.
+   */
+  void range(IdRange range, boolean asRange) {
+    if (json()) {
+      out.println(json(JSON_LINE, range));
+    } else if (asRange) {
+      long last = range.getFirst() + (range.getCount() - 1) * range.getStride();
+      out.printf(Locale.ROOT, "%d..%d count=%d stride=%d%n", range.getFirst(), last, range.getCount(),
+          range.getStride());
+    } else {
+      StringBuilder lines = new StringBuilder();
+      for (long i = 0; i < range.getCount(); i++) {
+        lines.append(range.getFirst() + i * range.getStride()).append(System.lineSeparator());
+        if (lines.length() > 64 * 1024) {
+          out.print(lines);
+          lines.setLength(0);
+        }
+      }
+      out.print(lines);
+    }
+  }
+
+  void flush() {
+    out.flush();
+  }
+
+  private static String percent(double fraction) {
+    return String.format(Locale.ROOT, "%.2f %%", fraction * 100);
+  }
+
+  private static String json(JsonFormat.Printer printer, MessageOrBuilder message) {
+    try {
+      return printer.print(message);
+    } catch (InvalidProtocolBufferException e) {
+      // Only for Any fields with unknown types; idgen.v1 has none.
+      throw new UncheckedIOException(e);
+    }
+  }
+}
