@@ -19,8 +19,10 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
+import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -30,12 +32,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine;
@@ -49,8 +53,8 @@ import picocli.CommandLine.Spec;
  * and then a measured window, and reports IDs/s, calls/s, latency percentiles (HdrHistogram), errors by
  * status and the store's compare-and-set counts over the window (from the server's Prometheus metrics).
  *
- * <p>Two modes: {@code allocate} makes raw {@code IdGen/Allocate} calls (each caller a thread with a
- * blocking stub); {@code client} runs {@code IdSource.next()} loops on the client stub, which leases
+ * <p>Two modes: {@code allocate} makes raw {@code IdGen/Allocate} calls (each caller keeps one call in
+ * flight, starting the next from the previous one's completion); {@code client} runs {@code IdSource.next()} loops on the client stub, which leases
  * ranges in the background.
  *
  * <p>Exit codes: 0 after a run (even one with errors: they are in the report), 1 if the run could not
@@ -161,7 +165,8 @@ public final class LoadGen implements Callable<Integer> {
     }
     List<ManagedChannel> chans = new ArrayList<>();
     for (int i = 0; i < channels; i++) {
-      chans.add(Grpc.newChannelBuilder(target, credentials()).build());
+      // Callbacks run on the event loop: the callers' work there is a few counter updates.
+      chans.add(Grpc.newChannelBuilder(target, credentials()).directExecutor().build());
     }
     try {
       try {
@@ -220,28 +225,30 @@ public final class LoadGen implements Callable<Integer> {
     err.flush();
   }
 
-  /** A caller: a thread with its own counters and histogram, read after it is joined. */
-  private abstract static class Caller extends Thread {
+  /**
+   * A caller: one call at a time, with its own counters and histogram, which are read only after
+   * {@link #await} returned.
+   */
+  private abstract static class Caller {
     final Histogram latency = new Histogram(MAX_TRACKED_NANOS, 3);
     final Map<String, Long> errors = new HashMap<>();
     final Phase phase;
     long calls;
     long ids;
 
-    Caller(String name, Phase phase) {
-      super(name);
-      setDaemon(true);
+    Caller(Phase phase) {
       this.phase = phase;
     }
 
-    void recordError(String key) {
+    /** Starts calling until the phase is DONE. */
+    abstract void start();
+
+    /** Waits until the caller has stopped (its last call ended); false on timeout. */
+    abstract boolean await(long millis) throws InterruptedException;
+
+    void countError(String key) {
       if (phase.value == MEASURE) {
         errors.merge(key, 1L, Long::sum);
-      }
-      try {
-        Thread.sleep(ERROR_PAUSE_MILLIS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
       }
     }
 
@@ -254,6 +261,96 @@ public final class LoadGen implements Callable<Integer> {
     }
   }
 
+  /** A caller on its own thread (client mode: next() blocks only when the source is empty). */
+  private abstract static class ThreadCaller extends Caller {
+    private final Thread thread;
+
+    ThreadCaller(String name, Phase phase) {
+      super(phase);
+      thread = new Thread(this::loop, name);
+      thread.setDaemon(true);
+    }
+
+    abstract void loop();
+
+    void pauseAfterError() {
+      try {
+        Thread.sleep(ERROR_PAUSE_MILLIS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+
+    @Override
+    void start() {
+      thread.start();
+    }
+
+    @Override
+    boolean await(long millis) throws InterruptedException {
+      thread.join(millis);
+      return !thread.isAlive();
+    }
+  }
+
+  /**
+   * A caller of raw {@code Allocate} that makes its next call from the previous call's completion
+   * callback, on the channel's event loop (the channel runs callbacks directly): no thread hand-off per
+   * call, so that the load generator spends its CPU on gRPC, not on waking threads (see BENCHMARKS.md,
+   * "Profile").
+   */
+  private static final class AsyncAllocateCaller extends Caller implements StreamObserver<IdRange> {
+    private final IdGenGrpc.IdGenStub stub;
+    private final AllocateRequest request;
+    private final long deadlineNanos;
+    private final ScheduledExecutorService retryTimer;
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private long t0;
+    private long received;
+
+    AsyncAllocateCaller(Phase phase, IdGenGrpc.IdGenStub stub, AllocateRequest request, long deadlineNanos,
+        ScheduledExecutorService retryTimer) {
+      super(phase);
+      this.stub = stub;
+      this.request = request;
+      this.deadlineNanos = deadlineNanos;
+      this.retryTimer = retryTimer;
+    }
+
+    @Override
+    void start() {
+      if (phase.value == DONE) {
+        stopped.countDown();
+        return;
+      }
+      received = 0;
+      t0 = System.nanoTime();
+      stub.withDeadlineAfter(deadlineNanos, TimeUnit.NANOSECONDS).allocate(request, this);
+    }
+
+    @Override
+    public void onNext(IdRange range) {
+      received += range.getCount();
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      countError(Status.fromThrowable(t).getCode().name());
+      retryTimer.schedule(this::start, ERROR_PAUSE_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void onCompleted() {
+      recordCall(System.nanoTime() - t0, received);
+      start();
+    }
+
+    @Override
+    boolean await(long millis) throws InterruptedException {
+      return stopped.await(millis, TimeUnit.MILLISECONDS);
+    }
+  }
+
   /** The current phase, shared by the callers. */
   private static final class Phase {
     volatile int value = WARMUP;
@@ -262,31 +359,21 @@ public final class LoadGen implements Callable<Integer> {
   private LoadReport runAllocate(List<ManagedChannel> chans) throws Exception {
     Phase phase = new Phase();
     AllocateRequest request = AllocateRequest.newBuilder().setSequence(sequence).setCount(idsPerCall).build();
-    long deadlineNanos = deadline.toNanos();
-    List<Caller> callers = new ArrayList<>();
-    for (int i = 0; i < concurrency; i++) {
-      IdGenGrpc.IdGenBlockingStub stub = IdGenGrpc.newBlockingStub(chans.get(i % chans.size()));
-      callers.add(new Caller("loadgen-allocate-" + i, phase) {
-        @Override
-        public void run() {
-          while (phase.value != DONE) {
-            long t0 = System.nanoTime();
-            try {
-              Iterator<IdRange> ranges =
-                  stub.withDeadlineAfter(deadlineNanos, TimeUnit.NANOSECONDS).allocate(request);
-              long n = 0;
-              while (ranges.hasNext()) {
-                n += ranges.next().getCount();
-              }
-              recordCall(System.nanoTime() - t0, n);
-            } catch (StatusRuntimeException e) {
-              recordError(e.getStatus().getCode().name());
-            }
-          }
-        }
-      });
+    ScheduledExecutorService retryTimer = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "loadgen-retry");
+      t.setDaemon(true);
+      return t;
+    });
+    try {
+      List<Caller> callers = new ArrayList<>();
+      for (int i = 0; i < concurrency; i++) {
+        callers.add(new AsyncAllocateCaller(phase, IdGenGrpc.newStub(chans.get(i % chans.size())), request,
+            deadline.toNanos(), retryTimer));
+      }
+      return run(phase, callers, null);
+    } finally {
+      retryTimer.shutdownNow();
     }
-    return run(phase, callers, null);
   }
 
   private LoadReport runClient() throws Exception {
@@ -300,9 +387,9 @@ public final class LoadGen implements Callable<Integer> {
       int n = idsPerCall;
       List<Caller> callers = new ArrayList<>();
       for (int i = 0; i < concurrency; i++) {
-        callers.add(new Caller("loadgen-client-" + i, phase) {
+        callers.add(new ThreadCaller("loadgen-client-" + i, phase) {
           @Override
-          public void run() {
+          void loop() {
             long[] batch = n > 1 ? new long[n] : null;
             while (phase.value != DONE) {
               long t0 = System.nanoTime();
@@ -314,7 +401,8 @@ public final class LoadGen implements Callable<Integer> {
                 }
                 recordCall(System.nanoTime() - t0, n);
               } catch (IdGenClientException e) {
-                recordError(e.reason() + e.status().map(s -> "/" + s.getCode()).orElse(""));
+                countError(e.reason() + e.status().map(s -> "/" + s.getCode()).orElse(""));
+                pauseAfterError();
               }
             }
           }
@@ -338,6 +426,8 @@ public final class LoadGen implements Callable<Integer> {
     Thread.sleep(warmup.toMillis());
     Scrape before = scrape();
     IdSourceStats statsBefore = source == null ? null : source.stats();
+    long ownCpu0 = ownCpuNanos();
+    long serverCpu0 = serverPid == null ? 0 : cpuNanos(serverPid);
     phase.value = MEASURE;
     long t0 = System.nanoTime();
     long end = t0 + duration.toNanos();
@@ -354,13 +444,17 @@ public final class LoadGen implements Callable<Integer> {
     }
     phase.value = DONE;
     double seconds = (System.nanoTime() - t0) / 1e9;
+    double ownCpuSeconds = (ownCpuNanos() - ownCpu0) / 1e9;
+    Double serverCpuSeconds = serverPid == null ? null : (cpuNanos(serverPid) - serverCpu0) / 1e9;
     if (serverPid != null) {
       rssMax = Math.max(rssMax, rssKb(serverPid));
     }
     Scrape after = scrape();
     IdSourceStats statsAfter = source == null ? null : source.stats();
     for (Caller c : callers) {
-      c.join(TimeUnit.SECONDS.toMillis(30) + deadline.toMillis());
+      if (!c.await(TimeUnit.SECONDS.toMillis(30) + deadline.toMillis())) {
+        throw new IllegalStateException("a caller did not stop within 30 s after its last call's deadline");
+      }
     }
     String loadAfter = loadAverage();
 
@@ -410,7 +504,8 @@ public final class LoadGen implements Callable<Integer> {
     }
     return new LoadReport(mode.name(), target, sequence, concurrency, idsPerCall,
         warmup.toMillis() / 1000.0, seconds, calls, ids, latency, errors, cas, reservations, note,
-        clientStats, loadBefore, loadAfter, serverPid == null ? null : rssMax);
+        clientStats, loadBefore, loadAfter, serverPid == null ? null : rssMax, ownCpuSeconds,
+        serverCpuSeconds);
   }
 
   /** One scrape of the metrics endpoint: its samples, or why there are none. */
@@ -442,6 +537,24 @@ public final class LoadGen implements Callable<Integer> {
       return f[0] + " " + f[1] + " " + f[2];
     } catch (IOException e) {
       return "n/a";
+    }
+  }
+
+  /** CPU time of this process (every thread, JIT and GC included). */
+  private static long ownCpuNanos() {
+    java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+    return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : 0;
+  }
+
+  /** User + system CPU time of a process from /proc (clock ticks of 10 ms), or 0 if it cannot be read. */
+  private static long cpuNanos(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      // After "pid (comm) ": state is f[0], so utime (field 14) is f[11] and stime f[12].
+      return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
+    } catch (IOException | RuntimeException e) {
+      return 0;
     }
   }
 

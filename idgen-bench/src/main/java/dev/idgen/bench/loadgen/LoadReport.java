@@ -36,12 +36,16 @@ final class LoadReport {
   final String loadBefore;
   final String loadAfter;
   final Long serverRssKbMax; // null without --server-pid
+  /** CPU time the load generator's process used during the window. */
+  final double loadgenCpuSeconds;
+  /** CPU time the server process used during the window; null without --server-pid. */
+  final Double serverCpuSeconds;
 
   LoadReport(String mode, String target, String sequence, int concurrency, long idsPerCall,
       double warmupSeconds, double seconds, long calls, long ids, Histogram latencyNanos,
       Map<String, Long> errors, Map<String, Map<String, Long>> casByTier, Long reservations,
       String metricsNote, Map<String, Object> clientStats, String loadBefore, String loadAfter,
-      Long serverRssKbMax) {
+      Long serverRssKbMax, double loadgenCpuSeconds, Double serverCpuSeconds) {
     this.mode = mode;
     this.target = target;
     this.sequence = sequence;
@@ -60,6 +64,8 @@ final class LoadReport {
     this.loadBefore = loadBefore;
     this.loadAfter = loadAfter;
     this.serverRssKbMax = serverRssKbMax;
+    this.loadgenCpuSeconds = loadgenCpuSeconds;
+    this.serverCpuSeconds = serverCpuSeconds;
   }
 
   double idsPerSecond() {
@@ -116,6 +122,13 @@ final class LoadReport {
     if (serverRssKbMax != null) {
       o.addProperty("serverRssKbMax", serverRssKbMax);
     }
+    o.addProperty("loadgenCpuSeconds", round(loadgenCpuSeconds));
+    if (serverCpuSeconds != null) {
+      o.addProperty("serverCpuSeconds", round(serverCpuSeconds));
+      if (serverCpuSeconds > 0) {
+        o.addProperty("serverCallsPerCpuSecond", Math.round(calls / serverCpuSeconds));
+      }
+    }
     return o;
   }
 
@@ -166,6 +179,10 @@ final class LoadReport {
     if (serverRssKbMax != null) {
       out.printf("  server RSS  max %,d KiB%n", serverRssKbMax);
     }
+    out.printf("  CPU         load generator %.1f s%s of %.1f s wall, 2 cores shared with everything else%n",
+        loadgenCpuSeconds, serverCpuSeconds == null ? ""
+            : String.format(", server %.1f s (%,.0f calls per server CPU-second)", serverCpuSeconds,
+                serverCpuSeconds > 0 ? calls / serverCpuSeconds : 0.0), seconds);
     out.printf("  loadavg     before [%s] after [%s]%n", loadBefore, loadAfter);
     out.flush();
   }

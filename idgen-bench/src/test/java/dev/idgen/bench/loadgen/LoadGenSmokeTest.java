@@ -97,6 +97,8 @@ class LoadGenSmokeTest {
     assertThat(cas.getAsJsonObject("dc").get("conflict").getAsLong()).isZero();
     assertThat(cas.get("embeddedReservations").getAsLong()).isEqualTo(5);
     assertThat(report.get("serverRssKbMax").getAsLong()).isPositive();
+    assertThat(report.get("serverCpuSeconds").getAsDouble()).isNotNegative();
+    assertThat(report.get("loadgenCpuSeconds").getAsDouble()).isPositive();
     assertThat(report.get("loadAverageBefore").getAsString()).isNotEmpty();
   }
 
