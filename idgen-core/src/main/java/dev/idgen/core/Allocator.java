@@ -134,13 +134,19 @@ public final class Allocator implements AutoCloseable {
    *     nothing was handed out
    */
   public List<IdRange> allocate(String sequence, long count, Duration timeout) {
-    SequenceDefinition.checkName(sequence);
+    // Only valid names are ever cached, so a cached one skips the (regex) name check: the hot path.
+    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
+    if (rt == null) {
+      SequenceDefinition.checkName(sequence);
+    }
     if (count < 1 || count > maxIdsPerCall) {
       throw new InvalidRequestException("count " + count + " for sequence '" + sequence
           + "' (expected: 1 to " + maxIdsPerCall + ", the per-call limit)");
     }
     checkOpen();
-    SequenceRuntime rt = runtime(sequence);
+    if (rt == null) {
+      rt = runtime(sequence);
+    }
     long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
     List<IdRange> out = new ArrayList<>(2);
     long need = count;
@@ -251,11 +257,11 @@ public final class Allocator implements AutoCloseable {
   }
 
   private SequenceRuntime runtime(String name) {
-    SequenceDefinition.checkName(name);
-    SequenceRuntime rt = sequences.get(name);
+    SequenceRuntime rt = name == null ? null : sequences.get(name);
     if (rt != null) {
       return rt;
     }
+    SequenceDefinition.checkName(name);
     // Read outside computeIfAbsent: store I/O must not block other sequences' map bins.
     SequenceDefinition def = store.find(name)
         .orElseThrow(() -> new SequenceNotFoundException("sequence '" + name + "' does not exist"
