@@ -35,7 +35,7 @@ public final class IdGenClientBuilder {
   public static final Duration DEFAULT_LEASE_LIFETIME = Duration.ofSeconds(5);
   /** The default {@linkplain #minLeaseSize(long) smallest lease}: 10 IDs. */
   public static final long DEFAULT_MIN_LEASE_SIZE = 10;
-  /** The default {@linkplain #maxLeaseSize(long) largest lease}: 100,000 IDs. */
+  /** The default {@linkplain #maxLeaseSize(long) largest lease}: 1,000,000 IDs. */
   public static final long DEFAULT_MAX_LEASE_SIZE = 1_000_000; // = the servers' default per-call limit
   /** The default {@linkplain #retryBackoff(Duration, Duration) first retry back-off}: 20 milliseconds. */
   public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(20);
