@@ -56,6 +56,8 @@ final class ServerProcess implements AutoCloseable {
           "-XX:TieredStopAtLevel=1", // starts faster; these tests are about correctness, not speed
           "-Didgen.grpc.host=127.0.0.1",
           "-Didgen.grpc.port=" + port,
+          "-Didgen.metrics.host=127.0.0.1",
+          "-Didgen.metrics.port=0", // any free port: several servers run at once
           "-Didgen.shutdown.quiet-period=0s"));
       for (String s : settings) {
         cmd.add("-D" + s);
