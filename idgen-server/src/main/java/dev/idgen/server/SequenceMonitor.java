@@ -162,7 +162,7 @@ final class SequenceMonitor implements ServerComponent {
     if (crossed > t.headroomLevelsCrossed) {
       double level = levels.get(crossed - 1);
       log.warn("alarm=headroom_low sequence={} headroom_pct={} threshold_pct={} remaining_ids={} max={}",
-          t.definition.name(), pct(t.headroom), pct(level), t.remaining, t.definition.max());
+          t.definition.name(), pct(t.headroom), pct(level), (long) t.remaining, t.definition.max());
     }
     t.headroomLevelsCrossed = crossed;
   }
