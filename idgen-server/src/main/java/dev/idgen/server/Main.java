@@ -109,7 +109,7 @@ public final class Main implements Callable<Integer> {
     try {
       server.start();
     } catch (IOException e) {
-      log.error("idgen-server could not start listening (gRPC on {}:{}, metrics on {}:{}): {}",
+      log.error("idgen-server could not listen (gRPC on {}:{}, metrics on {}:{}): {}",
           settings.grpcHost(), settings.grpcPort(), operations.metrics().host(), operations.metrics().port(),
           rootCause(e).getMessage(), e);
       server.finishShutdown();

@@ -89,6 +89,14 @@ final class ServerProcess implements AutoCloseable {
     return port;
   }
 
+  /** The port of the metrics endpoint, as the server logged it at start. */
+  int metricsPort() throws IOException {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("metrics on http://[^:]+:(\\d+)/metrics")
+        .matcher(read(log));
+    assertThat(m.find()).as("the server logs its metrics endpoint").isTrue();
+    return Integer.parseInt(m.group(1));
+  }
+
   long pid() {
     return process.pid();
   }
