@@ -9,6 +9,9 @@ import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -130,15 +133,22 @@ class LimitsTest {
     holder.start(new ClientCall.Listener<>() {}, new Metadata());
     holder.sendMessage(AllocateRequest.newBuilder().setSequence("orders").setCount(1).build());
     holder.request(1);
+    ManagedChannel otherConnection = Grpc.newChannelBuilderForAddress("127.0.0.1", server.port(),
+        InsecureChannelCredentials.create()).build();
+    try {
+      // A second call on the same connection waits for a stream until its deadline …
+      StatusRuntimeException waited = failure(() -> IdGenGrpc.newBlockingStub(server.channel)
+          .withDeadlineAfter(500, TimeUnit.MILLISECONDS)
+          .allocate(AllocateRequest.newBuilder().setSequence("orders").setCount(1).build()).hasNext());
+      // … while another connection has streams of its own.
+      long ids = count(List.of(IdGenGrpc.newBlockingStub(otherConnection).withDeadlineAfter(30, TimeUnit.SECONDS)
+          .allocate(AllocateRequest.newBuilder().setSequence("orders").setCount(3).build()).next()));
 
-    // A second call on the same connection waits for a stream until its deadline.
-    StatusRuntimeException waited = failure(() -> IdGenGrpc.newBlockingStub(server.channel)
-        .withDeadlineAfter(500, TimeUnit.MILLISECONDS)
-        .allocate(AllocateRequest.newBuilder().setSequence("orders").setCount(1).build()).hasNext());
-    holder.cancel("test done", null);
-
-    assertThat(waited.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-    // With the stream free again, calls go through.
-    assertThat(count(server.allocate("orders", 1))).isEqualTo(1);
+      assertThat(waited.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+      assertThat(ids).isEqualTo(3);
+    } finally {
+      holder.cancel("test done", null);
+      otherConnection.shutdownNow();
+    }
   }
 }
