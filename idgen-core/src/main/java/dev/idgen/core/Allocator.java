@@ -229,6 +229,32 @@ public final class Allocator implements AutoCloseable {
   }
 
   /**
+   * Per-sequence counters of this allocator since it started, for every sequence it has loaded (served,
+   * described or advanced), in no particular order. Cheap: no store I/O, one short lock per pool.
+   */
+  public List<SequenceStats> sequenceStats() {
+    List<SequenceStats> out = new ArrayList<>(sequences.size());
+    for (SequenceRuntime rt : sequences.values()) {
+      long served = 0, reservations = 0, dropped = 0, abandoned = 0, held = 0;
+      for (StripePool p : rt.pools) {
+        StripePool.Counters c = p.counters();
+        served += c.served();
+        reservations += c.reservations();
+        dropped += c.dropped();
+        abandoned += c.abandoned();
+        held += c.available();
+      }
+      out.add(new SequenceStats(rt.definition, served, reservations, dropped - abandoned, abandoned, held));
+    }
+    return out;
+  }
+
+  /** Whether this allocator has loaded the sequence (no store I/O; false for names never used here). */
+  public boolean isLoaded(String sequence) {
+    return sequences.containsKey(sequence);
+  }
+
+  /**
    * Stops refills and wakes waiting callers (they fail with {@link StoreUnavailableException}). What the
    * pools hold is abandoned: a gap, never a duplicate. Does not close the store.
    */
@@ -302,6 +328,13 @@ public final class Allocator implements AutoCloseable {
    * {@link #advance} or abandoned by {@link #close}, and IDs held in reserve now.
    */
   public record Stats(long served, long reservations, long dropped, long held) {}
+
+  /**
+   * One sequence's counters in this allocator: IDs handed out, store reservations, IDs dropped below a
+   * floor by {@link #advance}, IDs abandoned by {@link #close} (a gap), and IDs held in reserve now.
+   */
+  public record SequenceStats(SequenceDefinition definition, long served, long reservations,
+      long droppedByAdvance, long abandoned, long held) {}
 
   /** One sequence's pools, one per stripe. */
   private static final class SequenceRuntime {

@@ -40,7 +40,7 @@ final class StripePool {
   record Settings(Ticker ticker, long targetRunwayNanos, long minBlock, double threshold, Executor executor) {}
 
   /** A snapshot of a pool's counters. */
-  record Counters(long served, long reservations, long dropped, long available) {}
+  record Counters(long served, long reservations, long dropped, long abandoned, long available) {}
 
   private final SequenceDefinition definition;
   private final int stripe;
@@ -69,6 +69,8 @@ final class StripePool {
   @GuardedBy("lock") private long served;
   @GuardedBy("lock") private long reservations;
   @GuardedBy("lock") private long dropped;
+  /** The part of {@code dropped} abandoned because the pool was closed (the rest: below a floor). */
+  @GuardedBy("lock") private long abandoned;
 
   StripePool(SequenceDefinition definition, int stripe, RangeStore store, Settings settings) {
     this.definition = definition;
@@ -296,6 +298,9 @@ final class StripePool {
     IdRange kept = closed ? null : r.above(floor);
     long lost = kept == null ? r.count() : r.count() - kept.count();
     dropped += lost;
+    if (closed) {
+      abandoned += lost;
+    }
     if (kept != null) {
       ranges.addLast(kept);
       available += kept.count();
@@ -309,6 +314,9 @@ final class StripePool {
       IdRange kept = closed ? null : r.above(floor);
       served -= r.count();
       dropped += kept == null ? r.count() : r.count() - kept.count();
+      if (closed) {
+        abandoned += r.count();
+      }
       if (kept != null) {
         ranges.addFirst(kept);
         available += kept.count();
@@ -356,7 +364,7 @@ final class StripePool {
   Counters counters() {
     lock.lock();
     try {
-      return new Counters(served, reservations, dropped, available);
+      return new Counters(served, reservations, dropped, abandoned, available);
     } finally {
       lock.unlock();
     }
@@ -368,6 +376,7 @@ final class StripePool {
     try {
       closed = true;
       dropped += available;
+      abandoned += available;
       available = 0;
       ranges.clear();
       changed.signalAll();

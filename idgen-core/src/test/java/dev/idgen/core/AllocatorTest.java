@@ -99,6 +99,30 @@ class AllocatorTest {
   }
 
   @Test
+  void should_report_per_sequence_stats_telling_advanced_from_abandoned_ids() {
+    Allocator a = allocator(Allocator.builder(store).minNodeBlock(10).executor(Runnable::run));
+    a.create(seq("s", 1, Long.MAX_VALUE, 1, 10));
+    assertThat(a.isLoaded("s")).isFalse();
+    a.allocate("s", 3, WAIT);
+    Allocator.SequenceStats afterAllocate = a.sequenceStats().get(0);
+    a.advance("s", 5); // drops the held IDs 4 and 5
+    Allocator.SequenceStats afterAdvance = a.sequenceStats().get(0);
+    long heldBeforeClose = afterAdvance.held();
+    a.close();
+    Allocator.SequenceStats afterClose = a.sequenceStats().get(0);
+
+    assertThat(a.isLoaded("s")).isTrue();
+    assertThat(afterAllocate.served()).isEqualTo(3);
+    assertThat(afterAllocate.reservations()).isPositive();
+    assertThat(afterAdvance.droppedByAdvance()).isEqualTo(2);
+    assertThat(afterAdvance.abandoned()).isZero();
+    assertThat(heldBeforeClose).isPositive();
+    assertThat(afterClose.abandoned()).isEqualTo(heldBeforeClose);
+    assertThat(afterClose.droppedByAdvance()).isEqualTo(2);
+    assertThat(afterClose.held()).isZero();
+  }
+
+  @Test
   void should_hand_out_stripe_k_as_start_plus_k_plus_i_times_stripes() {
     Allocator a = allocator(Allocator.builder(store));
     a.create(seq("s", 10, Long.MAX_VALUE, 3, 1_000));

@@ -5,17 +5,19 @@ import com.google.inject.Provides;
 import com.google.inject.Singleton;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.RangeStore;
+import dev.idgen.core.Ticker;
 
 /**
- * Builds the process's one {@link Allocator} over whichever {@link RangeStore} the store module bound.
- * The allocator owns its refill threads; {@link IdGenServer} closes it, then the store.
+ * Builds the process's one {@link Allocator} over whichever {@link RangeStore} the store module bound,
+ * with its reservations timed ({@link MeteredRangeStore}). The allocator owns its refill threads;
+ * {@link IdGenServer} closes it, then the store.
  */
 final class AllocatorModule extends AbstractModule {
 
   @Provides
   @Singleton
-  Allocator allocator(RangeStore store, ServerSettings settings) {
-    return Allocator.builder(store)
+  Allocator allocator(RangeStore store, ServerSettings settings, IdGenMetrics metrics) {
+    return Allocator.builder(new MeteredRangeStore(store, metrics, Ticker.system()))
         .maxIdsPerCall(settings.maxIdsPerCall())
         .targetRunway(settings.targetRunway())
         .minNodeBlock(settings.minNodeBlock())

@@ -10,6 +10,7 @@ import com.typesafe.config.ConfigValueType;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.store.cassandra.CassandraRangeStore;
 import dev.idgen.core.store.cassandra.CassandraSettings;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,9 +33,10 @@ final class CassandraStoreModule extends AbstractModule {
 
   @Provides
   @Singleton
-  RangeStore store() {
+  RangeStore store(MeterRegistry registry) {
     // Connects eagerly (Stage.PRODUCTION): an unreachable cluster fails the start before the port binds.
-    return CassandraRangeStore.connect(settings);
+    // The driver reports its own metrics (cassandra_*) into the server's registry.
+    return CassandraRangeStore.connect(settings, registry);
   }
 
   /**

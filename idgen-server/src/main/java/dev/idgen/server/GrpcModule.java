@@ -5,24 +5,35 @@ import com.google.inject.Provides;
 import com.google.inject.Singleton;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
+import io.grpc.ServerCredentials;
+import io.grpc.ServerInterceptors;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionService;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Builds the {@link Server}: {@code idgen.v1.IdGen}, {@code idgen.v1.SequenceAdmin}, server reflection
  * (v1, and v1alpha for the many tools that still only speak it) and the standard health service.
  *
- * <p>The transport is a parameter so that tests serve the very same services in-process.
+ * <p>{@code IdGen} and {@code SequenceAdmin} are intercepted, outermost first: call metrics (Allocate),
+ * access rules, the call-duration limit (Allocate). Health and reflection are not: probes and tools
+ * work without credentials.
+ *
+ * <p>The transport is a parameter so that tests serve the very same services in-process. Netty gets
+ * the credentials ({@code idgen.grpc.tls}) and the connection limits ({@code idgen.limits},
+ * {@code idgen.grpc.keepalive}).
  */
 final class GrpcModule extends AbstractModule {
 
   /** Makes the transport's server builder; the module adds the services. */
   @FunctionalInterface
   interface Transport {
-    ServerBuilder<?> serverBuilder(ServerSettings settings);
+    ServerBuilder<?> serverBuilder(ServerSettings settings, OperationsSettings.Limits limits,
+        ServerCredentials credentials);
   }
 
   private final Transport transport;
@@ -33,8 +44,29 @@ final class GrpcModule extends AbstractModule {
 
   /** Netty on {@code idgen.grpc.host}:{@code idgen.grpc.port}. */
   static GrpcModule netty() {
-    return new GrpcModule(settings ->
-        NettyServerBuilder.forAddress(new InetSocketAddress(settings.grpcHost(), settings.grpcPort())));
+    return new GrpcModule(GrpcModule::nettyServerBuilder);
+  }
+
+  static NettyServerBuilder nettyServerBuilder(ServerSettings settings, OperationsSettings.Limits limits,
+      ServerCredentials credentials) {
+    NettyServerBuilder b = NettyServerBuilder.forAddress(
+        new InetSocketAddress(settings.grpcHost(), settings.grpcPort()), credentials);
+    b.maxConcurrentCallsPerConnection(limits.maxConcurrentCallsPerConnection());
+    b.permitKeepAliveWithoutCalls(limits.permitKeepaliveWithoutCalls());
+    b.permitKeepAliveTime(limits.permitKeepaliveTime().toNanos(), TimeUnit.NANOSECONDS);
+    ifSet(limits.keepaliveTime(), d -> b.keepAliveTime(d.toNanos(), TimeUnit.NANOSECONDS));
+    ifSet(limits.keepaliveTimeout(), d -> b.keepAliveTimeout(d.toNanos(), TimeUnit.NANOSECONDS));
+    ifSet(limits.maxConnectionIdle(), d -> b.maxConnectionIdle(d.toNanos(), TimeUnit.NANOSECONDS));
+    ifSet(limits.maxConnectionAge(), d -> b.maxConnectionAge(d.toNanos(), TimeUnit.NANOSECONDS));
+    ifSet(limits.maxConnectionAgeGrace(), d -> b.maxConnectionAgeGrace(d.toNanos(), TimeUnit.NANOSECONDS));
+    ifSet(limits.handshakeTimeout(), d -> b.handshakeTimeout(d.toNanos(), TimeUnit.NANOSECONDS));
+    return b;
+  }
+
+  private static void ifSet(Duration d, java.util.function.Consumer<Duration> setter) {
+    if (!d.isZero()) {
+      setter.accept(d);
+    }
   }
 
   @Provides
@@ -46,11 +78,16 @@ final class GrpcModule extends AbstractModule {
   @Provides
   @Singleton
   @SuppressWarnings("deprecation") // ProtoReflectionService is v1alpha, deprecated but still widely used
-  Server server(ServerSettings settings, IdGenService idGen, SequenceAdminService admin,
-      HealthStatusManager health) {
-    return transport.serverBuilder(settings)
-        .addService(idGen)
-        .addService(admin)
+  Server server(ServerSettings settings, OperationsSettings operations, IdGenService idGen,
+      SequenceAdminService admin, HealthStatusManager health, TlsCredentials tls, AccessInterceptor access,
+      AllocateMetricsInterceptor callMetrics, CallDurationLimit callDuration) {
+    OperationsSettings.Limits limits = operations.limits();
+    return transport.serverBuilder(settings, limits, tls.credentials())
+        .maxInboundMessageSize(limits.maxInboundMessageSize())
+        .maxInboundMetadataSize(limits.maxInboundMetadataSize())
+        // ServerInterceptors.intercept: the last one listed runs first.
+        .addService(ServerInterceptors.intercept(idGen, callDuration, access, callMetrics))
+        .addService(ServerInterceptors.intercept(admin, access))
         .addService(ProtoReflectionServiceV1.newInstance())
         .addService(ProtoReflectionService.newInstance())
         .addService(health.getHealthService())

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,6 +50,7 @@ final class IdGenServer {
   private final Allocator allocator;
   private final RangeStore store;
   private final ServerSettings settings;
+  private final Set<ServerComponent> components;
   private final Object lock = new Object();
   /** Serializes whole {@link #shutdown()}s; taken before {@code lock}, never after. */
   private final Object shutdownLock = new Object();
@@ -61,7 +63,8 @@ final class IdGenServer {
 
   @Inject
   IdGenServer(Server server, HealthStatusManager health, Allocator allocator, RangeStore store,
-      ServerSettings settings) {
+      ServerSettings settings, Set<ServerComponent> components) {
+    this.components = components;
     this.server = server;
     this.health = health;
     this.allocator = allocator;
@@ -70,7 +73,7 @@ final class IdGenServer {
   }
 
   /**
-   * Starts listening and reports SERVING.
+   * Starts listening, then the other components (the metrics endpoint, say), and reports SERVING.
    *
    * @throws IOException if the address cannot be bound (the port is taken, say)
    */
@@ -80,6 +83,9 @@ final class IdGenServer {
         throw new IllegalStateException("already shut down");
       }
       server.start();
+      for (ServerComponent component : components) {
+        component.start();
+      }
       setHealth(ServingStatus.SERVING);
     }
     log.info("idgen-server {} started: gRPC on {}, {}", Versions.server(), server.getListenSockets(),
@@ -142,6 +148,9 @@ final class IdGenServer {
       }
       closeQuietly("allocator", allocator);
       closeQuietly("store", store);
+      for (ServerComponent component : components) {
+        closeQuietly(component.toString(), component);
+      }
       if (interrupted) {
         Thread.currentThread().interrupt();
       }

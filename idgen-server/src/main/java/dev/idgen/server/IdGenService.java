@@ -17,6 +17,7 @@ import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,11 +37,21 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
 
   private final Allocator allocator;
   private final Duration maxWait;
+  private final LongConsumer abandoned;
 
   @Inject
+  IdGenService(Allocator allocator, ServerSettings settings, IdGenMetrics metrics) {
+    this(allocator, settings, metrics::abandonedInCall);
+  }
+
   IdGenService(Allocator allocator, ServerSettings settings) {
+    this(allocator, settings, ids -> {});
+  }
+
+  private IdGenService(Allocator allocator, ServerSettings settings, LongConsumer abandoned) {
     this.allocator = allocator;
     this.maxWait = settings.maxWait();
+    this.abandoned = abandoned;
   }
 
   @Override
@@ -59,8 +70,8 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
       ranges = List.of();
       status = StatusMapper.toStatus(e, deadline);
     }
-    new RangeStream(request.getSequence(), (ServerCallStreamObserver<IdRange>) responses, ranges, status)
-        .start();
+    new RangeStream(request.getSequence(), (ServerCallStreamObserver<IdRange>) responses, ranges, status,
+        abandoned).start();
   }
 
   /** How long the allocator may wait for a reserve: max-wait, or less if the deadline comes first. */
@@ -81,7 +92,8 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
    *
    * <p>gRPC runs a call's callbacks (the handler, {@code onReady}, {@code onCancel}) one at a time, but
    * not always on the same thread, so the cursor is guarded anyway; the lock is never held while waiting.
-   * IDs of a call that the client cancels are abandoned, never handed out again (a gap).
+   * IDs of a call that the client cancels, or that the server closes early (the call-duration limit), are
+   * abandoned, never handed out again (a gap), and reported to {@code abandoned}.
    */
   @ThreadSafe
   static final class RangeStream {
@@ -89,6 +101,7 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
     private final ServerCallStreamObserver<IdRange> call;
     private final List<dev.idgen.core.IdRange> ranges;
     private final Status status;
+    private final LongConsumer abandoned;
     private final Object lock = new Object();
 
     @GuardedBy("lock")
@@ -99,16 +112,28 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
 
     RangeStream(String sequence, ServerCallStreamObserver<IdRange> call,
         List<dev.idgen.core.IdRange> ranges, Status status) {
+      this(sequence, call, ranges, status, ids -> {});
+    }
+
+    RangeStream(String sequence, ServerCallStreamObserver<IdRange> call,
+        List<dev.idgen.core.IdRange> ranges, Status status, LongConsumer abandoned) {
       this.sequence = sequence;
       this.call = call;
       this.ranges = ranges;
       this.status = status;
+      this.abandoned = abandoned;
     }
 
     /** Registers the handlers (which must happen before the service method returns) and sends. */
     void start() {
       call.setOnCancelHandler(this::cancelled);
       call.setOnReadyHandler(this::drain);
+      try {
+        // Also runs when the server closed the call early (the call-duration limit).
+        call.setOnCloseHandler(this::cancelled);
+      } catch (UnsupportedOperationException e) {
+        // An observer without close notifications (a test's): cancellation is still seen.
+      }
       drain();
     }
 
@@ -130,15 +155,21 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
 
     private void cancelled() {
       int unsent;
+      long ids = 0;
       synchronized (lock) {
         if (finished) {
           return;
         }
         finished = true;
         unsent = ranges.size() - next;
+        for (int i = next; i < ranges.size(); i++) {
+          ids += ranges.get(i).count();
+        }
       }
       if (unsent > 0) {
-        log.debug("Allocate on '{}' cancelled by the client; {} of its ranges abandoned", sequence, unsent);
+        abandoned.accept(ids);
+        log.debug("Allocate on '{}' ended before its stream was sent; {} of its ranges ({} IDs) abandoned",
+            sequence, unsent, ids);
       }
     }
   }

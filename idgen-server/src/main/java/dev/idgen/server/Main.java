@@ -74,10 +74,12 @@ public final class Main implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     Config config;
     ServerSettings settings;
+    OperationsSettings operations;
     Module storeModule;
     try {
       config = loadConfig();
       settings = ServerSettings.from(config);
+      operations = OperationsSettings.from(config);
       // The store module is chosen here, not by an `if` inside a module.
       storeModule = switch (settings.store()) {
         case EMBEDDED -> new EmbeddedStoreModule();
@@ -92,7 +94,8 @@ public final class Main implements Callable<Integer> {
     IdGenServer server;
     try {
       server = Guice.createInjector(Stage.PRODUCTION,
-              new SettingsModule(config, settings), storeModule, new AllocatorModule(), GrpcModule.netty())
+              new SettingsModule(config, settings), storeModule, new AllocatorModule(),
+              new OperationsModule(operations), GrpcModule.netty())
           .getInstance(IdGenServer.class);
     } catch (CreationException e) {
       Throwable cause = rootCause(firstCause(e.getErrorMessages(), e));
@@ -106,7 +109,8 @@ public final class Main implements Callable<Integer> {
     try {
       server.start();
     } catch (IOException e) {
-      log.error("idgen-server could not listen on {}:{}: {}", settings.grpcHost(), settings.grpcPort(),
+      log.error("idgen-server could not listen (gRPC on {}:{}, metrics on {}:{}): {}",
+          settings.grpcHost(), settings.grpcPort(), operations.metrics().host(), operations.metrics().port(),
           rootCause(e).getMessage(), e);
       server.finishShutdown();
       return EXIT_START_FAILED;

@@ -59,7 +59,9 @@ class CassandraServerIT {
         "idgen.cassandra.create-schema=" + createSchema,
         "idgen.cassandra.replication.dc1=1",
         "idgen.cassandra.replication.dc2=1",
-        "idgen.cassandra.floor-refresh=500ms"));
+        "idgen.cassandra.floor-refresh=500ms",
+        // The sequence gauges appear at the first refresh after a sequence is loaded: well before the end.
+        "idgen.metrics.refresh-interval=200ms"));
     servers.add(s);
     return s;
   }
@@ -126,6 +128,21 @@ class CassandraServerIT {
         assertThat(id).isGreaterThan(floor);
         assertThat(seen.add(id)).as("ID %d handed out twice", id).isTrue();
       }
+    }
+
+    // Both servers export the store's compare-and-set outcomes and the driver's own metrics.
+    for (ServerProcess s : List.of(dc1, dc2)) {
+      java.net.http.HttpResponse<String> scrape = java.net.http.HttpClient.newHttpClient().send(
+          java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+              "http://127.0.0.1:" + s.metricsPort() + "/metrics")).build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString());
+      assertThat(scrape.statusCode()).isEqualTo(200);
+      assertThat(MetricsEndpointTest.value(scrape.body(), "idgen_store_cas_total{outcome=\"applied\",tier=\"dc\"}"))
+          .isPositive();
+      assertThat(scrape.body()).contains("idgen_store_cas_total{outcome=\"unknown\",tier=\"global\"}")
+          .contains("idgen_ids_allocated_total{sequence=\"orders\"}")
+          .contains("idgen_runway_seconds{sequence=\"orders\",tier=\"dc\"}")
+          .contains("cassandra_session_cql_requests");
     }
   }
 

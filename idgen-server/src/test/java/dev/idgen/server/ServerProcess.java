@@ -56,6 +56,8 @@ final class ServerProcess implements AutoCloseable {
           "-XX:TieredStopAtLevel=1", // starts faster; these tests are about correctness, not speed
           "-Didgen.grpc.host=127.0.0.1",
           "-Didgen.grpc.port=" + port,
+          "-Didgen.metrics.host=127.0.0.1",
+          "-Didgen.metrics.port=0", // any free port: several servers run at once
           "-Didgen.shutdown.quiet-period=0s"));
       for (String s : settings) {
         cmd.add("-D" + s);
@@ -85,6 +87,14 @@ final class ServerProcess implements AutoCloseable {
 
   int port() {
     return port;
+  }
+
+  /** The port of the metrics endpoint, as the server logged it at start. */
+  int metricsPort() throws IOException {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("metrics on http://[^:]+:(\\d+)/metrics")
+        .matcher(read(log));
+    assertThat(m.find()).as("the server logs its metrics endpoint").isTrue();
+    return Integer.parseInt(m.group(1));
   }
 
   long pid() {

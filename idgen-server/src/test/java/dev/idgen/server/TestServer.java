@@ -1,6 +1,7 @@
 package dev.idgen.server;
 
 import com.google.inject.Guice;
+import com.google.inject.Injector;
 import com.google.inject.Module;
 import com.google.inject.Stage;
 import com.typesafe.config.Config;
@@ -39,13 +40,15 @@ final class TestServer implements AutoCloseable {
   final IdGenServer server;
   final ManagedChannel channel;
   final ServerSettings settings;
+  final Injector injector;
 
   private TestServer(InMemoryRangeStore store, IdGenServer server, ManagedChannel channel,
-      ServerSettings settings) {
+      ServerSettings settings, Injector injector) {
     this.store = store;
     this.server = server;
     this.channel = channel;
     this.settings = settings;
+    this.injector = injector;
   }
 
   static TestServer start() {
@@ -58,33 +61,80 @@ final class TestServer implements AutoCloseable {
     return start(overrides, binder -> binder.bind(RangeStore.class).toInstance(store), store);
   }
 
+  /** In-process, with the call-duration limit on {@code timer}, which the test fires. */
+  static TestServer start(Map<String, Object> overrides, CallDurationLimit.Timer timer) {
+    InMemoryRangeStore store = new InMemoryRangeStore();
+    return start(overrides, binder -> binder.bind(RangeStore.class).toInstance(store), store, timer, false);
+  }
+
   /** The daemon on the production embedded store, in {@code dir}. */
   static TestServer startEmbedded(Path dir) {
     return start(Map.of(ServerSettings.EMBEDDED_DIR, dir.toString()), new EmbeddedStoreModule(), null);
   }
 
+  /**
+   * Over Netty on a free loopback port ({@link #port()}), with the production transport settings
+   * (TLS, limits). {@link #channel} is a plaintext channel to it, or null when TLS is on.
+   */
+  static TestServer startNetty(Map<String, Object> overrides) {
+    InMemoryRangeStore store = new InMemoryRangeStore();
+    Map<String, Object> values = new HashMap<>(overrides);
+    values.putIfAbsent(ServerSettings.GRPC_HOST, "127.0.0.1");
+    values.putIfAbsent(ServerSettings.GRPC_PORT, 0);
+    return start(values, binder -> binder.bind(RangeStore.class).toInstance(store), store, null, true);
+  }
+
   private static TestServer start(Map<String, Object> overrides, Module storeModule,
       InMemoryRangeStore store) {
+    return start(overrides, storeModule, store, null, false);
+  }
+
+  private static TestServer start(Map<String, Object> overrides, Module storeModule,
+      InMemoryRangeStore store, CallDurationLimit.Timer timer, boolean netty) {
     Map<String, Object> values = new HashMap<>();
     values.put(ServerSettings.QUIET_PERIOD, "0s");
     values.put(ServerSettings.SHUTDOWN_TIMEOUT, "5s");
+    values.put("idgen.metrics.host", "127.0.0.1");
+    values.put("idgen.metrics.port", 0);
     values.putAll(overrides);
     Config config = ConfigFactory.parseMap(values).withFallback(ConfigFactory.defaultReference()).resolve();
     ServerSettings settings = ServerSettings.from(config);
+    OperationsSettings operations = OperationsSettings.from(config, Map.of());
     String name = InProcessServerBuilder.generateName();
-    IdGenServer server = Guice.createInjector(Stage.PRODUCTION,
-            new SettingsModule(config, settings),
-            storeModule,
-            new AllocatorModule(),
-            new GrpcModule(s -> InProcessServerBuilder.forName(name).directExecutor()))
-        .getInstance(IdGenServer.class);
+    Injector injector = Guice.createInjector(Stage.PRODUCTION,
+        new SettingsModule(config, settings),
+        storeModule,
+        new AllocatorModule(),
+        new OperationsModule(operations, timer),
+        netty ? GrpcModule.netty()
+            : new GrpcModule((s, limits, credentials) -> InProcessServerBuilder.forName(name).directExecutor()));
+    IdGenServer server = injector.getInstance(IdGenServer.class);
     try {
       server.start();
     } catch (IOException e) {
+      server.finishShutdown();
       throw new UncheckedIOException(e);
     }
-    ManagedChannel channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-    return new TestServer(store, server, channel, settings);
+    ManagedChannel channel;
+    if (!netty) {
+      channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+    } else if (!operations.tls().enabled()) {
+      channel = io.grpc.Grpc.newChannelBuilderForAddress("127.0.0.1", server.port(),
+          io.grpc.InsecureChannelCredentials.create()).build();
+    } else {
+      channel = null;
+    }
+    return new TestServer(store, server, channel, settings, injector);
+  }
+
+  /** The gRPC port (Netty), -1 in-process. */
+  int port() {
+    return server.port();
+  }
+
+  /** The port of the metrics endpoint. */
+  int metricsPort() {
+    return injector.getInstance(MetricsHttpServer.class).port();
   }
 
   IdGenGrpc.IdGenBlockingStub idGen() {
@@ -153,7 +203,9 @@ final class TestServer implements AutoCloseable {
 
   @Override
   public void close() {
-    channel.shutdownNow();
+    if (channel != null) {
+      channel.shutdownNow();
+    }
     server.finishShutdown();
   }
 }

@@ -148,9 +148,23 @@ public final class CassandraRangeStore implements RangeStore {
    * statements. Throws {@link StoreUnavailableException} if Cassandra cannot be reached.
    */
   public static CassandraRangeStore connect(CassandraSettings settings) {
+    return connect(settings, null);
+  }
+
+  /**
+   * {@link #connect(CassandraSettings)}, with the driver reporting its own metrics (requests, errors,
+   * connections, per node) into {@code micrometerRegistry}: an {@code io.micrometer.core.instrument.MeterRegistry},
+   * typed {@code Object} so that the core does not depend on Micrometer. The driver's
+   * {@code java-driver-metrics-micrometer} module must then be on the class path. Metric names start with
+   * {@code cassandra.} (tagged with the session and, for per-node metrics, the node). Null: no driver metrics.
+   */
+  public static CassandraRangeStore connect(CassandraSettings settings, Object micrometerRegistry) {
     CqlSessionBuilder builder = CqlSession.builder()
-        .withConfigLoader(driverConfig(settings))
+        .withConfigLoader(driverConfig(settings, micrometerRegistry != null))
         .withLocalDatacenter(settings.localDatacenter());
+    if (micrometerRegistry != null) {
+      builder.withMetricRegistry(micrometerRegistry);
+    }
     for (String cp : settings.contactPoints()) {
       int colon = cp.lastIndexOf(':');
       builder.addContactPoint(InetSocketAddress.createUnresolved(cp.substring(0, colon),
@@ -185,8 +199,24 @@ public final class CassandraRangeStore implements RangeStore {
     }
   }
 
-  private static DriverConfigLoader driverConfig(CassandraSettings s) {
-    return DriverConfigLoader.programmaticBuilder()
+  /** The driver metrics exported when a registry is given: what an operator alerts on or debugs with. */
+  private static final List<String> SESSION_METRICS = List.of("bytes-sent", "bytes-received",
+      "connected-nodes", "cql-requests", "cql-client-timeouts", "throttling.delay", "throttling.errors");
+  private static final List<String> NODE_METRICS = List.of("pool.open-connections", "pool.in-flight",
+      "pool.available-streams", "cql-messages", "errors.request.write-timeouts",
+      "errors.request.read-timeouts", "errors.request.unavailables", "errors.request.others",
+      "errors.request.aborted", "errors.connection.init", "errors.connection.auth");
+
+  private static DriverConfigLoader driverConfig(CassandraSettings s, boolean metrics) {
+    var config = DriverConfigLoader.programmaticBuilder();
+    if (metrics) {
+      config.withString(DefaultDriverOption.METRICS_FACTORY_CLASS, "MicrometerMetricsFactory")
+          .withString(DefaultDriverOption.METRICS_ID_GENERATOR_CLASS, "TaggingMetricIdGenerator")
+          .withString(DefaultDriverOption.METRICS_ID_GENERATOR_PREFIX, "cassandra")
+          .withStringList(DefaultDriverOption.METRICS_SESSION_ENABLED, SESSION_METRICS)
+          .withStringList(DefaultDriverOption.METRICS_NODE_ENABLED, NODE_METRICS);
+    }
+    return config
         // V5 tears the connection down after every CAS write timeout (CASSANDRA.md, gotcha 1).
         .withString(DefaultDriverOption.PROTOCOL_VERSION, "V4")
         .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, s.requestTimeout())
@@ -612,6 +642,11 @@ public final class CassandraRangeStore implements RangeStore {
   /** IDs dropped by advances (below a floor): deliberate, not lost. */
   public long idsDropped() {
     return idsDropped.sum();
+  }
+
+  /** This server's datacenter, whose pool {@link #state} reports among the others. */
+  public String localDatacenter() {
+    return dc;
   }
 
   /** The driver session, for metrics. */
