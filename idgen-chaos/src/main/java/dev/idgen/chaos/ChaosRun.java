@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -219,20 +220,35 @@ final class ChaosRun {
     long warmup = Math.min(TimeUnit.SECONDS.toNanos(10), runNanos / 8);
     long cooldown = Math.min(TimeUnit.SECONDS.toNanos(20), runNanos / 6);
     Thread.sleep(TimeUnit.NANOSECONDS.toMillis(warmup));
+    // Every kind once first (in a seeded order, the advance burst before the pause so that it is not held
+    // back by the pause's shadow), then kinds drawn at random.
+    List<String> firstRound = new ArrayList<>(List.of("server-kill", "cassandra-pause", "client-kill",
+        "advance-burst"));
+    Collections.shuffle(firstRound, random);
+    if (firstRound.indexOf("cassandra-pause") < firstRound.indexOf("advance-burst")) {
+      Collections.swap(firstRound, firstRound.indexOf("cassandra-pause"),
+          firstRound.indexOf("advance-burst"));
+    }
     while (System.nanoTime() - start < runNanos - cooldown) {
       Thread.sleep(1_000 + random.nextInt(4_000));
       if (System.nanoTime() - start >= runNanos - cooldown) {
         break;
       }
-      int pick = random.nextInt(10);
-      if (pick < 3) {
-        killServer();
-      } else if (pick < 5) {
-        pauseCassandra();
-      } else if (pick < 8 || System.nanoTime() < lastPauseEndNanos + PAUSE_SHADOW_NANOS) {
-        killClient();
+      String kind;
+      if (faults < firstRound.size()) {
+        kind = firstRound.get(faults);
       } else {
-        advanceBurst();
+        int pick = random.nextInt(10);
+        kind = pick < 3 ? "server-kill" : pick < 5 ? "cassandra-pause" : pick < 8 ? "client-kill" : "advance-burst";
+      }
+      if (kind.equals("advance-burst") && System.nanoTime() < lastPauseEndNanos + PAUSE_SHADOW_NANOS) {
+        kind = "client-kill";
+      }
+      switch (kind) {
+        case "server-kill" -> killServer();
+        case "cassandra-pause" -> pauseCassandra();
+        case "client-kill" -> killClient();
+        default -> advanceBurst();
       }
       faults++;
     }

@@ -215,7 +215,8 @@ public final class Checker implements Callable<Integer> {
         List<long[]> intervals = byStripe.get(k);
         intervals.sort((x, y) -> Long.compare(x[0], y[0]));
         long firstAbove = floor < spec.start() + k ? 0 : (floor - spec.start() - k) / n + 1;
-        long cursor = cursorIndex(run, spec, k);
+        long cursor = cursorIndex(run, spec, k,
+            intervals.stream().mapToLong(iv -> iv[1] + 1).max().orElse(0));
         reservedAbove += Math.max(0, cursor - firstAbove);
         long maxHi = -1;
         for (long[] iv : intervals) {
@@ -314,7 +315,7 @@ public final class Checker implements Callable<Integer> {
   }
 
   /** The index (on stripe k) of the stripe's final global cursor: every index below it was reserved. */
-  private static long cursorIndex(Contents run, SequenceSpec spec, int k) {
+  private static long cursorIndex(Contents run, SequenceSpec spec, int k, long unknown) {
     int n = spec.stripes();
     long stripeSize = spec.max() < spec.start() + k ? 0 : (spec.max() - spec.start() - k) / n + 1;
     for (FinalStripe f : run.finalStripes()) {
@@ -326,7 +327,7 @@ public final class Checker implements Callable<Integer> {
         return Math.max(0, Math.floorDiv(next - spec.start() - k + n - 1, n));
       }
     }
-    return stripeSize; // no final state recorded: assume everything reserved (lost is then an upper estimate)
+    return unknown; // no final state recorded for this stripe: count nothing as lost on it
   }
 
   private static boolean passedByAllCursors(Contents run, SequenceSpec spec, long floor) {
