@@ -229,9 +229,10 @@ final class ChaosRun {
       Collections.swap(firstRound, firstRound.indexOf("cassandra-pause"),
           firstRound.indexOf("advance-burst"));
     }
-    while (System.nanoTime() - start < runNanos - cooldown) {
+    // The first round always completes (even on a slow machine), so that every run sees every kind.
+    while (faults < firstRound.size() || System.nanoTime() - start < runNanos - cooldown) {
       Thread.sleep(1_000 + random.nextInt(4_000));
-      if (System.nanoTime() - start >= runNanos - cooldown) {
+      if (faults >= firstRound.size() && System.nanoTime() - start >= runNanos - cooldown) {
         break;
       }
       String kind;
