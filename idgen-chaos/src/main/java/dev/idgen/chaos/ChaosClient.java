@@ -1,0 +1,230 @@
+package dev.idgen.chaos;
+
+import dev.idgen.api.v1.AllocateRequest;
+import dev.idgen.api.v1.IdGenGrpc;
+import dev.idgen.api.v1.IdRange;
+import dev.idgen.client.IdGenClient;
+import dev.idgen.client.IdGenClientBuilder;
+import dev.idgen.client.IdGenClientException;
+import dev.idgen.client.IdSource;
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One client of a chaos run, on its own thread, with its own channels to every server slot and its own
+ * record file: either a client stub ({@link IdGenClient}, one {@link IdSource} per sequence, callers taking
+ * batches of IDs at a bounded rate) or a raw {@code Allocate} caller (random counts on random servers).
+ * Every range it receives is recorded by a {@link RecordingInterceptor} on its channels; a stub also records
+ * each ID it hands out.
+ *
+ * <p>{@link #kill()} models the client process dying mid-stream: its channels are shut down at once, which
+ * cuts its open calls (ranges in flight are never read) and strands the leases it held. The loop is bounded
+ * by the run's deadline and by an ID budget, and ends by itself.
+ */
+final class ChaosClient {
+  /** The largest count a raw caller asks for: spans several blocks, so some calls stream several ranges. */
+  static final long RAW_MAX_COUNT = 5_000;
+  /** The stub's largest lease. */
+  static final long STUB_MAX_LEASE = 5_000;
+  private static final long MAX_IDS_PER_CLIENT = 200_000_000;
+
+  private final int id;
+  private final boolean stub;
+  private final List<String> sequences;
+  private final Recorder recorder;
+  private final List<ManagedChannel> channels = new ArrayList<>();
+  private final List<Channel> recorded = new ArrayList<>();
+  private final Random random;
+  private final long deadlineNanos;
+  private final long rate;
+  private final Thread thread;
+  private volatile boolean stopped;
+  private volatile IdGenClient client;
+
+  ChaosClient(int id, boolean stub, List<String> targets, List<String> sequences, Path dir, RunClock clock,
+      long seed, long deadlineNanos, long rate) {
+    this.id = id;
+    this.stub = stub;
+    this.sequences = List.copyOf(sequences);
+    this.recorder = new Recorder(dir.resolve("client-" + id + ".bin"), clock);
+    this.random = new Random(seed);
+    this.deadlineNanos = deadlineNanos;
+    this.rate = rate;
+    RecordingInterceptor interceptor = new RecordingInterceptor(recorder);
+    for (String target : targets) {
+      ManagedChannel ch = Grpc.newChannelBuilder(target, InsecureChannelCredentials.create()).build();
+      channels.add(ch);
+      recorded.add(ClientInterceptors.intercept(ch, interceptor));
+    }
+    this.thread = new Thread(this::run, (stub ? "chaos-stub-" : "chaos-raw-") + id);
+    thread.setDaemon(true);
+  }
+
+  int id() {
+    return id;
+  }
+
+  boolean isStub() {
+    return stub;
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  /** After a server restart: reconnect now rather than after gRPC's reconnect back-off. */
+  void resetConnectBackoff() {
+    channels.forEach(ManagedChannel::resetConnectBackoff);
+  }
+
+  /** The client process dies: calls cut mid-stream, leases stranded. */
+  void kill() throws InterruptedException {
+    stopped = true;
+    channels.forEach(ManagedChannel::shutdownNow);
+    thread.join(TimeUnit.SECONDS.toMillis(15));
+    IdGenClient c = client;
+    if (c != null) {
+      c.close(); // its executor thread; its calls were already cut above
+    }
+    finish();
+  }
+
+  /** The end of the run: callers stop, the stub is closed (its leases are abandoned, as on any exit). */
+  void stop() throws InterruptedException {
+    stopped = true;
+    thread.join(TimeUnit.SECONDS.toMillis(15));
+    IdGenClient c = client;
+    if (c != null) {
+      c.close();
+    }
+    channels.forEach(ManagedChannel::shutdownNow);
+    finish();
+  }
+
+  private void finish() throws InterruptedException {
+    thread.join(TimeUnit.SECONDS.toMillis(15));
+    for (ManagedChannel ch : channels) {
+      ch.awaitTermination(5, TimeUnit.SECONDS);
+    }
+    recorder.close();
+  }
+
+  private boolean running() {
+    return !stopped && System.nanoTime() < deadlineNanos;
+  }
+
+  private void run() {
+    try {
+      if (stub) {
+        runStub();
+      } else {
+        runRaw();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      if (!stopped) {
+        System.err.println("chaos: client " + id + " ended: " + e);
+      }
+    }
+  }
+
+  private void runStub() throws InterruptedException {
+    IdGenClientBuilder builder = IdGenClient.builder()
+        .name("chaos-" + id)
+        .callDeadline(Duration.ofSeconds(2))
+        .waitDeadline(Duration.ofSeconds(3))
+        .maxLeaseSize(STUB_MAX_LEASE)
+        .retryBackoff(Duration.ofMillis(20), Duration.ofMillis(500));
+    recorded.forEach(builder::channel);
+    client = builder.build();
+    List<IdSource> sources = new ArrayList<>();
+    for (String s : sequences) {
+      sources.add(client.sequence(s));
+    }
+    Set<String> exhausted = new HashSet<>();
+    long served = 0;
+    long startNanos = System.nanoTime();
+    while (running() && served < MAX_IDS_PER_CLIENT) {
+      IdSource source = sources.get(random.nextInt(sources.size()));
+      if (exhausted.contains(source.sequence())) {
+        if (exhausted.size() == sources.size()) {
+          return;
+        }
+        continue;
+      }
+      int batch = 1 + random.nextInt(64);
+      try {
+        long[] ids = source.next(batch);
+        recorder.served(source.sequence(), ids, ids.length);
+        served += ids.length;
+      } catch (IdGenClientException e) {
+        switch (e.reason()) {
+          case EXHAUSTED -> exhausted.add(source.sequence());
+          case CLOSED -> {
+            return;
+          }
+          default -> Thread.sleep(20); // TIMED_OUT or REJECTED while servers or Cassandra are down
+        }
+      }
+      pace(served, startNanos);
+    }
+  }
+
+  private void runRaw() throws InterruptedException {
+    Set<String> exhausted = new HashSet<>();
+    long received = 0;
+    long startNanos = System.nanoTime();
+    while (running() && received < MAX_IDS_PER_CLIENT) {
+      String sequence = sequences.get(random.nextInt(sequences.size()));
+      if (exhausted.contains(sequence)) {
+        if (exhausted.size() == sequences.size()) {
+          return;
+        }
+        continue;
+      }
+      long count = random.nextInt(10) == 0 ? 1 + random.nextInt((int) RAW_MAX_COUNT) : 1 + random.nextInt(200);
+      Channel channel = recorded.get(random.nextInt(recorded.size()));
+      try {
+        Iterator<IdRange> ranges = IdGenGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
+            .allocate(AllocateRequest.newBuilder().setSequence(sequence).setCount(count).build());
+        while (ranges.hasNext()) {
+          received += ranges.next().getCount(); // recorded by the interceptor
+        }
+      } catch (StatusRuntimeException e) {
+        switch (e.getStatus().getCode()) {
+          case RESOURCE_EXHAUSTED -> exhausted.add(sequence);
+          default -> Thread.sleep(20 + random.nextInt(30));
+        }
+      }
+      pace(received, startNanos);
+    }
+  }
+
+  /** Keeps the client at or below its rate (IDs per second), so a run's record stays a manageable size. */
+  private void pace(long ids, long startNanos) throws InterruptedException {
+    long dueNanos = startNanos + ids * 1_000_000_000L / Math.max(1, rate);
+    long ahead = dueNanos - System.nanoTime();
+    if (ahead > 0) {
+      TimeUnit.NANOSECONDS.sleep(Math.min(ahead, TimeUnit.SECONDS.toNanos(1)));
+    }
+  }
+
+  @Override
+  public String toString() {
+    return (stub ? "stub-client-" : "raw-client-") + id;
+  }
+}

@@ -1,0 +1,106 @@
+package dev.idgen.chaos;
+
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code idgen-chaos}: runs a chaos run ({@link ChaosRun}), then the checker ({@link Checker}) on what it
+ * recorded. Exit status 0 only if the run completed and the checker found no violation.
+ *
+ * <pre>
+ * flock /tmp/idgen-cassandra.lock java -jar idgen-chaos/target/idgen-chaos-0.1.0-SNAPSHOT-all.jar \
+ *     --duration 10m --servers 3 --clients 6 --out target/chaos-long
+ * </pre>
+ */
+@Command(name = "idgen-chaos", mixinStandardHelpOptions = true,
+    description = "Fault-injection run against real idgen servers on the local two-datacenter Cassandra, "
+        + "then an independent check of what the clients received.")
+public final class ChaosCommand implements Callable<Integer> {
+
+  @Option(names = "--duration", defaultValue = "2m", converter = DurationConverter.class,
+      description = "how long clients allocate and faults are injected, e.g. 90s, 10m, 1h (default: ${DEFAULT-VALUE})")
+  Duration duration;
+
+  @Option(names = "--seed", description = "the fault schedule's seed (default: random, printed)")
+  Long seed;
+
+  @Option(names = "--servers", defaultValue = "3", description = "idgen servers, >= 3, alternately in dc1 and dc2")
+  int servers;
+
+  @Option(names = "--clients", defaultValue = "4", description = "clients, >= 2: half client stubs, half raw Allocate callers")
+  int clients;
+
+  @Option(names = "--out", defaultValue = "target/chaos", description = "where the records and logs go")
+  Path out;
+
+  @Option(names = "--use-running-cassandra",
+      description = "use the cluster that is running (127.0.0.1 dc1, 127.0.0.2 dc2) instead of starting one")
+  boolean useRunningCassandra;
+
+  @Option(names = "--repo-root", defaultValue = ".", description = "the idgen checkout (for deploy/cassandra/cassandra.sh)")
+  Path repoRoot;
+
+  @Option(names = "--server-jar", description = "the shaded server jar "
+      + "(default: <repo-root>/idgen-server/target/idgen-server-0.1.0-SNAPSHOT-all.jar)")
+  Path serverJar;
+
+  @Option(names = "--rate", defaultValue = "5000", description = "the most IDs per second each client takes (default: ${DEFAULT-VALUE})")
+  long rate;
+
+  @Option(names = "--int32-space", defaultValue = "2000000",
+      description = "how many IDs the 32-bit sequence has left below 2147483647 (default: ${DEFAULT-VALUE})")
+  long int32Space;
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new ChaosCommand()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    return execute().ok() ? 0 : 1;
+  }
+
+  /** Runs and checks; the report's {@link Checker.Report#ok()} is the verdict. */
+  public Checker.Report execute() throws Exception {
+    if (servers < 3) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "--servers: " + servers + " (expected: >= 3)");
+    }
+    if (clients < 2) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "--clients: " + clients + " (expected: >= 2)");
+    }
+    long s = seed != null ? seed : new SecureRandom().nextLong();
+    System.out.println("chaos seed=" + s);
+    Path root = repoRoot.toAbsolutePath().normalize();
+    Path jar = serverJar != null ? serverJar : root.resolve("idgen-server/target/idgen-server-0.1.0-SNAPSHOT-all.jar");
+    Path dir = out.toAbsolutePath().normalize();
+    new ChaosRun(new ChaosRun.Settings(duration, s, servers, clients, dir, useRunningCassandra,
+        jar.toAbsolutePath(), root, rate, int32Space)).run();
+    return Checker.check(dir, System.out);
+  }
+
+  /** "90s", "10m", "1h", "500ms", or ISO-8601 ("PT10M"). */
+  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      String v = value.trim().toLowerCase();
+      if (v.startsWith("pt")) {
+        return Duration.parse(v);
+      }
+      if (v.endsWith("ms")) {
+        return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+      }
+      long n = Long.parseLong(v.substring(0, v.length() - 1));
+      return switch (v.charAt(v.length() - 1)) {
+        case 's' -> Duration.ofSeconds(n);
+        case 'm' -> Duration.ofMinutes(n);
+        case 'h' -> Duration.ofHours(n);
+        default -> throw new CommandLine.TypeConversionException("'" + value + "': expected e.g. 90s, 10m, 1h");
+      };
+    }
+  }
+}

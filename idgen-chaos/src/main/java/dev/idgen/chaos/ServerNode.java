@@ -1,0 +1,131 @@
+package dev.idgen.chaos;
+
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One server slot: the shaded server jar as a child JVM on a fixed loopback port in one datacenter. The
+ * port stays the slot's across {@code kill -9} and restart, so clients find the new process where the old
+ * one was. Not thread-safe: only the fault thread and the run's start and end touch it.
+ */
+final class ServerNode implements AutoCloseable {
+  private static final long START_TIMEOUT_MILLIS = 120_000;
+
+  private final String name;
+  private final String datacenter;
+  private final int port;
+  private final List<String> settings;
+  private final Path jar;
+  private final Path dir;
+  private final ManagedChannel adminChannel;
+  private Process process;
+  private int starts;
+
+  ServerNode(String name, String datacenter, int port, Path jar, Path dir, List<String> settings) {
+    this.name = name;
+    this.datacenter = datacenter;
+    this.port = port;
+    this.jar = jar;
+    this.dir = dir;
+    this.settings = List.copyOf(settings);
+    this.adminChannel = Grpc.newChannelBuilderForAddress("127.0.0.1", port, InsecureChannelCredentials.create())
+        .build();
+  }
+
+  String name() {
+    return name;
+  }
+
+  String datacenter() {
+    return datacenter;
+  }
+
+  int port() {
+    return port;
+  }
+
+  String target() {
+    return "127.0.0.1:" + port;
+  }
+
+  /** A channel for the harness's own admin calls (not recorded: it never allocates). */
+  ManagedChannel adminChannel() {
+    return adminChannel;
+  }
+
+  boolean alive() {
+    return process != null && process.isAlive();
+  }
+
+  /** Starts the process and waits until its health service reports SERVING. */
+  void start() throws IOException, InterruptedException {
+    starts++;
+    List<String> cmd = new ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xmx256m",
+        "-XX:+UseSerialGC",
+        "-Didgen.grpc.host=127.0.0.1",
+        "-Didgen.grpc.port=" + port,
+        "-Didgen.shutdown.quiet-period=0s"));
+    for (String s : settings) {
+      cmd.add("-D" + s);
+    }
+    cmd.addAll(List.of("-jar", jar.toString()));
+    Path log = dir.resolve(name + "-" + starts + ".log");
+    process = new ProcessBuilder(cmd)
+        .directory(dir.toFile())
+        .redirectErrorStream(true)
+        .redirectOutput(log.toFile())
+        .start();
+    HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(adminChannel);
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MILLIS);
+    while (true) {
+      if (!process.isAlive()) {
+        throw new IOException(name + " exited with " + process.exitValue() + " at start; see " + log);
+      }
+      try {
+        ServingStatus status = health.withDeadlineAfter(1, TimeUnit.SECONDS)
+            .check(HealthCheckRequest.getDefaultInstance()).getStatus();
+        if (status == ServingStatus.SERVING) {
+          return;
+        }
+      } catch (StatusRuntimeException notYet) {
+        adminChannel.resetConnectBackoff();
+      }
+      if (System.nanoTime() > deadline) {
+        kill();
+        throw new IOException(name + " did not report SERVING within " + START_TIMEOUT_MILLIS + " ms; see " + log);
+      }
+      Thread.sleep(100); // polling a child process: there is no event to wait on
+    }
+  }
+
+  /** SIGKILL ({@code kill -9}), and wait until the process is gone and its port is free. */
+  void kill() throws InterruptedException {
+    if (process != null) {
+      process.destroyForcibly();
+      process.waitFor(30, TimeUnit.SECONDS);
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    kill();
+    adminChannel.shutdownNow();
+  }
+
+  @Override
+  public String toString() {
+    return name + "(" + datacenter + ", port " + port + ")";
+  }
+}

@@ -1,0 +1,135 @@
+package dev.idgen.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idgen.api.v1.AllocateRequest;
+import dev.idgen.api.v1.CreateSequenceRequest;
+import dev.idgen.api.v1.GetSequenceRequest;
+import dev.idgen.api.v1.IdGenGrpc;
+import dev.idgen.api.v1.IdRange;
+import dev.idgen.api.v1.Sequence;
+import dev.idgen.api.v1.SequenceAdminGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A 32-bit sequence ({@code max = 2147483647}) allocated right up to the end on the Cassandra store, by
+ * concurrent callers on a server in each datacenter of the running two-datacenter cluster: every remaining
+ * ID exactly once (no faults, so nothing is abandoned), then RESOURCE_EXHAUSTED on both, never above max.
+ */
+class Int32ExhaustionCassandraIT {
+  private static final long INT32_MAX = 2_147_483_647L;
+  private static final String SEQUENCE = "legacy32";
+
+  @TempDir
+  Path dir;
+
+  private final List<ServerProcess> servers = new ArrayList<>();
+  private final String keyspace = "int32_" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 8);
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    for (ServerProcess s : servers) {
+      s.close();
+    }
+  }
+
+  @Test
+  void should_hand_out_every_remaining_id_once_in_both_datacenters_then_resource_exhausted() throws Exception {
+    ServerProcess dc1 = server("dc1", property("idgenCassandraDc1"));
+    ServerProcess dc2 = server("dc2", property("idgenCassandraDc2"));
+    long start = INT32_MAX - 39_999;
+    SequenceAdminGrpc.newBlockingStub(dc1.channel()).withDeadlineAfter(30, TimeUnit.SECONDS)
+        .createSequence(CreateSequenceRequest.newBuilder().setName(SEQUENCE).setStart(start).setMax(INT32_MAX)
+            .setStripes(2).setNodeBlockSize(500).setDcBlockSize(4_000).build());
+    IssuedIds issued = new IssuedIds(start, INT32_MAX, 2);
+
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    List<Future<Status>> endings = new ArrayList<>();
+    try {
+      for (int c = 0; c < 4; c++) {
+        ManagedChannel channel = (c % 2 == 0 ? dc1 : dc2).channel();
+        Random random = new Random(c);
+        endings.add(pool.submit(() -> allocateUntilAnError(channel, random, issued)));
+      }
+      for (Future<Status> f : endings) {
+        assertThat(f.get(5, TimeUnit.MINUTES).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+
+    for (ServerProcess s : List.of(dc1, dc2)) {
+      StatusRuntimeException after = failure(s.channel());
+      assertThat(after.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(after.getStatus().getDescription()).contains(SEQUENCE).contains("2147483647");
+    }
+    Sequence state = SequenceAdminGrpc.newBlockingStub(dc2.channel()).withDeadlineAfter(30, TimeUnit.SECONDS)
+        .getSequence(GetSequenceRequest.newBuilder().setName(SEQUENCE).build());
+    assertThat(state.getRemaining()).isZero();
+    assertThat(issued.outOfBounds()).isZero();
+    assertThat(issued.duplicates()).isZero();
+    assertThat(issued.distinct()).isEqualTo(issued.space());
+  }
+
+  private static Status allocateUntilAnError(ManagedChannel channel, Random random, IssuedIds issued) {
+    for (int i = 0; i < 100_000; i++) {
+      long count = 1 + random.nextInt(random.nextBoolean() ? 50 : 1_500);
+      try {
+        Iterator<IdRange> ranges = IdGenGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+            .allocate(AllocateRequest.newBuilder().setSequence(SEQUENCE).setCount(count).build());
+        ranges.forEachRemaining(issued::add);
+      } catch (StatusRuntimeException e) {
+        return e.getStatus();
+      }
+    }
+    return Status.OK;
+  }
+
+  /** One more Allocate of one ID, which must fail without a range. */
+  private static StatusRuntimeException failure(ManagedChannel channel) {
+    List<IdRange> received = new ArrayList<>();
+    try {
+      IdGenGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+          .allocate(AllocateRequest.newBuilder().setSequence(SEQUENCE).setCount(1).build())
+          .forEachRemaining(received::add);
+    } catch (StatusRuntimeException e) {
+      assertThat(received).isEmpty();
+      return e;
+    }
+    throw new AssertionError("expected RESOURCE_EXHAUSTED, got " + received);
+  }
+
+  private ServerProcess server(String dc, String contactPoint) throws Exception {
+    ServerProcess s = ServerProcess.start(dir, "server-" + dc, List.of(
+        "idgen.store=cassandra",
+        "idgen.cassandra.contact-points=" + contactPoint,
+        "idgen.cassandra.local-datacenter=" + dc,
+        "idgen.cassandra.keyspace=" + keyspace,
+        "idgen.cassandra.create-schema=true",
+        "idgen.cassandra.replication.dc1=1",
+        "idgen.cassandra.replication.dc2=1"));
+    servers.add(s);
+    return s;
+  }
+
+  private static String property(String name) {
+    String value = System.getProperty(name);
+    assertThat(value).as("system property %s (set by failsafe)", name).isNotNull();
+    return value;
+  }
+}
