@@ -35,7 +35,7 @@ public final class DaemonForTests implements AutoCloseable {
   /** In-process (name: {@link #inProcessName()}), direct executor, {@code interceptors} on every call. */
   public static DaemonForTests inProcess(Path dataDir, List<ServerInterceptor> interceptors) {
     String name = InProcessServerBuilder.generateName();
-    return start(dataDir, Map.of(), name, settings -> {
+    return start(dataDir, Map.of(), name, (settings, limits, credentials) -> {
       ServerBuilder<?> builder = InProcessServerBuilder.forName(name).directExecutor();
       interceptors.forEach(builder::intercept);
       return builder;
@@ -45,7 +45,7 @@ public final class DaemonForTests implements AutoCloseable {
   /** On Netty, on 127.0.0.1 and a free port ({@link #port()}), plaintext. */
   public static DaemonForTests onLoopback(Path dataDir) {
     return start(dataDir, Map.of(ServerSettings.GRPC_HOST, "127.0.0.1", ServerSettings.GRPC_PORT, 0), null,
-        settings -> NettyServerBuilder.forAddress(
+        (settings, limits, credentials) -> NettyServerBuilder.forAddress(
             new InetSocketAddress(settings.grpcHost(), settings.grpcPort())));
   }
 
