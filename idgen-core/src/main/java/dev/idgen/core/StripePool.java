@@ -96,7 +96,8 @@ final class StripePool {
       while (true) {
         taken += drain(need - taken, out);
         maybeRefill(false);
-        if (taken == need || (exhausted && ranges.isEmpty())) {
+        // An exhausted stripe may still have a refill in flight that got the last IDs: wait for it.
+        if (taken == need || (exhausted && ranges.isEmpty() && !refilling)) {
           return taken;
         }
         if (closed) {
@@ -104,7 +105,7 @@ final class StripePool {
               + "': the allocator is closed (server shutting down)");
         }
         long shortfall = need - taken;
-        if (shortfall >= block) {
+        if (shortfall >= block && !exhausted) {
           taken += reserveDirectly(shortfall, out);
           continue;
         }

@@ -20,6 +20,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -174,6 +175,68 @@ class AllocatorTest {
     assertThatThrownBy(() -> a.allocate("int32", 1, WAIT))
         .isInstanceOf(SequenceExhaustedException.class)
         .satisfies(e -> assertThat(((SequenceExhaustedException) e).delivered()).isEmpty());
+  }
+
+  @Test
+  void should_deliver_the_last_ids_that_a_refill_in_flight_took_when_a_large_request_finds_the_end()
+      throws Exception {
+    // The race: a large request starts the pool's refill, which takes the last 100 IDs before the
+    // request's own direct reservation finds the space empty, and publishes them only after the request
+    // has looked at the pool again. The call must wait for that refill and deliver its IDs, not report the
+    // sequence exhausted with nothing delivered while the pool is about to hold them.
+    ConcurrentLinkedQueue<Runnable> held = new ConcurrentLinkedQueue<>();
+    CountDownLatch refillReserved = new CountDownLatch(1);
+    AtomicReference<Thread> callerThread = new AtomicReference<>();
+    AtomicReference<Future<Throwable>> call = new AtomicReference<>();
+    InMemoryRangeStore store = new InMemoryRangeStore() {
+      @Override
+      public IdRange reserve(SequenceDefinition d, int stripe, long size) {
+        try {
+          if (Thread.currentThread() == callerThread.get()) {
+            new Thread(held.poll(), "refill").start();
+            assertThat(refillReserved.await(10, TimeUnit.SECONDS)).isTrue();
+            return super.reserve(d, stripe, size); // the space is empty now
+          }
+          IdRange r = super.reserve(d, stripe, size); // the refill: the last IDs
+          refillReserved.countDown();
+          // Publish only once the caller has finished or waits for this refill.
+          long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+          while (System.nanoTime() < until && (call.get() == null || !call.get().isDone())
+              && callerThread.get().getState() != Thread.State.TIMED_WAITING) {
+            Thread.sleep(1);
+          }
+          return r;
+        } catch (InterruptedException e) {
+          throw new AssertionError(e);
+        }
+      }
+    };
+    Allocator a = allocator(Allocator.builder(store).executor(held::add).minNodeBlock(100));
+    long max = 2_147_483_647L;
+    a.create(seq("last100", max - 99, max, 1, 10_000));
+    ExecutorService caller = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "caller");
+      callerThread.set(t);
+      return t;
+    });
+    try {
+      call.set(caller.submit(() -> {
+        try {
+          a.allocate("last100", 1_000, WAIT);
+          return null;
+        } catch (Throwable e) {
+          return e;
+        }
+      }));
+      Throwable outcome = call.get().get(20, TimeUnit.SECONDS);
+      assertThat(refillReserved.getCount()).as("the refill reserved during the large request").isZero();
+      assertThat(outcome).isInstanceOf(SequenceExhaustedException.class);
+      List<Long> delivered = ids(((SequenceExhaustedException) outcome).delivered());
+      assertThat(delivered).hasSize(100).doesNotHaveDuplicates()
+          .allSatisfy(id -> assertThat(id).isBetween(max - 99, max));
+    } finally {
+      caller.shutdownNow();
+    }
   }
 
   @Test

@@ -134,6 +134,20 @@ class HostileInputTest {
   }
 
   @Test
+  void should_refuse_a_request_above_the_size_limit_with_resource_exhausted_and_keep_serving() {
+    String huge = "n".repeat(100_000); // above the 64 KiB default of idgen.limits.max-inbound-message-size
+    Status allocate = call(() -> server.allocate(huge, 1, new ArrayList<>()));
+    Status create = call(() -> server.admin().createSequence(CreateSequenceRequest.newBuilder().setName(huge).build()));
+
+    for (Status status : List.of(allocate, create)) {
+      assertThat(status.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(status.getDescription()).containsIgnoringCase("size").contains("65536");
+    }
+    assertThat(server.allocate("fz-dense", 3)).isNotEmpty();
+    assertThat(server.health("")).isEqualTo(ServingStatus.SERVING);
+  }
+
+  @Test
   void should_let_exactly_one_of_many_concurrent_creations_of_a_name_win() throws Exception {
     int threads = 8;
     ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -436,7 +450,9 @@ class HostileInputTest {
       case 7 -> "unknown-" + random.nextInt(1_000);
       case 8 -> "";
       case 9 -> "a".repeat(64 + random.nextInt(2)); // the longest valid name, and one too long
-      case 10 -> "n".repeat(10_000 + random.nextInt(100_000));
+      // Very long, but under idgen.limits.max-inbound-message-size (64 KiB): the name check must answer.
+      // Larger requests are refused by gRPC itself (see should_refuse_a_request_above_the_size_limit...).
+      case 10 -> "n".repeat(10_000 + random.nextInt(50_000));
       case 11 -> pick(random, List.of(".dot", "-dash", "_under", " lead", "trail ", "a b", "a/b", "a:b", "a*"));
       case 12 -> "ctl" + (char) random.nextInt(32) + "x";
       case 13 -> pick(random, List.of("caf\u00e9", "\u65e5\u672c", "\uff11\uff12", "\u0391lpha", "a\u200bb",

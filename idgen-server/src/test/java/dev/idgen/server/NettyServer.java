@@ -42,13 +42,16 @@ final class NettyServer implements AutoCloseable {
             ServerSettings.GRPC_HOST, "127.0.0.1",
             ServerSettings.GRPC_PORT, 0,
             ServerSettings.QUIET_PERIOD, "0s",
-            ServerSettings.SHUTDOWN_TIMEOUT, "5s"))
+            ServerSettings.SHUTDOWN_TIMEOUT, "5s",
+            "idgen.metrics.host", "127.0.0.1",
+            "idgen.metrics.port", 0))
         .withFallback(ConfigFactory.defaultReference()).resolve();
     ServerSettings settings = ServerSettings.from(config);
     IdGenServer server = Guice.createInjector(Stage.PRODUCTION,
             new SettingsModule(config, settings),
             new EmbeddedStoreModule(),
             new AllocatorModule(),
+            new OperationsModule(OperationsSettings.from(config, Map.of()), null),
             GrpcModule.netty())
         .getInstance(IdGenServer.class);
     try {
