@@ -14,6 +14,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -166,6 +167,30 @@ public final class Allocator implements AutoCloseable {
       throw new SequenceExhaustedException(sequence, rt.definition.max(), count, out);
     }
     return out;
+  }
+
+  /**
+   * The non-blocking form of {@link #allocate}: the same IDs, from one stripe, if this allocator holds
+   * them in memory now; {@code null} if serving the call would mean waiting, store I/O (a sequence not
+   * loaded yet, a request larger than the reserve), or an error — call {@link #allocate} for those, which
+   * also says what is wrong. It never blocks beyond a pool's lock, which is held only for in-memory work,
+   * so a server may call it on a network thread.
+   */
+  @Nullable
+  public List<IdRange> tryAllocate(String sequence, long count) {
+    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
+    if (rt == null || count < 1 || count > maxIdsPerCall || closed) {
+      return null;
+    }
+    int stripes = rt.pools.length;
+    int first = stripes == 1 ? 0 : Math.floorMod(rt.nextStripe.getAndIncrement(), stripes);
+    List<IdRange> out = new ArrayList<>(1);
+    for (int i = 0; i < stripes; i++) {
+      if (rt.pools[(first + i) % stripes].tryTake(count, out)) {
+        return out;
+      }
+    }
+    return null;
   }
 
   /**

@@ -133,6 +133,26 @@ final class StripePool {
     }
   }
 
+  /**
+   * Takes exactly {@code need} IDs into {@code out} if the pool holds them now, else nothing (starting a
+   * refill if one is due). Never waits and never calls the store on the caller's thread: safe on a
+   * network event loop.
+   */
+  boolean tryTake(long need, List<IdRange> out) {
+    lock.lock();
+    try {
+      if (closed || available < need) {
+        maybeRefill(false);
+        return false;
+      }
+      drain(need, out);
+      maybeRefill(false);
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Reserves {@code n} IDs from the store on the caller's thread (lock released meanwhile). */
   @GuardedBy("lock")
   private long reserveDirectly(long n, List<IdRange> out) {

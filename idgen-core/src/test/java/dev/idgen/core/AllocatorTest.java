@@ -240,6 +240,34 @@ class AllocatorTest {
   }
 
   @Test
+  void should_serve_from_memory_without_waiting_or_else_decline_and_take_nothing() {
+    List<Runnable> refills = new ArrayList<>();
+    Allocator a = allocator(Allocator.builder(store).executor(refills::add).minNodeBlock(100));
+    a.create(seq("fast", 1, Long.MAX_VALUE, 1, 100));
+
+    assertThat(a.tryAllocate("fast", 1)).as("not loaded yet: the blocking path loads it").isNull();
+    assertThat(a.tryAllocate("nope", 1)).isNull();
+    Set<Long> seen = new HashSet<>(ids(a.allocate("fast", 100, WAIT))); // a whole block, reserved directly
+    assertThat(a.tryAllocate("fast", 1)).as("nothing in memory: it would wait").isNull();
+    assertThat(refills).as("one refill in flight, never two").hasSize(1);
+    refills.remove(0).run();
+
+    long servedBefore = a.stats().served();
+    assertThat(a.tryAllocate("fast", 101)).as("more than the reserve holds").isNull();
+    assertThat(a.stats().served()).as("a declined call takes nothing").isEqualTo(servedBefore);
+    assertThat(a.tryAllocate("fast", 0)).isNull();
+    assertThat(a.tryAllocate("fast", Long.MAX_VALUE)).isNull();
+
+    List<IdRange> got = a.tryAllocate("fast", 40);
+    assertThat(got).isNotNull();
+    assertThat(ids(got)).hasSize(40).allSatisfy(id -> assertThat(seen.add(id)).isTrue());
+    assertThat(a.stats().served()).isEqualTo(servedBefore + 40);
+
+    a.close();
+    assertThat(a.tryAllocate("fast", 1)).isNull();
+  }
+
+  @Test
   void should_not_overflow_at_long_max() {
     Allocator a = allocator(Allocator.builder(store));
     a.create(seq("big", Long.MAX_VALUE - 9, Long.MAX_VALUE, 3, 1_000));

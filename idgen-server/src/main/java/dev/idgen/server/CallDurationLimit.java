@@ -10,9 +10,8 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import java.time.Duration;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -35,11 +34,17 @@ final class CallDurationLimit implements ServerInterceptor {
 
   /** The production timer: one daemon thread. */
   static final class SchedulerTimer implements Timer, ServerComponent {
-    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+    private final ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "idgen-call-deadline");
       t.setDaemon(true);
       return t;
     });
+
+    SchedulerTimer() {
+      // Almost every call cancels its timer within milliseconds; without this, each cancelled task would
+      // stay queued for the whole max-call-duration (30 s × tens of thousands of calls/s).
+      scheduler.setRemoveOnCancelPolicy(true);
+    }
 
     @Override
     public Runnable schedule(Runnable task, Duration delay) {

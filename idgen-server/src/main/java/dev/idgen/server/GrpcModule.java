@@ -3,7 +3,12 @@ package dev.idgen.server;
 import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
+import com.google.inject.multibindings.Multibinder;
+import dev.idgen.api.v1.IdGenGrpc;
+import io.grpc.Metadata;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallExecutorSupplier;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerCredentials;
 import io.grpc.ServerInterceptors;
@@ -13,7 +18,9 @@ import io.grpc.protobuf.services.ProtoReflectionService;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import javax.annotation.Nullable;
 
 /**
  * Builds the {@link Server}: {@code idgen.v1.IdGen}, {@code idgen.v1.SequenceAdmin}, server reflection
@@ -69,6 +76,28 @@ final class GrpcModule extends AbstractModule {
     }
   }
 
+  @Override
+  protected void configure() {
+    bind(AllocateWaits.class).in(Singleton.class);
+    Multibinder.newSetBinder(binder(), ServerComponent.class).addBinding().to(AllocateWaits.class);
+  }
+
+  /**
+   * Allocate calls run on the network thread that read them (see {@link IdGenService}: it hands the few
+   * that must wait to {@link AllocateWaits}); every other call on the server's default executor, since
+   * admin calls write to the store.
+   */
+  static final ServerCallExecutorSupplier ALLOCATE_ON_NETWORK_THREAD = new ServerCallExecutorSupplier() {
+    @Override
+    @Nullable
+    public <Q, A> Executor getExecutor(ServerCall<Q, A> call, Metadata headers) {
+      return ALLOCATE.equals(call.getMethodDescriptor().getFullMethodName()) ? DIRECT : null;
+    }
+  };
+
+  private static final String ALLOCATE = IdGenGrpc.getAllocateMethod().getFullMethodName();
+  private static final Executor DIRECT = Runnable::run;
+
   @Provides
   @Singleton
   HealthStatusManager health() {
@@ -83,6 +112,7 @@ final class GrpcModule extends AbstractModule {
       AllocateMetricsInterceptor callMetrics, CallDurationLimit callDuration) {
     OperationsSettings.Limits limits = operations.limits();
     return transport.serverBuilder(settings, limits, tls.credentials())
+        .callExecutor(ALLOCATE_ON_NETWORK_THREAD)
         .maxInboundMessageSize(limits.maxInboundMessageSize())
         .maxInboundMetadataSize(limits.maxInboundMetadataSize())
         // ServerInterceptors.intercept: the last one listed runs first.

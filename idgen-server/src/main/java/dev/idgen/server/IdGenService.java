@@ -16,6 +16,8 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
 import javax.annotation.Nullable;
@@ -27,7 +29,12 @@ import org.slf4j.LoggerFactory;
  * reserve no longer than {@code idgen.allocator.max-wait} nor past the call's deadline, then streams the
  * ranges and the final status.
  *
- * <p>Thread-safe: it holds no per-call state; each call's stream is a {@link RangeStream}.
+ * <p>Threads: {@link GrpcModule} runs Allocate calls on the network thread that read them (no hand-off to
+ * a worker per call, which cost more than the allocation itself). A call whose IDs are in memory is served
+ * right there ({@link Allocator#tryAllocate}, which never blocks); only a call that must wait for a refill
+ * or touch the store (a sequence not loaded yet, a request larger than the reserve, an error to report)
+ * moves to the {@code waits} executor, so that a slow store never stalls a network thread. The service holds
+ * no per-call state; each call's stream is a {@link RangeStream}.
  */
 @ThreadSafe
 @Singleton
@@ -38,25 +45,48 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
   private final Allocator allocator;
   private final Duration maxWait;
   private final LongConsumer abandoned;
+  private final Executor waits;
 
   @Inject
-  IdGenService(Allocator allocator, ServerSettings settings, IdGenMetrics metrics) {
-    this(allocator, settings, metrics::abandonedInCall);
+  IdGenService(Allocator allocator, ServerSettings settings, IdGenMetrics metrics, AllocateWaits waits) {
+    this(allocator, settings, metrics::abandonedInCall, waits);
   }
 
-  IdGenService(Allocator allocator, ServerSettings settings) {
-    this(allocator, settings, ids -> {});
+  /** Without metrics; calls that must wait run on {@code waits}. */
+  IdGenService(Allocator allocator, ServerSettings settings, Executor waits) {
+    this(allocator, settings, ids -> {}, waits);
   }
 
-  private IdGenService(Allocator allocator, ServerSettings settings, LongConsumer abandoned) {
+  private IdGenService(Allocator allocator, ServerSettings settings, LongConsumer abandoned, Executor waits) {
     this.allocator = allocator;
     this.maxWait = settings.maxWait();
     this.abandoned = abandoned;
+    this.waits = waits;
   }
 
   @Override
   public void allocate(AllocateRequest request, StreamObserver<IdRange> responses) {
-    Deadline deadline = Context.current().getDeadline();
+    RangeStream stream = new RangeStream(request.getSequence(), (ServerCallStreamObserver<IdRange>) responses,
+        abandoned);
+    stream.start();
+    List<dev.idgen.core.IdRange> now = allocator.tryAllocate(request.getSequence(), request.getCount());
+    if (now != null) {
+      stream.send(now, Status.OK);
+      return;
+    }
+    Context context = Context.current();
+    try {
+      waits.execute(context.wrap(() -> allocateWaiting(request, stream, context.getDeadline())));
+    } catch (RejectedExecutionException e) {
+      stream.send(List.of(), Status.UNAVAILABLE.withDescription("the server is shutting down"));
+    }
+  }
+
+  /** The blocking path: may wait for a reserve, load the sequence, or report an error. */
+  private void allocateWaiting(AllocateRequest request, RangeStream stream, @Nullable Deadline deadline) {
+    if (stream.isCancelled()) {
+      return; // the client gave up while the call waited for a thread: allocate nothing
+    }
     List<dev.idgen.core.IdRange> ranges;
     Status status;
     try {
@@ -70,8 +100,7 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
       ranges = List.of();
       status = StatusMapper.toStatus(e, deadline);
     }
-    new RangeStream(request.getSequence(), (ServerCallStreamObserver<IdRange>) responses, ranges, status,
-        abandoned).start();
+    stream.send(ranges, status);
   }
 
   /** How long the allocator may wait for a reserve: max-wait, or less if the deadline comes first. */
@@ -90,19 +119,27 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
   /**
    * Sends an allocation's ranges as fast as the client's flow control allows, then its status.
    *
-   * <p>gRPC runs a call's callbacks (the handler, {@code onReady}, {@code onCancel}) one at a time, but
-   * not always on the same thread, so the cursor is guarded anyway; the lock is never held while waiting.
-   * IDs of a call that the client cancels, or that the server closes early (the call-duration limit), are
-   * abandoned, never handed out again (a gap), and reported to {@code abandoned}.
+   * <p>{@link #start} registers the call's handlers (which must happen before the service method returns);
+   * {@link #send} hands over the outcome, on the network thread or later on a waiting thread. gRPC runs a
+   * call's callbacks ({@code onReady}, {@code onCancel}) one at a time, but not on the sending thread, so
+   * the cursor is guarded; the lock is never held while waiting. IDs of a call that the client cancels, or
+   * that the server closes early (the call-duration limit), are abandoned, never handed out again (a gap),
+   * and reported to {@code abandoned}.
    */
   @ThreadSafe
   static final class RangeStream {
     private final String sequence;
     private final ServerCallStreamObserver<IdRange> call;
-    private final List<dev.idgen.core.IdRange> ranges;
-    private final Status status;
     private final LongConsumer abandoned;
     private final Object lock = new Object();
+
+    /** Null until {@link #send}. */
+    @GuardedBy("lock")
+    @Nullable
+    private List<dev.idgen.core.IdRange> ranges;
+
+    @GuardedBy("lock")
+    private Status status;
 
     @GuardedBy("lock")
     private int next;
@@ -110,21 +147,13 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
     @GuardedBy("lock")
     private boolean finished;
 
-    RangeStream(String sequence, ServerCallStreamObserver<IdRange> call,
-        List<dev.idgen.core.IdRange> ranges, Status status) {
-      this(sequence, call, ranges, status, ids -> {});
-    }
-
-    RangeStream(String sequence, ServerCallStreamObserver<IdRange> call,
-        List<dev.idgen.core.IdRange> ranges, Status status, LongConsumer abandoned) {
+    RangeStream(String sequence, ServerCallStreamObserver<IdRange> call, LongConsumer abandoned) {
       this.sequence = sequence;
       this.call = call;
-      this.ranges = ranges;
-      this.status = status;
       this.abandoned = abandoned;
     }
 
-    /** Registers the handlers (which must happen before the service method returns) and sends. */
+    /** Registers the handlers; must be called before the service method returns. */
     void start() {
       call.setOnCancelHandler(this::cancelled);
       call.setOnReadyHandler(this::drain);
@@ -134,11 +163,32 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
       } catch (UnsupportedOperationException e) {
         // An observer without close notifications (a test's): cancellation is still seen.
       }
+    }
+
+    /** The call's outcome: these ranges, then this status. Called once. */
+    void send(List<dev.idgen.core.IdRange> ranges, Status status) {
+      synchronized (lock) {
+        this.ranges = ranges;
+        this.status = status;
+        if (finished) { // cancelled before the outcome was known: all of it is abandoned
+          report(ranges, 0);
+          return;
+        }
+      }
       drain();
+    }
+
+    boolean isCancelled() {
+      synchronized (lock) {
+        return finished;
+      }
     }
 
     private void drain() {
       synchronized (lock) {
+        if (ranges == null) {
+          return; // onReady before the outcome: send() drains
+        }
         while (!finished && next < ranges.size() && call.isReady()) {
           call.onNext(SequenceMessages.toProto(ranges.get(next++)));
         }
@@ -154,22 +204,27 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
     }
 
     private void cancelled() {
-      int unsent;
-      long ids = 0;
       synchronized (lock) {
         if (finished) {
           return;
         }
         finished = true;
-        unsent = ranges.size() - next;
-        for (int i = next; i < ranges.size(); i++) {
-          ids += ranges.get(i).count();
+        if (ranges != null) {
+          report(ranges, next);
         }
       }
-      if (unsent > 0) {
+    }
+
+    @GuardedBy("lock")
+    private void report(List<dev.idgen.core.IdRange> all, int from) {
+      long ids = 0;
+      for (int i = from; i < all.size(); i++) {
+        ids += all.get(i).count();
+      }
+      if (ids > 0) {
         abandoned.accept(ids);
         log.debug("Allocate on '{}' ended before its stream was sent; {} of its ranges ({} IDs) abandoned",
-            sequence, unsent, ids);
+            sequence, all.size() - from, ids);
       }
     }
   }

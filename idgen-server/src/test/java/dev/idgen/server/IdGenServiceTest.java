@@ -224,7 +224,7 @@ class IdGenServiceTest {
 
   @Test
   void should_wait_for_a_reserve_no_longer_than_max_wait_or_the_deadline() {
-    IdGenService service = new IdGenService(null, server.settings); // max-wait: 5s (reference.conf)
+    IdGenService service = new IdGenService(null, server.settings, Runnable::run); // max-wait: 5s (reference.conf)
     FakeTicker ticker = new FakeTicker();
 
     assertThat(service.waitBudget(null)).isEqualTo(Duration.ofSeconds(5));

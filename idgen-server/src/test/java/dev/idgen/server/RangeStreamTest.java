@@ -21,7 +21,7 @@ class RangeStreamTest {
     FakeCall call = new FakeCall();
     call.ready = false;
 
-    new IdGenService.RangeStream("s", call, THREE, Status.OK).start();
+    stream(call).send(THREE, Status.OK);
     assertThat(call.sent).isEmpty();
 
     call.readyFor(2);
@@ -41,7 +41,7 @@ class RangeStreamTest {
   void should_send_the_delivered_ranges_before_the_error() {
     FakeCall call = new FakeCall();
 
-    new IdGenService.RangeStream("s", call, THREE.subList(0, 1), Status.RESOURCE_EXHAUSTED).start();
+    stream(call).send(THREE.subList(0, 1), Status.RESOURCE_EXHAUSTED);
 
     assertThat(call.sent).hasSize(1);
     assertThat(call.error).isNotNull();
@@ -53,13 +53,65 @@ class RangeStreamTest {
   void should_stop_sending_once_the_client_cancels() {
     FakeCall call = new FakeCall();
     call.ready = false;
-    new IdGenService.RangeStream("s", call, THREE, Status.OK).start();
+    stream(call).send(THREE, Status.OK);
 
     call.onCancel.run();
     call.readyFor(5);
 
     assertThat(call.sent).isEmpty();
     assertThat(call.closings).isZero();
+  }
+
+  @Test
+  void should_send_nothing_before_the_outcome_and_everything_once_it_comes() {
+    FakeCall call = new FakeCall();
+    IdGenService.RangeStream stream = stream(call);
+
+    call.readyFor(5); // onReady while the call still waits for its IDs
+    assertThat(call.sent).isEmpty();
+    assertThat(call.closings).isZero();
+
+    stream.send(THREE, Status.OK);
+    assertThat(call.sent).extracting(IdRange::getFirst).containsExactly(1L, 11L, 21L);
+    assertThat(call.completed).isTrue();
+  }
+
+  @Test
+  void should_count_every_id_as_abandoned_when_the_client_cancels_before_the_outcome() {
+    FakeCall call = new FakeCall();
+    List<Long> abandoned = new ArrayList<>();
+    IdGenService.RangeStream stream = new IdGenService.RangeStream("s", call, abandoned::add);
+    stream.start();
+
+    call.onCancel.run();
+    assertThat(stream.isCancelled()).isTrue();
+    stream.send(THREE, Status.OK);
+
+    assertThat(call.sent).isEmpty();
+    assertThat(call.closings).isZero();
+    assertThat(abandoned).containsExactly(30L);
+  }
+
+  @Test
+  void should_count_the_unsent_ids_as_abandoned_when_the_client_cancels_mid_stream() {
+    FakeCall call = new FakeCall();
+    call.ready = false;
+    List<Long> abandoned = new ArrayList<>();
+    IdGenService.RangeStream stream = new IdGenService.RangeStream("s", call, abandoned::add);
+    stream.start();
+    stream.send(THREE, Status.OK);
+    call.readyFor(1);
+
+    call.onCancel.run();
+
+    assertThat(call.sent).hasSize(1);
+    assertThat(abandoned).containsExactly(20L);
+  }
+
+  private static IdGenService.RangeStream stream(FakeCall call) {
+    IdGenService.RangeStream stream = new IdGenService.RangeStream("s", call, ids -> {});
+    stream.start();
+    return stream;
   }
 
   /** A server call whose readiness the test sets, recording what the service sends. */
