@@ -1,16 +1,12 @@
 package dev.idgen.server;
 
-import com.google.inject.Guice;
-import com.google.inject.Stage;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.grpc.ManagedChannel;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -37,28 +33,27 @@ public final class EmbeddedBenchServer implements AutoCloseable {
   /** On an in-process transport with a unique name; connect with {@link #inProcessChannel()}. */
   public static EmbeddedBenchServer inProcess(Path dir) {
     String name = InProcessServerBuilder.generateName();
-    return start(dir, Map.of(), new GrpcModule(s -> InProcessServerBuilder.forName(name)), name);
+    return start(dir, Map.of(), new GrpcModule((s, limits, credentials) -> InProcessServerBuilder.forName(name)), name);
   }
 
   /** On Netty at 127.0.0.1:{@code port} (0: a free port, see {@link #port()}). */
   public static EmbeddedBenchServer netty(Path dir, int port) {
-    return start(dir, Map.of(ServerSettings.GRPC_PORT, port), new GrpcModule(s ->
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", s.grpcPort()))), null);
+    return start(dir, Map.of(ServerSettings.GRPC_PORT, port), GrpcModule.netty(), null);
   }
 
   private static EmbeddedBenchServer start(Path dir, Map<String, Object> overrides, GrpcModule grpc,
       String inProcessName) {
     Map<String, Object> values = new HashMap<>(overrides);
     values.put(ServerSettings.EMBEDDED_DIR, dir.toString());
+    values.put(ServerSettings.GRPC_HOST, "127.0.0.1");
+    values.putIfAbsent(ServerSettings.GRPC_PORT, 0);
+    values.put("idgen.metrics.host", "127.0.0.1");
+    values.put("idgen.metrics.port", 0);
     values.put(ServerSettings.QUIET_PERIOD, "0s");
     values.put(ServerSettings.SHUTDOWN_TIMEOUT, "5s");
     Config config = ConfigFactory.parseMap(values).withFallback(ConfigFactory.defaultReference()).resolve();
-    ServerSettings settings = ServerSettings.from(config);
-    IdGenServer server = Guice.createInjector(Stage.PRODUCTION,
-            new SettingsModule(config, settings),
-            new EmbeddedStoreModule(),
-            new AllocatorModule(),
-            grpc)
+    IdGenServer server = Wiring.injector(config, OperationsSettings.from(config, Map.of()),
+            new EmbeddedStoreModule(), grpc, null)
         .getInstance(IdGenServer.class);
     try {
       server.start();

@@ -1,7 +1,5 @@
 package dev.idgen.server;
 
-import com.google.inject.Guice;
-import com.google.inject.Stage;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.grpc.ServerBuilder;
@@ -55,14 +53,12 @@ public final class DaemonForTests implements AutoCloseable {
     values.put(ServerSettings.QUIET_PERIOD, "0s");
     values.put(ServerSettings.SHUTDOWN_TIMEOUT, "5s");
     values.put(ServerSettings.EMBEDDED_DIR, dataDir.toString());
+    values.put("idgen.metrics.host", "127.0.0.1");
+    values.put("idgen.metrics.port", 0);
     values.putAll(overrides);
     Config config = ConfigFactory.parseMap(values).withFallback(ConfigFactory.defaultReference()).resolve();
-    ServerSettings settings = ServerSettings.from(config);
-    IdGenServer server = Guice.createInjector(Stage.PRODUCTION,
-            new SettingsModule(config, settings),
-            new EmbeddedStoreModule(),
-            new AllocatorModule(),
-            new GrpcModule(transport))
+    IdGenServer server = Wiring.injector(config, OperationsSettings.from(config, Map.of()),
+            new EmbeddedStoreModule(), new GrpcModule(transport), null)
         .getInstance(IdGenServer.class);
     try {
       server.start();

@@ -1,11 +1,9 @@
 package dev.idgen.server;
 
 import com.google.inject.CreationException;
-import com.google.inject.Guice;
 import com.google.inject.Module;
 import com.google.inject.ProvisionException;
 import com.google.inject.spi.Message;
-import com.google.inject.Stage;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import java.io.IOException;
@@ -93,9 +91,7 @@ public final class Main implements Callable<Integer> {
 
     IdGenServer server;
     try {
-      server = Guice.createInjector(Stage.PRODUCTION,
-              new SettingsModule(config, settings), storeModule, new AllocatorModule(),
-              new OperationsModule(operations), GrpcModule.netty())
+      server = Wiring.injector(config, operations, storeModule, GrpcModule.netty(), null)
           .getInstance(IdGenServer.class);
     } catch (CreationException e) {
       Throwable cause = rootCause(firstCause(e.getErrorMessages(), e));

@@ -1,7 +1,5 @@
 package dev.idgen.server;
 
-import com.google.inject.Guice;
-import com.google.inject.Stage;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.idgen.api.v1.AllocateRequest;
@@ -46,13 +44,8 @@ final class NettyServer implements AutoCloseable {
             "idgen.metrics.host", "127.0.0.1",
             "idgen.metrics.port", 0))
         .withFallback(ConfigFactory.defaultReference()).resolve();
-    ServerSettings settings = ServerSettings.from(config);
-    IdGenServer server = Guice.createInjector(Stage.PRODUCTION,
-            new SettingsModule(config, settings),
-            new EmbeddedStoreModule(),
-            new AllocatorModule(),
-            new OperationsModule(OperationsSettings.from(config, Map.of()), null),
-            GrpcModule.netty())
+    IdGenServer server = Wiring.injector(config, OperationsSettings.from(config, Map.of()),
+            new EmbeddedStoreModule(), GrpcModule.netty(), null)
         .getInstance(IdGenServer.class);
     try {
       server.start();

@@ -1,9 +1,7 @@
 package dev.idgen.server;
 
-import com.google.inject.Guice;
 import com.google.inject.Injector;
 import com.google.inject.Module;
-import com.google.inject.Stage;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.idgen.api.v1.AllocateRequest;
@@ -101,13 +99,10 @@ final class TestServer implements AutoCloseable {
     ServerSettings settings = ServerSettings.from(config);
     OperationsSettings operations = OperationsSettings.from(config, Map.of());
     String name = InProcessServerBuilder.generateName();
-    Injector injector = Guice.createInjector(Stage.PRODUCTION,
-        new SettingsModule(config, settings),
-        storeModule,
-        new AllocatorModule(),
-        new OperationsModule(operations, timer),
+    Injector injector = Wiring.injector(config, operations, storeModule,
         netty ? GrpcModule.netty()
-            : new GrpcModule((s, limits, credentials) -> InProcessServerBuilder.forName(name).directExecutor()));
+            : new GrpcModule((s, limits, credentials) -> InProcessServerBuilder.forName(name).directExecutor()),
+        timer);
     IdGenServer server = injector.getInstance(IdGenServer.class);
     try {
       server.start();

@@ -1,0 +1,31 @@
+package dev.idgen.server;
+
+import com.google.inject.Guice;
+import com.google.inject.Injector;
+import com.google.inject.Module;
+import com.google.inject.Stage;
+import com.typesafe.config.Config;
+import javax.annotation.Nullable;
+
+/**
+ * The daemon's object graph, one module per concern, exactly as {@link Main} wires it. Tests and
+ * benchmarks (in this package, in other modules too) start the same graph with another store module or
+ * transport, so that what they exercise is what production runs.
+ */
+final class Wiring {
+  private Wiring() {}
+
+  /**
+   * @param config the resolved configuration (reference.conf as fallback)
+   * @param timer the call-duration limit's timer; null: the production scheduler
+   */
+  static Injector injector(Config config, OperationsSettings operations, Module storeModule, GrpcModule grpc,
+      @Nullable CallDurationLimit.Timer timer) {
+    return Guice.createInjector(Stage.PRODUCTION,
+        new SettingsModule(config, ServerSettings.from(config)),
+        storeModule,
+        new AllocatorModule(),
+        new OperationsModule(operations, timer),
+        grpc);
+  }
+}
