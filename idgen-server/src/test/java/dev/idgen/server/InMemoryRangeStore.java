@@ -34,6 +34,9 @@ final class InMemoryRangeStore implements RangeStore {
 
   volatile Hook hook = operation -> {};
 
+  /** Runs before each reservation, after {@link #hook}, with the sequence's name: to stall one sequence. */
+  volatile java.util.function.Consumer<String> beforeReserve = name -> {};
+
   @GuardedBy("this")
   private final TreeMap<String, SequenceDefinition> definitions = new TreeMap<>();
 
@@ -72,6 +75,7 @@ final class InMemoryRangeStore implements RangeStore {
   @Override
   public IdRange reserve(SequenceDefinition sequence, int stripe, long size) {
     hook.before("reserve");
+    beforeReserve.accept(sequence.name());
     synchronized (this) {
       long[] next = stripes(sequence);
       long total = sequence.stripeSize(stripe);

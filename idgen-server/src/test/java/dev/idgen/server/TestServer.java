@@ -75,7 +75,11 @@ final class TestServer implements AutoCloseable {
    * (TLS, limits). {@link #channel} is a plaintext channel to it, or null when TLS is on.
    */
   static TestServer startNetty(Map<String, Object> overrides) {
-    InMemoryRangeStore store = new InMemoryRangeStore();
+    return startNetty(overrides, new InMemoryRangeStore());
+  }
+
+  /** Over Netty, on the given store (a test's subclass that stalls or fails). */
+  static TestServer startNetty(Map<String, Object> overrides, InMemoryRangeStore store) {
     Map<String, Object> values = new HashMap<>(overrides);
     values.putIfAbsent(ServerSettings.GRPC_HOST, "127.0.0.1");
     values.putIfAbsent(ServerSettings.GRPC_PORT, 0);

@@ -1,0 +1,85 @@
+package dev.idgen.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idgen.api.v1.AllocateRequest;
+import dev.idgen.api.v1.CreateSequenceRequest;
+import dev.idgen.api.v1.IdGenGrpc;
+import dev.idgen.api.v1.IdRange;
+import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Allocate calls run on the network thread (GrpcModule); a call that must wait for the store moves off
+ * it. Shown over Netty with one connection (one event loop): while a call waits on a stalled store, other
+ * calls on the same connection are still served from memory.
+ */
+class AllocateThreadingTest {
+
+  @Test
+  void should_keep_serving_a_connection_while_one_of_its_calls_waits_for_the_store() throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    InMemoryRangeStore store = new InMemoryRangeStore();
+    try (TestServer server = TestServer.startNetty(Map.of(), store)) {
+      server.admin().createSequence(CreateSequenceRequest.newBuilder().setName("fast").build());
+      server.admin().createSequence(CreateSequenceRequest.newBuilder().setName("slow").build());
+      server.allocate("fast", 1); // loads the sequence and its first block
+      store.beforeReserve = name -> {
+        if (name.equals("slow")) {
+          entered.countDown();
+          try {
+            release.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            throw new AssertionError(e);
+          }
+        }
+      };
+
+      CompletableFuture<List<IdRange>> slow = new CompletableFuture<>();
+      List<IdRange> slowRanges = new ArrayList<>();
+      IdGenGrpc.newStub(server.channel).withDeadlineAfter(60, TimeUnit.SECONDS).allocate(
+          AllocateRequest.newBuilder().setSequence("slow").setCount(5).build(), new StreamObserver<>() {
+            @Override
+            public void onNext(IdRange value) {
+              slowRanges.add(value);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+              slow.completeExceptionally(t);
+            }
+
+            @Override
+            public void onCompleted() {
+              slow.complete(slowRanges);
+            }
+          });
+      try {
+        assertThat(entered.await(30, TimeUnit.SECONDS)).as("the slow call reached the store").isTrue();
+
+        Set<Long> firsts = new HashSet<>();
+        for (int i = 0; i < 50; i++) { // same channel, same connection, same event loop
+          List<IdRange> ranges = new ArrayList<>();
+          server.idGen().withDeadlineAfter(10, TimeUnit.SECONDS)
+              .allocate(AllocateRequest.newBuilder().setSequence("fast").setCount(2).build())
+              .forEachRemaining(ranges::add);
+          assertThat(TestServer.count(ranges)).isEqualTo(2);
+          assertThat(firsts.add(ranges.get(0).getFirst())).isTrue();
+        }
+        assertThat(slow).as("the slow call still waits for the store").isNotDone();
+      } finally {
+        release.countDown();
+      }
+      assertThat(TestServer.count(slow.get(30, TimeUnit.SECONDS))).isEqualTo(5);
+    }
+  }
+}
