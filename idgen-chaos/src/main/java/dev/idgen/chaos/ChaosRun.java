@@ -167,7 +167,10 @@ final class ChaosRun {
           "idgen.cassandra.create-schema=true",
           "idgen.cassandra.replication.dc1=1",
           "idgen.cassandra.replication.dc2=1",
-          "idgen.cassandra.floor-refresh=500ms"));
+          "idgen.cassandra.floor-refresh=500ms",
+          // Each server's metrics endpoint on a port of its own, kept across restarts.
+          "idgen.metrics.host=127.0.0.1",
+          "idgen.metrics.port=" + freePort()));
       servers.add(node);
       startServer(node);
       say("started " + node);
