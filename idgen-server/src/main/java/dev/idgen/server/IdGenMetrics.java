@@ -6,6 +6,9 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -45,6 +48,7 @@ final class IdGenMetrics {
   private final Counter reservationFailures;
   /** IDs of Allocate calls that were cancelled or cut off before they were sent: a gap. */
   private final LongAdder abandonedInCalls = new LongAdder();
+  private final ConcurrentMap<String, SequenceCounters> bySequence = new ConcurrentHashMap<>();
 
   IdGenMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -68,23 +72,49 @@ final class IdGenMetrics {
 
   /** One Allocate call ended with {@code status}, after sending {@code ids} IDs. */
   void allocateCall(String sequence, Status.Code status, long ids) {
-    Counter.builder(ALLOCATE_CALLS)
-        .description("Allocate calls, by final status (the gRPC code name)")
-        .tag("sequence", sequence)
-        .tag("status", status.name())
-        .register(registry)
-        .increment();
+    // Cached per sequence: building and registering a tagged meter on every call was a hot spot.
+    SequenceCounters counters = bySequence.computeIfAbsent(sequence, SequenceCounters::new);
+    counters.calls(status).increment();
     if (ids > 0) {
-      Counter.builder(IDS_ALLOCATED)
+      counters.ids.increment(ids);
+      counters.leases.increment();
+    }
+  }
+
+  /**
+   * The Allocate counters of one sequence (names are bounded: loaded sequences, or
+   * {@value #OTHER_SEQUENCE}). Thread-safe: the per-status slots are filled racily but idempotently, since
+   * the registry returns the one meter registered for a name and tags.
+   */
+  private final class SequenceCounters {
+    final String sequence;
+    final Counter ids;
+    final Counter leases;
+    final AtomicReferenceArray<Counter> calls = new AtomicReferenceArray<>(Status.Code.values().length);
+
+    SequenceCounters(String sequence) {
+      this.sequence = sequence;
+      this.ids = Counter.builder(IDS_ALLOCATED)
           .description("IDs sent to clients")
           .tag("sequence", sequence)
-          .register(registry)
-          .increment(ids);
-      Counter.builder(LEASES)
+          .register(registry);
+      this.leases = Counter.builder(LEASES)
           .description("Allocate calls that returned IDs")
           .tag("sequence", sequence)
-          .register(registry)
-          .increment();
+          .register(registry);
+    }
+
+    Counter calls(Status.Code status) {
+      Counter c = calls.get(status.ordinal());
+      if (c == null) {
+        c = Counter.builder(ALLOCATE_CALLS)
+            .description("Allocate calls, by final status (the gRPC code name)")
+            .tag("sequence", sequence)
+            .tag("status", status.name())
+            .register(registry);
+        calls.set(status.ordinal(), c);
+      }
+      return c;
     }
   }
 

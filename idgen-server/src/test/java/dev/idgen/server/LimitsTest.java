@@ -69,6 +69,10 @@ class LimitsTest {
     ManualTimer timer = new ManualTimer();
     server = TestServer.start(Map.of("idgen.limits.max-call-duration", "30s"), timer);
     server.create("orders");
+    // Loaded, with a reserve: the call below is served from memory at once (no waiting thread).
+    server.allocate("orders", 1);
+    timer.fireAll(); // that call's timer, already cancelled
+    timer.delays.clear();
     AtomicReference<Status> closed = new AtomicReference<>();
     List<IdRange> received = new ArrayList<>();
     ClientCall<AllocateRequest, IdRange> call = server.channel.newCall(IdGenGrpc.getAllocateMethod(), CallOptions.DEFAULT);

@@ -41,6 +41,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -144,6 +145,12 @@ public final class LoadGen implements Callable<Integer> {
   @Option(names = "--server-pid", paramLabel = "PID",
       description = "A server process on this machine: the report gives its largest RSS over the window.")
   Long serverPid;
+
+  @Option(names = "--rate", defaultValue = "0", paramLabel = "IDS_PER_SECOND",
+      description = "client mode: pace the callers to this many IDs/s in all (shared equally), to show "
+          + "whether callers wait at a given demand; 0: as fast as they can. Paced callers time one call in "
+          + "16 (two clock reads per call would cap a thread near 20M IDs/s). Default: ${DEFAULT-VALUE}.")
+  long rate;
 
   @Option(names = "--json", description = "Print the report as JSON instead of text.")
   boolean json;
@@ -255,6 +262,14 @@ public final class LoadGen implements Callable<Integer> {
     void recordCall(long nanos, long n) {
       if (phase.value == MEASURE) {
         latency.recordValue(Math.min(nanos, MAX_TRACKED_NANOS));
+        calls++;
+        ids += n;
+      }
+    }
+
+    /** A call counted but not timed (paced client mode samples its latency). */
+    void recordUntimed(long n) {
+      if (phase.value == MEASURE) {
         calls++;
         ids += n;
       }
@@ -391,15 +406,31 @@ public final class LoadGen implements Callable<Integer> {
           @Override
           void loop() {
             long[] batch = n > 1 ? new long[n] : null;
+            double perThread = (double) rate / concurrency; // IDs/s; 0: unpaced
+            long started = System.nanoTime();
+            long done = 0;
+            long count = 0;
             while (phase.value != DONE) {
-              long t0 = System.nanoTime();
+              boolean timed = perThread == 0 || (count++ & 15) == 0;
+              long t0 = timed ? System.nanoTime() : 0;
               try {
                 if (batch == null) {
                   source.next();
                 } else {
                   source.fill(batch, 0, n);
                 }
-                recordCall(System.nanoTime() - t0, n);
+                if (timed) {
+                  recordCall(System.nanoTime() - t0, n);
+                } else {
+                  recordUntimed(n);
+                }
+                done += n;
+                if (perThread > 0 && (count & 1023) == 0) { // ahead of the schedule: wait for it
+                  long ahead = started + (long) (done * 1e9 / perThread) - System.nanoTime();
+                  if (ahead > 0) {
+                    LockSupport.parkNanos(ahead);
+                  }
+                }
               } catch (IdGenClientException e) {
                 countError(e.reason() + e.status().map(s -> "/" + s.getCode()).orElse(""));
                 pauseAfterError();
