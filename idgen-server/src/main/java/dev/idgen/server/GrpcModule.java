@@ -4,11 +4,7 @@ import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
 import com.google.inject.multibindings.Multibinder;
-import dev.idgen.api.v1.IdGenGrpc;
-import io.grpc.Metadata;
 import io.grpc.Server;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallExecutorSupplier;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerCredentials;
 import io.grpc.ServerInterceptors;
@@ -18,17 +14,21 @@ import io.grpc.protobuf.services.ProtoReflectionService;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import javax.annotation.Nullable;
 
 /**
  * Builds the {@link Server}: {@code idgen.v1.IdGen}, {@code idgen.v1.SequenceAdmin}, server reflection
  * (v1, and v1alpha for the many tools that still only speak it) and the standard health service.
  *
  * <p>{@code IdGen} and {@code SequenceAdmin} are intercepted, outermost first: call metrics (Allocate),
- * access rules, the call-duration limit (Allocate). Health and reflection are not: probes and tools
- * work without credentials.
+ * access rules, the call-duration limit (Allocate), the move to the worker pool (SequenceAdmin). Health
+ * and reflection are not: probes and tools work without credentials.
+ *
+ * <p>Threads: calls run on the Netty event loop that read them ({@code directExecutor}); gRPC's default,
+ * a hand-off of every call to a cached thread pool, cost more CPU than serving an Allocate (BENCHMARKS.md).
+ * Nothing that blocks may run there: Allocate serves from memory and moves the calls that must wait to the
+ * {@link WorkerPool}; every SequenceAdmin call runs there ({@link OffloadInterceptor}); health and
+ * reflection answer from memory.
  *
  * <p>The transport is a parameter so that tests serve the very same services in-process. Netty gets
  * the credentials ({@code idgen.grpc.tls}) and the connection limits ({@code idgen.limits},
@@ -78,25 +78,9 @@ final class GrpcModule extends AbstractModule {
 
   @Override
   protected void configure() {
-    bind(AllocateWaits.class).in(Singleton.class);
-    Multibinder.newSetBinder(binder(), ServerComponent.class).addBinding().to(AllocateWaits.class);
+    bind(WorkerPool.class).in(Singleton.class);
+    Multibinder.newSetBinder(binder(), ServerComponent.class).addBinding().to(WorkerPool.class);
   }
-
-  /**
-   * Allocate calls run on the network thread that read them (see {@link IdGenService}: it hands the few
-   * that must wait to {@link AllocateWaits}); every other call on the server's default executor, since
-   * admin calls write to the store.
-   */
-  static final ServerCallExecutorSupplier ALLOCATE_ON_NETWORK_THREAD = new ServerCallExecutorSupplier() {
-    @Override
-    @Nullable
-    public <Q, A> Executor getExecutor(ServerCall<Q, A> call, Metadata headers) {
-      return ALLOCATE.equals(call.getMethodDescriptor().getFullMethodName()) ? DIRECT : null;
-    }
-  };
-
-  private static final String ALLOCATE = IdGenGrpc.getAllocateMethod().getFullMethodName();
-  private static final Executor DIRECT = Runnable::run;
 
   @Provides
   @Singleton
@@ -109,15 +93,18 @@ final class GrpcModule extends AbstractModule {
   @SuppressWarnings("deprecation") // ProtoReflectionService is v1alpha, deprecated but still widely used
   Server server(ServerSettings settings, OperationsSettings operations, IdGenService idGen,
       SequenceAdminService admin, HealthStatusManager health, TlsCredentials tls, AccessInterceptor access,
-      AllocateMetricsInterceptor callMetrics, CallDurationLimit callDuration) {
+      AllocateMetricsInterceptor callMetrics, CallDurationLimit callDuration, WorkerPool workers) {
     OperationsSettings.Limits limits = operations.limits();
     return transport.serverBuilder(settings, limits, tls.credentials())
-        .callExecutor(ALLOCATE_ON_NETWORK_THREAD)
+        // Every call runs on the network thread that read it: no hand-off to a thread pool per call,
+        // which cost more than serving an Allocate. What may block moves to the worker pool: Allocate
+        // calls that must wait (IdGenService) and every SequenceAdmin call (OffloadInterceptor).
+        .directExecutor()
         .maxInboundMessageSize(limits.maxInboundMessageSize())
         .maxInboundMetadataSize(limits.maxInboundMetadataSize())
         // ServerInterceptors.intercept: the last one listed runs first.
         .addService(ServerInterceptors.intercept(idGen, callDuration, access, callMetrics))
-        .addService(ServerInterceptors.intercept(admin, access))
+        .addService(ServerInterceptors.intercept(admin, new OffloadInterceptor(workers), access))
         .addService(ProtoReflectionServiceV1.newInstance())
         .addService(ProtoReflectionService.newInstance())
         .addService(health.getHealthService())

@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * a worker per call, which cost more than the allocation itself). A call whose IDs are in memory is served
  * right there ({@link Allocator#tryAllocate}, which never blocks); only a call that must wait for a refill
  * or touch the store (a sequence not loaded yet, a request larger than the reserve, an error to report)
- * moves to the {@code waits} executor, so that a slow store never stalls a network thread. The service holds
+ * moves to the {@link WorkerPool}, so that a slow store never stalls a network thread. The service holds
  * no per-call state; each call's stream is a {@link RangeStream}.
  */
 @ThreadSafe
@@ -48,7 +48,7 @@ final class IdGenService extends IdGenGrpc.IdGenImplBase {
   private final Executor waits;
 
   @Inject
-  IdGenService(Allocator allocator, ServerSettings settings, IdGenMetrics metrics, AllocateWaits waits) {
+  IdGenService(Allocator allocator, ServerSettings settings, IdGenMetrics metrics, WorkerPool waits) {
     this(allocator, settings, metrics::abandonedInCall, waits);
   }
 

@@ -6,6 +6,8 @@ import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.CreateSequenceRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
+import dev.idgen.api.v1.Sequence;
+import dev.idgen.api.v1.SequenceAdminGrpc;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -18,9 +20,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Allocate calls run on the network thread (GrpcModule); a call that must wait for the store moves off
- * it. Shown over Netty with one connection (one event loop): while a call waits on a stalled store, other
- * calls on the same connection are still served from memory.
+ * Calls run on the network thread (GrpcModule); an Allocate that must wait for the store, and every admin
+ * call, move off it. Shown over Netty with one connection (one event loop): while a call waits on a
+ * stalled store, other calls on the same connection are still served.
  */
 class AllocateThreadingTest {
 
@@ -80,6 +82,58 @@ class AllocateThreadingTest {
         release.countDown();
       }
       assertThat(TestServer.count(slow.get(30, TimeUnit.SECONDS))).isEqualTo(5);
+    }
+  }
+
+  @Test
+  void should_keep_serving_allocate_on_a_connection_while_an_admin_call_on_it_waits_for_the_store()
+      throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    InMemoryRangeStore store = new InMemoryRangeStore();
+    try (TestServer server = TestServer.startNetty(Map.of(), store)) {
+      server.admin().createSequence(CreateSequenceRequest.newBuilder().setName("fast").build());
+      server.allocate("fast", 1);
+      store.hook = operation -> {
+        if (operation.equals("create")) {
+          entered.countDown();
+          try {
+            release.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            throw new AssertionError(e);
+          }
+        }
+      };
+      CompletableFuture<Sequence> created = new CompletableFuture<>();
+      SequenceAdminGrpc.newStub(server.channel).withDeadlineAfter(60, TimeUnit.SECONDS).createSequence(
+          CreateSequenceRequest.newBuilder().setName("later").build(), new StreamObserver<>() {
+            @Override
+            public void onNext(Sequence value) {
+              created.complete(value);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+              created.completeExceptionally(t);
+            }
+
+            @Override
+            public void onCompleted() {}
+          });
+      try {
+        assertThat(entered.await(30, TimeUnit.SECONDS)).as("the admin call reached the store").isTrue();
+        for (int i = 0; i < 20; i++) { // same connection: its event loop is free
+          List<IdRange> ranges = new ArrayList<>();
+          server.idGen().withDeadlineAfter(10, TimeUnit.SECONDS)
+              .allocate(AllocateRequest.newBuilder().setSequence("fast").setCount(3).build())
+              .forEachRemaining(ranges::add);
+          assertThat(TestServer.count(ranges)).isEqualTo(3);
+        }
+        assertThat(created).as("the admin call still waits for the store").isNotDone();
+      } finally {
+        release.countDown();
+      }
+      assertThat(created.get(30, TimeUnit.SECONDS).getName()).isEqualTo("later");
     }
   }
 }

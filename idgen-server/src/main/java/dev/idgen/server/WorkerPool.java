@@ -7,18 +7,19 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The threads on which Allocate calls that cannot be served from memory wait (for a refill, a sequence's
- * first load, the store). A cached pool: a waiting call holds its thread for at most
- * {@code idgen.allocator.max-wait}, and there are as many of them as calls that found the reserve empty at
- * once, so the pool grows with an outage and shrinks after it; calls served from memory never come here.
+ * The threads for work that may block, kept off the network threads that serve calls (see
+ * {@link GrpcModule}): Allocate calls that must wait for a reserve (a refill, a sequence's first load, the
+ * store) and every {@code SequenceAdmin} call (store reads and writes). A cached pool: a waiting Allocate
+ * holds its thread for at most {@code idgen.allocator.max-wait}, so the pool grows with an outage and
+ * shrinks after it; calls served from memory never come here.
  *
  * <p>Thread-safe. Closed after the gRPC server has drained, with the other components.
  */
 @ThreadSafe
-final class AllocateWaits implements Executor, ServerComponent {
+final class WorkerPool implements Executor, ServerComponent {
   private final AtomicInteger threads = new AtomicInteger();
   private final ExecutorService pool = Executors.newCachedThreadPool(r -> {
-    Thread t = new Thread(r, "idgen-allocate-wait-" + threads.incrementAndGet());
+    Thread t = new Thread(r, "idgen-worker-" + threads.incrementAndGet());
     t.setDaemon(true);
     return t;
   });
@@ -38,6 +39,6 @@ final class AllocateWaits implements Executor, ServerComponent {
 
   @Override
   public String toString() {
-    return "allocate waits";
+    return "worker pool";
   }
 }
