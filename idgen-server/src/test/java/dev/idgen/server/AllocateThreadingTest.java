@@ -37,34 +37,13 @@ class AllocateThreadingTest {
       server.allocate("fast", 1); // loads the sequence and its first block
       store.beforeReserve = name -> {
         if (name.equals("slow")) {
-          entered.countDown();
-          try {
-            release.await(30, TimeUnit.SECONDS);
-          } catch (InterruptedException e) {
-            throw new AssertionError(e);
-          }
+          stall(entered, release);
         }
       };
 
       CompletableFuture<List<IdRange>> slow = new CompletableFuture<>();
-      List<IdRange> slowRanges = new ArrayList<>();
       IdGenGrpc.newStub(server.channel).withDeadlineAfter(60, TimeUnit.SECONDS).allocate(
-          AllocateRequest.newBuilder().setSequence("slow").setCount(5).build(), new StreamObserver<>() {
-            @Override
-            public void onNext(IdRange value) {
-              slowRanges.add(value);
-            }
-
-            @Override
-            public void onError(Throwable t) {
-              slow.completeExceptionally(t);
-            }
-
-            @Override
-            public void onCompleted() {
-              slow.complete(slowRanges);
-            }
-          });
+          AllocateRequest.newBuilder().setSequence("slow").setCount(5).build(), collect(slow));
       try {
         assertThat(entered.await(30, TimeUnit.SECONDS)).as("the slow call reached the store").isTrue();
 
@@ -96,30 +75,12 @@ class AllocateThreadingTest {
       server.allocate("fast", 1);
       store.hook = operation -> {
         if (operation.equals("create")) {
-          entered.countDown();
-          try {
-            release.await(30, TimeUnit.SECONDS);
-          } catch (InterruptedException e) {
-            throw new AssertionError(e);
-          }
+          stall(entered, release);
         }
       };
-      CompletableFuture<Sequence> created = new CompletableFuture<>();
+      CompletableFuture<List<Sequence>> created = new CompletableFuture<>();
       SequenceAdminGrpc.newStub(server.channel).withDeadlineAfter(60, TimeUnit.SECONDS).createSequence(
-          CreateSequenceRequest.newBuilder().setName("later").build(), new StreamObserver<>() {
-            @Override
-            public void onNext(Sequence value) {
-              created.complete(value);
-            }
-
-            @Override
-            public void onError(Throwable t) {
-              created.completeExceptionally(t);
-            }
-
-            @Override
-            public void onCompleted() {}
-          });
+          CreateSequenceRequest.newBuilder().setName("later").build(), collect(created));
       try {
         assertThat(entered.await(30, TimeUnit.SECONDS)).as("the admin call reached the store").isTrue();
         for (int i = 0; i < 20; i++) { // same connection: its event loop is free
@@ -133,7 +94,38 @@ class AllocateThreadingTest {
       } finally {
         release.countDown();
       }
-      assertThat(created.get(30, TimeUnit.SECONDS).getName()).isEqualTo("later");
+      assertThat(created.get(30, TimeUnit.SECONDS)).extracting(Sequence::getName).containsExactly("later");
     }
+  }
+
+  /** Blocks the store's caller until the test releases it. */
+  private static void stall(CountDownLatch entered, CountDownLatch release) {
+    entered.countDown();
+    try {
+      release.await(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /** Completes {@code done} with a call's responses once it ends OK, or with its error. */
+  private static <T> StreamObserver<T> collect(CompletableFuture<List<T>> done) {
+    List<T> received = new ArrayList<>();
+    return new StreamObserver<>() {
+      @Override
+      public void onNext(T value) {
+        received.add(value);
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        done.completeExceptionally(t);
+      }
+
+      @Override
+      public void onCompleted() {
+        done.complete(received);
+      }
+    };
   }
 }
