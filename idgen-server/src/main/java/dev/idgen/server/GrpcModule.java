@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
  * Builds the {@link Server}: {@code idgen.v1.IdGen}, {@code idgen.v1.SequenceAdmin}, server reflection
  * (v1, and v1alpha for the many tools that still only speak it) and the standard health service.
  *
- * <p>{@code IdGen} and {@code SequenceAdmin} are intercepted, outermost first: call metrics (Allocate),
+ * <p>{@code IdGen} and {@code SequenceAdmin} are intercepted, outermost first: the request parsing guard
+ * ({@link RequestParsing}: INVALID_ARGUMENT for bytes that are not the request message), call metrics (Allocate),
  * access rules, the call-duration limit (Allocate), the move to the worker pool (SequenceAdmin). Health
  * and reflection are not: probes and tools work without credentials.
  *
@@ -103,8 +104,10 @@ final class GrpcModule extends AbstractModule {
         .maxInboundMessageSize(limits.maxInboundMessageSize())
         .maxInboundMetadataSize(limits.maxInboundMetadataSize())
         // ServerInterceptors.intercept: the last one listed runs first.
-        .addService(ServerInterceptors.intercept(idGen, callDuration, access, callMetrics))
-        .addService(ServerInterceptors.intercept(admin, new OffloadInterceptor(workers), access))
+        // RequestParsing outermost: bytes that are not the request message get INVALID_ARGUMENT.
+        .addService(RequestParsing.guard(ServerInterceptors.intercept(idGen, callDuration, access, callMetrics)))
+        .addService(RequestParsing.guard(
+            ServerInterceptors.intercept(admin, new OffloadInterceptor(workers), access)))
         .addService(ProtoReflectionServiceV1.newInstance())
         .addService(ProtoReflectionService.newInstance())
         .addService(health.getHealthService())
