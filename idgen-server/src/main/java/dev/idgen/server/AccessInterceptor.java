@@ -75,9 +75,11 @@ final class AccessInterceptor implements ServerInterceptor {
   }
 
   private final OperationsSettings.Access access;
+  private final BearerTokens tokens;
 
-  AccessInterceptor(OperationsSettings.Access access) {
+  AccessInterceptor(OperationsSettings.Access access, BearerTokens tokens) {
     this.access = access;
+    this.tokens = tokens;
   }
 
   @Override
@@ -103,8 +105,7 @@ final class AccessInterceptor implements ServerInterceptor {
         return refuse(call, Status.UNAUTHENTICATED.withDescription(
             "the authorization header is not 'Bearer <token>'"), "malformed_authorization", method);
       }
-      String identity = access.tokenDigests().get(OperationsSettings.sha256(
-          token.substring(BEARER.length()).trim()));
+      String identity = tokens.identity(token.substring(BEARER.length()).trim());
       if (identity == null) {
         return refuse(call, Status.UNAUTHENTICATED.withDescription("unknown bearer token"),
             "unknown_token", method);

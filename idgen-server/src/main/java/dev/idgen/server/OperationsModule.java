@@ -51,6 +51,7 @@ final class OperationsModule extends AbstractModule {
     bind(OperationsSettings.class).toInstance(settings);
     Multibinder<ServerComponent> components = Multibinder.newSetBinder(binder(), ServerComponent.class);
     components.addBinding().to(TlsCredentials.class);
+    components.addBinding().to(BearerTokens.class);
     components.addBinding().to(SequenceMonitor.class);
     if (settings.metrics().enabled()) {
       components.addBinding().to(MetricsHttpServer.class);
@@ -114,8 +115,14 @@ final class OperationsModule extends AbstractModule {
 
   @Provides
   @Singleton
-  AccessInterceptor access() {
-    return new AccessInterceptor(settings.access());
+  BearerTokens bearerTokens() {
+    return new BearerTokens(settings.access());
+  }
+
+  @Provides
+  @Singleton
+  AccessInterceptor access(BearerTokens tokens) {
+    return new AccessInterceptor(settings.access(), tokens);
   }
 
   @Provides

@@ -65,10 +65,12 @@ record OperationsSettings(Metrics metrics, Alarms alarms, Tls tls, Access access
    * the identity each stands for) and the rules.
    */
   @Immutable
-  record Access(boolean enabled, Map<String, String> tokenDigests, List<AccessRule> rules) {
+  record Access(boolean enabled, Map<String, String> tokenDigests, List<AccessRule> rules,
+      Map<Path, String> tokenFiles, Duration tokenRefreshInterval) {
     Access {
       tokenDigests = Map.copyOf(tokenDigests);
       rules = List.copyOf(rules);
+      tokenFiles = Map.copyOf(tokenFiles);
     }
   }
 
@@ -188,6 +190,7 @@ record OperationsSettings(Metrics metrics, Alarms alarms, Tls tls, Access access
   private static Access access(Config config, Map<String, String> environment) {
     boolean enabled = config.getBoolean(ACCESS + "enabled");
     Map<String, String> digests = new HashMap<>();
+    Map<Path, String> files = new HashMap<>(); // token-file → identity: reloaded when they change
     String tokensKey = ACCESS + "tokens";
     for (Config t : config.getConfigList(tokensKey)) {
       check(config, tokensKey, t.hasPath("identity") && !t.getString("identity").isBlank(),
@@ -202,6 +205,7 @@ record OperationsSettings(Metrics metrics, Alarms alarms, Tls tls, Access access
         token = t.getString("token");
       } else if (t.hasPath("token-file")) {
         Path file = Path.of(t.getString("token-file"));
+        files.put(file, identity);
         try {
           token = Files.readString(file, StandardCharsets.UTF_8).trim();
         } catch (IOException e) {
@@ -233,7 +237,10 @@ record OperationsSettings(Metrics metrics, Alarms alarms, Tls tls, Access access
           r.hasPath("allocate") ? r.getStringList("allocate") : List.of(),
           r.hasPath("admin") ? r.getStringList("admin") : List.of()));
     }
-    return new Access(enabled, digests, rules);
+    Duration refresh = config.getDuration(ACCESS + "token-refresh-interval");
+    check(config, ACCESS + "token-refresh-interval", !refresh.isNegative() && !refresh.isZero(),
+        "a positive duration");
+    return new Access(enabled, digests, rules, files, refresh);
   }
 
   private static Limits limits(Config config) {
