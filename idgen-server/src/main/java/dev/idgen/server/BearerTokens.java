@@ -8,9 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,7 +35,7 @@ final class BearerTokens implements ServerComponent {
   private final Map<Path, String> fileDigests = new HashMap<>();
 
   @GuardedBy("lock")
-  private ScheduledExecutorService scheduler;
+  private PeriodicTask scheduler;
 
   BearerTokens(OperationsSettings.Access settings) {
     this.settings = settings;
@@ -66,13 +63,7 @@ final class BearerTokens implements ServerComponent {
       return;
     }
     synchronized (lock) {
-      scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "idgen-token-reload");
-        t.setDaemon(true);
-        return t;
-      });
-      long nanos = settings.tokenRefreshInterval().toNanos();
-      scheduler.scheduleWithFixedDelay(this::checkQuietly, nanos, nanos, TimeUnit.NANOSECONDS);
+      scheduler = PeriodicTask.every(settings.tokenRefreshInterval(), "idgen-token-reload", this::checkQuietly);
     }
   }
 
@@ -133,7 +124,7 @@ final class BearerTokens implements ServerComponent {
   public void close() {
     synchronized (lock) {
       if (scheduler != null) {
-        scheduler.shutdownNow();
+        scheduler.close();
       }
     }
   }

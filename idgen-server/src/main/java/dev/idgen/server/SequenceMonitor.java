@@ -15,9 +15,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,7 +56,7 @@ final class SequenceMonitor implements ServerComponent {
   private final Map<String, Tracked> tracked = new HashMap<>();
 
   @GuardedBy("lock")
-  private ScheduledExecutorService scheduler;
+  private PeriodicTask scheduler;
 
   SequenceMonitor(Allocator allocator, RangeStore store, MeterRegistry registry,
       OperationsSettings settings, Ticker ticker) {
@@ -77,13 +74,7 @@ final class SequenceMonitor implements ServerComponent {
       if (scheduler != null) {
         return;
       }
-      scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "idgen-sequence-monitor");
-        t.setDaemon(true);
-        return t;
-      });
-      long nanos = interval.toNanos();
-      scheduler.scheduleWithFixedDelay(this::refreshQuietly, nanos, nanos, TimeUnit.NANOSECONDS);
+      scheduler = PeriodicTask.every(interval, "idgen-sequence-monitor", this::refreshQuietly);
     }
   }
 
@@ -91,7 +82,7 @@ final class SequenceMonitor implements ServerComponent {
   public void close() {
     synchronized (lock) {
       if (scheduler != null) {
-        scheduler.shutdownNow();
+        scheduler.close();
       }
     }
   }

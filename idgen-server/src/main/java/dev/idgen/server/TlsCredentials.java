@@ -16,9 +16,6 @@ import java.security.MessageDigest;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.Arrays;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,7 +47,7 @@ final class TlsCredentials implements ServerComponent {
   private byte[] trustDigest = new byte[0];
 
   @GuardedBy("lock")
-  private ScheduledExecutorService scheduler;
+  private PeriodicTask scheduler;
 
   /**
    * Loads the files once (so that a bad file fails the start, naming it).
@@ -104,13 +101,7 @@ final class TlsCredentials implements ServerComponent {
       if (scheduler != null) {
         return;
       }
-      scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "idgen-tls-reload");
-        t.setDaemon(true);
-        return t;
-      });
-      long nanos = settings.refreshInterval().toNanos();
-      scheduler.scheduleWithFixedDelay(this::checkQuietly, nanos, nanos, TimeUnit.NANOSECONDS);
+      scheduler = PeriodicTask.every(settings.refreshInterval(), "idgen-tls-reload", this::checkQuietly);
     }
   }
 
@@ -187,7 +178,7 @@ final class TlsCredentials implements ServerComponent {
   public void close() {
     synchronized (lock) {
       if (scheduler != null) {
-        scheduler.shutdownNow();
+        scheduler.close();
       }
     }
   }

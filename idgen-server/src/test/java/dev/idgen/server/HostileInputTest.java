@@ -487,7 +487,7 @@ class HostileInputTest {
     return sb.append('"').toString();
   }
 
-  private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+  static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
     @Override
     public InputStream stream(byte[] value) {
       return new ByteArrayInputStream(value);

@@ -12,8 +12,6 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.stub.ClientCalls;
-import java.io.ByteArrayInputStream;
-import java.io.InputStream;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -26,21 +24,7 @@ class RequestParsingTest {
   /** Field 1 (the name) as a length-delimited string of 100 bytes, but only 3 of them follow. */
   private static final byte[] TRUNCATED = {0x0a, 100, 'a', 'b', 'c'};
 
-  private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (java.io.IOException e) {
-        throw new java.io.UncheckedIOException(e);
-      }
-    }
-  };
+  private static final MethodDescriptor.Marshaller<byte[]> BYTES = HostileInputTest.BYTES;
 
   private TestServer server;
 
