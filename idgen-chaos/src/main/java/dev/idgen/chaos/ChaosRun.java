@@ -278,6 +278,7 @@ final class ChaosRun {
     long delay = 500 + random.nextInt(1_500);
     long bound = blocksPerServer() + callsInFlightBound();
     log.fault(clock.millis(), "server-kill", bound, node.name() + " restart-after-ms=" + delay);
+    report(node, "kill"); // what it is about to lose, in its own words
     say("kill -9 " + node);
     node.kill();
     Thread.sleep(delay);
@@ -377,8 +378,28 @@ final class ChaosRun {
     for (String line : previous) {
       log.line(line);
     }
+    for (ServerNode node : servers) {
+      report(node, "end");
+    }
     log.line("faults-injected", faults);
     log.line("end", clock.millis());
+  }
+
+  /** Logs what a server says it holds in memory (GetSequence) and has counted as lost (its metrics). */
+  private void report(ServerNode node, String when) {
+    long held = 0;
+    if (when.equals("kill")) {
+      for (SequenceSpec seq : sequences) {
+        try {
+          held += admin(node, 2).getSequence(GetSequenceRequest.newBuilder().setName(seq.name()).build())
+              .getServerReserve();
+        } catch (RuntimeException e) {
+          held = -1;
+          break;
+        }
+      }
+    }
+    log.line("reported", node.name(), when, held, node.lostCounted());
   }
 
   private List<String> snapshot() {

@@ -35,6 +35,9 @@ import picocli.CommandLine.Parameters;
  *       {@code AdvanceSequence} returned (0);
  *   <li>{@code unleased}: IDs a client stub handed out that are in none of the ranges it leased (0);
  *   <li>{@code bad_calls}: calls that ended OK with more or fewer IDs than they asked for (0);
+ *   <li>{@code reported}: what the servers said of their own losses (reserves held just before each
+ *       kill, and their {@code idgen_ids_lost_total} counters), printed beside {@code lost} as a cross-check;
+ *       not a verdict.
  *   <li>{@code lost}: IDs reserved from the global cursors above the highest floor that nobody received and
  *       that no datacenter pool or live server still holds at the end, against {@code lost_bound}, the sum of
  *       what each fault may lose (see {@link ChaosRun}) and of what each failed or cancelled call had asked
@@ -51,8 +54,8 @@ public final class Checker implements Callable<Integer> {
 
   /** The verdict of one check. */
   public record Report(long ids, long served, long duplicates, long outOfBounds, long belowFloor,
-      long unleased, long badCalls, long lost, long lostBound, long faults, long advances, String seed,
-      boolean complete) {
+      long unleased, long badCalls, long lost, long lostBound, long reported, long faults, long advances,
+      String seed, boolean complete) {
 
     public boolean ok() {
       return complete && duplicates == 0 && outOfBounds == 0 && belowFloor == 0 && unleased == 0
@@ -62,7 +65,8 @@ public final class Checker implements Callable<Integer> {
     public String line() {
       return "checked ids=" + ids + " duplicates=" + duplicates + " out_of_bounds=" + outOfBounds
           + " below_floor=" + belowFloor + " unleased=" + unleased + " bad_calls=" + badCalls
-          + " lost=" + lost + " lost_bound=" + lostBound + " faults=" + faults + " seed=" + seed
+          + " lost=" + lost + " lost_bound=" + lostBound + " reported=" + reported + " faults=" + faults
+          + " seed=" + seed
           + (complete ? "" : " INCOMPLETE") + (ok() ? "" : " FAILED");
     }
   }
@@ -282,8 +286,25 @@ public final class Checker implements Callable<Integer> {
     run.faults().forEach(f -> kinds.merge(f.kind(), 1L, Long::sum));
     out.printf("faults by kind: %s; advances: %d; client files: %d; stub IDs served: %d%n", kinds,
         run.advances().size(), files.size(), served);
+    // The servers' own account, an independent cross-check of `lost` (not a verdict: a reserve read just
+    // before a kill -9 can change before the kill, and calls in flight at a kill are in neither figure).
+    long heldAtKills = 0;
+    long counted = 0;
+    long unknown = 0;
+    for (RunLog.Reported r : run.reported()) {
+      if (r.held() < 0 || r.counted() < 0) {
+        unknown++;
+      }
+      heldAtKills += Math.max(0, r.held());
+      counted += Math.max(0, r.counted());
+    }
+    long reported = heldAtKills + counted;
+    out.printf("servers_reported = %d (reserves held just before the kills: %d; their own lost counters,"
+        + " abandoned + dc_block: %d; %d reports unknown); lost - reported = %d%n", reported, heldAtKills,
+        counted, unknown, lost - reported);
     Report report = new Report(ids, served, duplicates, outOfBounds, belowFloor, unleased, badCalls, lost,
-        faultBound + failedOutstanding, run.faults().size(), run.advances().size(), run.seed(), run.ended());
+        faultBound + failedOutstanding, reported, run.faults().size(), run.advances().size(), run.seed(),
+        run.ended());
     if (lost < 0) {
       out.println("WARNING: lost < 0: more IDs received or held than were ever reserved");
     }

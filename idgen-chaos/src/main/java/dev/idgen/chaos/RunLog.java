@@ -20,6 +20,10 @@ import java.util.OptionalLong;
  *   advance NAME FLOOR RETURNED_NANOS ok|failed:CODE  one AdvanceSequence call of a burst
  *   final-stripe NAME STRIPE NEXT_UNRESERVED|- REMAINING
  *   final-held NAME WHERE IDS                        WHERE: dc:DC:STRIPE or server:NAME
+ *   reported SERVER WHEN HELD COUNTED                what a server said of its own losses: WHEN kill (just
+ *                                                    before its kill -9) or end; HELD its in-memory reserve
+ *                                                    (GetSequence), COUNTED its idgen_ids_lost_total
+ *                                                    (abandoned + dc_block) since it started; -1: unknown
  *   end DURATION_MILLIS
  * </pre>
  */
@@ -40,9 +44,12 @@ final class RunLog implements AutoCloseable {
 
   record FinalHeld(String name, String where, long ids) {}
 
+  /** What a server reported of its own losses, just before a kill or at the end (-1: could not ask). */
+  record Reported(String server, String when, long held, long counted) {}
+
   /** Everything a run.txt says. */
   record Contents(String seed, List<SequenceSpec> sequences, List<Fault> faults, List<Advance> advances,
-      List<FinalStripe> finalStripes, List<FinalHeld> finalHeld, boolean ended) {}
+      List<FinalStripe> finalStripes, List<FinalHeld> finalHeld, List<Reported> reported, boolean ended) {}
 
   private final BufferedWriter out;
 
@@ -86,6 +93,7 @@ final class RunLog implements AutoCloseable {
     List<Advance> advances = new ArrayList<>();
     List<FinalStripe> stripes = new ArrayList<>();
     List<FinalHeld> held = new ArrayList<>();
+    List<Reported> reported = new ArrayList<>();
     boolean ended = false;
     for (String line : Files.readAllLines(dir.resolve(FILE), StandardCharsets.UTF_8)) {
       String[] t = line.split(" ");
@@ -100,10 +108,11 @@ final class RunLog implements AutoCloseable {
         case "final-stripe" -> stripes.add(new FinalStripe(t[1], Integer.parseInt(t[2]),
             t[3].equals("-") ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(t[3])), Long.parseLong(t[4])));
         case "final-held" -> held.add(new FinalHeld(t[1], t[2], Long.parseLong(t[3])));
+        case "reported" -> reported.add(new Reported(t[1], t[2], Long.parseLong(t[3]), Long.parseLong(t[4])));
         case "end" -> ended = true;
         default -> { } // informational lines (e.g. "note"), ignored
       }
     }
-    return new Contents(seed, sequences, faults, advances, stripes, held, ended);
+    return new Contents(seed, sequences, faults, advances, stripes, held, reported, ended);
   }
 }

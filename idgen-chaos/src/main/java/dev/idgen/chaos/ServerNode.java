@@ -8,7 +8,12 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -56,6 +61,41 @@ final class ServerNode implements AutoCloseable {
 
   String target() {
     return "127.0.0.1:" + port;
+  }
+
+  /**
+   * What this server's own counters say it lost since it started: {@code idgen_ids_lost_total} for the
+   * reasons {@code abandoned} and {@code dc_block} (not {@code advanced}: IDs below a floor are out of the
+   * checker's reckoning), from its metrics endpoint; -1 if it cannot be read.
+   */
+  long lostCounted() {
+    int metricsPort = -1;
+    for (String s : settings) {
+      if (s.startsWith("idgen.metrics.port=")) {
+        metricsPort = Integer.parseInt(s.substring("idgen.metrics.port=".length()));
+      }
+    }
+    if (metricsPort <= 0 || !alive()) {
+      return -1;
+    }
+    try {
+      HttpResponse<String> response = HttpClient.newHttpClient().send(
+          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
+              .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+      double sum = 0;
+      for (String line : response.body().split("\n")) {
+        if (line.startsWith("idgen_ids_lost_total{")
+            && (line.contains("reason=\"abandoned\"") || line.contains("reason=\"dc_block\""))) {
+          sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+        }
+      }
+      return (long) sum;
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return -1;
+    }
   }
 
   /** A channel for the harness's own admin calls (not recorded: it never allocates). */

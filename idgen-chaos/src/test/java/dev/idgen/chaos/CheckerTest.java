@@ -53,9 +53,16 @@ class CheckerTest {
       finalState("striped", k, k == 0 ? 30 : 10 + k); // stripe 0: 5 reserved, all received
     }
     log.fault(5, "server-kill", 60, "s1");
+    log.line("reported", "s1", "kill", 40, 7);   // held 40 just before its kill, had counted 7 lost
+    log.line("reported", "s0", "end", 0, 2);
+    log.line("reported", "s2", "end", 0, -1);    // could not be asked: counted as 0, and as unknown
 
     Checker.Report report = check();
 
+    assertThat(report.reported()).isEqualTo(40 + 7 + 2);
+    assertThat(printed.toString(StandardCharsets.UTF_8))
+        .contains("servers_reported = 49 (reserves held just before the kills: 40; their own lost counters,"
+            + " abandoned + dc_block: 9; 1 reports unknown); lost - reported = 1");
     assertThat(report.ids()).isEqualTo(155);
     assertThat(report.served()).isEqualTo(3);
     assertThat(report.duplicates()).isZero();
@@ -65,7 +72,7 @@ class CheckerTest {
     assertThat(report.ok()).isTrue();
     assertThat(printed.toString(StandardCharsets.UTF_8).strip()).endsWith(
         "checked ids=155 duplicates=0 out_of_bounds=0 below_floor=0 unleased=0 bad_calls=0 lost=50 "
-            + "lost_bound=60 faults=1 seed=99");
+            + "lost_bound=60 reported=49 faults=1 seed=99");
   }
 
   @Test
