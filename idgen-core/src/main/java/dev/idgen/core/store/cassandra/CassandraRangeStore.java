@@ -29,8 +29,13 @@ import java.security.KeyStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -44,6 +49,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
@@ -102,6 +109,8 @@ public final class CassandraRangeStore implements RangeStore {
   private final ExecutorService refillExecutor;
   /** A seam for fault-injection tests: runs just before each global CAS is sent. */
   volatile Runnable beforeGlobalCas = () -> {};
+  /** A seam for fault-injection tests: how each CAS statement is sent, and what follows a read-back. */
+  volatile CasExecutor casExecutor = CasExecutor.DIRECT;
 
   private final PreparedStatement selectDefinition;
   private final PreparedStatement insertDefinition;
@@ -112,6 +121,7 @@ public final class CassandraRangeStore implements RangeStore {
   private final PreparedStatement selectPool;
   private final PreparedStatement insertPool;
   private final PreparedStatement updatePool;
+  private final PreparedStatement appendPool;
 
   private CassandraRangeStore(CqlSession session, CassandraSettings settings) {
     this.session = session;
@@ -129,12 +139,15 @@ public final class CassandraRangeStore implements RangeStore {
         + " VALUES (?, ?, ?, ?) IF NOT EXISTS");
     updateGlobal = session.prepare("UPDATE " + ks + ".global_cursors SET reserved = ?, op = ?"
         + " WHERE sequence = ? AND stripe = ? IF op = ?");
-    selectPool = session.prepare("SELECT blocks, floor, taken, op FROM " + ks + ".dc_pools"
-        + " WHERE sequence = ? AND stripe = ? AND datacenter = ?");
+    selectPool = session.prepare("SELECT blocks, floor, taken, appended, appended_below, op FROM " + ks
+        + ".dc_pools WHERE sequence = ? AND stripe = ? AND datacenter = ?");
     insertPool = session.prepare("INSERT INTO " + ks + ".dc_pools (sequence, stripe, datacenter, blocks,"
-        + " floor, taken, op) VALUES (?, ?, ?, ?, ?, 0, ?) IF NOT EXISTS");
+        + " floor, taken, appended, appended_below, op) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?) IF NOT EXISTS");
+    // Removals (reserve, trim) leave the record of appended blocks as it is.
     updatePool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, floor = ?, taken = ?, op = ?"
         + " WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
+    appendPool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, appended = ?, appended_below = ?,"
+        + " op = ? WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
     AtomicInteger n = new AtomicInteger();
     refillExecutor = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "idgen-dc-pool-refill-" + n.incrementAndGet());
@@ -186,7 +199,15 @@ public final class CassandraRangeStore implements RangeStore {
     try {
       if (settings.createSchema()) {
         Schema.apply(session, settings);
+      } else {
+        String upgrade = Schema.missingColumns(session, settings);
+        if (upgrade != null) {
+          throw new StoreUnavailableException("keyspace '" + settings.keyspace() + "' was made by an older"
+              + " idgen and lacks the columns that make pool appends idempotent; run this once (cqlsh), or"
+              + " start one server with idgen.cassandra.create-schema = true: " + upgrade);
+        }
       }
+      CassandraChecks.warnAboutUnsafeSettings(session, settings);
       return new CassandraRangeStore(session, settings);
     } catch (RuntimeException e) {
       session.close();
@@ -263,17 +284,22 @@ public final class CassandraRangeStore implements RangeStore {
   @Override
   public void create(SequenceDefinition d) {
     long deadline = deadline();
+    Attempts<Void> attempts = new Attempts<>();
     for (int attempt = 0; ; attempt++) {
-      UUID op = UUID.randomUUID();
+      UUID op = attempts.next(null, null);
       BoundStatement insert = global(insertDefinition.bind(d.name(), d.start(), d.max(), d.stripes(),
           d.nodeBlockSize(), d.dcBlockSize(), Instant.now(), op));
-      if (cas(globalTier, insert, op, () -> serialRead(selectDefinition.bind(d.name()),
-          ConsistencyLevel.SERIAL, null, "definition of '" + d.name() + "'", deadline), deadline)) {
+      if (cas(globalTier, CasKind.CREATE, insert, op, null, attempts, () -> serialRead(
+          selectDefinition.bind(d.name()), ConsistencyLevel.SERIAL, null, "definition of '" + d.name() + "'",
+          deadline), deadline).applied()) {
         return;
       }
       Row existing = serialRead(selectDefinition.bind(d.name()), ConsistencyLevel.SERIAL, null,
           "definition of '" + d.name() + "'", deadline);
       if (existing != null) {
+        if (attempts.mine(existing.getUuid("op"))) {
+          return; // an earlier attempt of ours applied after all
+        }
         throw new SequenceAlreadyExistsException("sequence '" + d.name() + "' already exists");
       }
       backoff(attempt, deadline, "creating sequence '" + d.name() + "'");
@@ -331,27 +357,63 @@ public final class CassandraRangeStore implements RangeStore {
       throw new IllegalArgumentException("stripe: " + stripe + " (expected: 0 to " + (d.stripes() - 1) + ")");
     }
     long deadline = deadline();
-    for (int attempt = 0; ; attempt++) {
-      PoolRow pool = readPool(d, stripe, dc, null, deadline);
-      if (pool == null || pool.blocks.isEmpty()) {
-        awaitRefill(d, stripe, deadline);
-        continue;
-      }
-      long from = pool.blocks.get(0);
-      long take = Math.min(size, pool.blocks.get(1) - from);
-      List<Long> rest = consume(pool.blocks, take);
-      UUID op = UUID.randomUUID();
-      long taken = pool.taken + take;
-      BoundStatement update = local(updatePool.bind(rest, pool.floor, taken, op, d.name(), stripe, dc, pool.op));
-      if (cas(poolTier, update, op, () -> readPoolRow(d, stripe, dc, null, deadline), deadline)) {
-        DcRate rate = rate(d, stripe);
-        rate.observe(ticker.nanos(), taken);
-        if (size(rest) < settings.poolRefillThreshold() * rate.blockSize(d)) {
-          refillInBackground(d, stripe);
+    // Taking IDs out of the pool is a removal: after an ambiguous outcome it may be tried again (the
+    // worst case is a gap, counted when this returns), and an earlier attempt found applied is ours.
+    Attempts<long[]> attempts = new Attempts<>();
+    long[] got = null;
+    try {
+      for (int attempt = 0; ; attempt++) {
+        PoolRow pool = readPool(d, stripe, dc, null, deadline);
+        if (pool != null && attempts.mine(pool.op)) {
+          got = attempts.effect(pool.op);
+          poolTier.recovered.increment();
+          return reserved(d, stripe, got, pool.taken, pool.blocks);
         }
-        return d.range(stripe, from, from + take);
+        attempts.seen(pool == null ? null : pool.op, r -> pool != null && overlaps(pool.blocks, r[0], r[1]));
+        if (pool == null || pool.blocks.isEmpty()) {
+          awaitRefill(d, stripe, deadline);
+          continue;
+        }
+        long from = pool.blocks.get(0);
+        long take = Math.min(size, pool.blocks.get(1) - from);
+        List<Long> rest = consume(pool.blocks, take);
+        long taken = pool.taken + take;
+        UUID op = attempts.next(new long[] {from, from + take}, pool.op);
+        BoundStatement update = local(updatePool.bind(rest, pool.floor, taken, op, d.name(), stripe, dc, pool.op));
+        CasResult result = cas(poolTier, CasKind.POOL_RESERVE, update, op, pool.op, attempts,
+            () -> readPoolRow(d, stripe, dc, null, deadline), deadline);
+        if (result.applied()) {
+          got = attempts.effect(result.op());
+          return reserved(d, stripe, got, result.op().equals(op) ? taken : pool.taken, rest);
+        }
+        backoff(attempt, deadline, "reserving from " + dc + "'s pool of sequence '" + d.name() + "' stripe " + stripe);
       }
-      backoff(attempt, deadline, "reserving from " + dc + "'s pool of sequence '" + d.name() + "' stripe " + stripe);
+    } finally {
+      countLost(poolTier, attempts, got, "a node block of sequence '" + d.name() + "' stripe " + stripe);
+    }
+  }
+
+  /** A reservation that applied: note the DC's rate, top the pool up early if it runs low. */
+  private IdRange reserved(SequenceDefinition d, int stripe, long[] range, long taken, List<Long> rest) {
+    DcRate rate = rate(d, stripe);
+    rate.observe(ticker.nanos(), taken);
+    if (size(rest) < settings.poolRefillThreshold() * rate.blockSize(d)) {
+      refillInBackground(d, stripe);
+    }
+    return d.range(stripe, range[0], range[1]);
+  }
+
+  /**
+   * Counts, as a gap, every attempt of a removal whose outcome stayed open: it may have taken its IDs
+   * out of the row (so nobody will hand them out) without this process ever learning it.
+   */
+  private void countLost(Tier tier, Attempts<long[]> attempts, long[] used, String what) {
+    for (long[] r : attempts.open()) {
+      if (r != used) {
+        tier.idsLost.add(r[1] - r[0]);
+        log.warn("counted {} IDs of {} as lost: the compare-and-set that took them had an unknown outcome"
+            + " that could not be settled (an upper bound: another holder may have taken them)", r[1] - r[0], what);
+      }
     }
   }
 
@@ -440,32 +502,70 @@ public final class CassandraRangeStore implements RangeStore {
 
   private long[] takeFromGlobal(SequenceDefinition d, int stripe, long size, long deadline) {
     long total = d.stripeSize(stripe);
-    for (int attempt = 0; ; attempt++) {
-      Row row = serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
-          "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline);
-      if (row == null) {
-        requireDefinition(d); // rows are created lazily: never for a sequence that does not exist
+    // A removal, like reserve: retried after an ambiguous outcome; open attempts are counted as gaps.
+    Attempts<long[]> attempts = new Attempts<>();
+    long[] got = null;
+    try {
+      for (int attempt = 0; ; attempt++) {
+        Row row = serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
+            "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline);
+        if (row == null) {
+          requireDefinition(d); // rows are created lazily: never for a sequence that does not exist
+        }
+        UUID current = row == null ? null : row.getUuid("op");
+        if (attempts.mine(current)) {
+          globalTier.recovered.increment();
+          got = attempts.effect(current);
+          return got;
+        }
+        long reserved = row == null ? 0 : row.getLong("reserved");
+        // The cursor only grows: an attempt whose end is still above it never applied.
+        attempts.seen(current, r -> reserved < r[1]);
+        if (reserved >= total) {
+          throw new SequenceExhaustedException(d.name(), d.max());
+        }
+        long to = total - reserved <= size ? total : reserved + size;
+        UUID op = attempts.next(new long[] {reserved, to}, current);
+        BoundStatement cas = row == null
+            ? global(insertGlobal.bind(d.name(), stripe, to, op))
+            : global(updateGlobal.bind(to, op, d.name(), stripe, current));
+        CasResult result = cas(globalTier, CasKind.GLOBAL_TAKE, cas, op, current, attempts,
+            () -> serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
+                "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline), deadline);
+        if (result.applied()) {
+          got = attempts.effect(result.op());
+          return got;
+        }
+        backoff(attempt, deadline, "the global cursor of sequence '" + d.name() + "' stripe " + stripe);
       }
-      long reserved = row == null ? 0 : row.getLong("reserved");
-      if (reserved >= total) {
-        throw new SequenceExhaustedException(d.name(), d.max());
-      }
-      long to = total - reserved <= size ? total : reserved + size;
-      UUID op = UUID.randomUUID();
-      BoundStatement cas = row == null
-          ? global(insertGlobal.bind(d.name(), stripe, to, op))
-          : global(updateGlobal.bind(to, op, d.name(), stripe, row.getUuid("op")));
-      if (cas(globalTier, cas, op, () -> serialRead(selectGlobal.bind(d.name(), stripe),
-          ConsistencyLevel.SERIAL, null, "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline), deadline)) {
-        return new long[] {reserved, to};
-      }
-      backoff(attempt, deadline, "the global cursor of sequence '" + d.name() + "' stripe " + stripe);
+    } finally {
+      countLost(globalTier, attempts, got, "a DC block of sequence '" + d.name() + "' stripe " + stripe);
     }
   }
 
+  /**
+   * Appends a block taken from the global cursor to this datacenter's pool. An addition: it must never
+   * be repeated after an outcome that may have applied, so the pool row records the blocks appended to
+   * it ({@link Appended}) and every attempt first looks there. A block the record can no longer vouch for
+   * is never appended: it is counted lost instead.
+   */
   private void appendToPool(SequenceDefinition d, int stripe, long from, long to, long deadline) {
+    Attempts<Void> attempts = new Attempts<>();
     for (int attempt = 0; ; attempt++) {
       PoolRow pool = readPool(d, stripe, dc, null, deadline);
+      Appended appended = pool == null ? Appended.EMPTY : pool.appended;
+      if (appended.contains(from, to)) {
+        if (attempt > 0) {
+          poolTier.recovered.increment(); // an attempt whose outcome looked open had applied
+        }
+        return;
+      }
+      if (appended.mayContain(from, to)) {
+        poolTier.idsLost.add(to - from);
+        log.warn("counted a DC block of sequence '{}' stripe {} ({} IDs) as lost: whether it reached {}'s pool"
+            + " is no longer recorded, so it is never appended again", d.name(), stripe, to - from, dc);
+        return;
+      }
       // An AdvanceSequence may have raised the pool's floor since the block was taken.
       long minIndex = pool == null || pool.floor == null ? 0 : d.firstIndexAbove(stripe, pool.floor);
       long keptFrom = Math.max(from, minIndex);
@@ -476,14 +576,17 @@ public final class CassandraRangeStore implements RangeStore {
       List<Long> blocks = new ArrayList<>(pool == null ? List.of() : pool.blocks);
       blocks.add(keptFrom);
       blocks.add(to);
-      UUID op = UUID.randomUUID();
+      Appended record = appended.with(from, to);
+      UUID op = attempts.next(null, pool == null ? null : pool.op);
       BoundStatement cas = pool == null
-          ? local(insertPool.bind(d.name(), stripe, dc, blocks, null, op))
-          : local(updatePool.bind(blocks, pool.floor, pool.taken, op, d.name(), stripe, dc, pool.op));
-      if (cas(poolTier, cas, op, () -> readPoolRow(d, stripe, dc, null, deadline), deadline)) {
+          ? local(insertPool.bind(d.name(), stripe, dc, blocks, null, record.pairs(), record.below(), op))
+          : local(appendPool.bind(blocks, record.pairs(), record.below(), op, d.name(), stripe, dc, pool.op));
+      if (cas(poolTier, CasKind.POOL_APPEND, cas, op, pool == null ? null : pool.op, attempts,
+          () -> readPoolRow(d, stripe, dc, null, deadline), deadline).applied()) {
         idsDropped.add(keptFrom - from);
         return;
       }
+      // Not applied, or open: the next read of the record decides.
       backoff(attempt, deadline, "appending to " + dc + "'s pool of sequence '" + d.name() + "' stripe " + stripe);
     }
   }
@@ -507,6 +610,8 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   private void advanceGlobal(SequenceDefinition d, int stripe, long minIndex, long deadline) {
+    // Raising the cursor to at least minIndex: retried until the row shows it, whatever the outcomes.
+    Attempts<Void> attempts = new Attempts<>();
     for (int attempt = 0; ; attempt++) {
       Row row = serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
           "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline);
@@ -517,12 +622,14 @@ public final class CassandraRangeStore implements RangeStore {
       if (reserved >= minIndex) {
         return;
       }
-      UUID op = UUID.randomUUID();
+      UUID current = row == null ? null : row.getUuid("op");
+      UUID op = attempts.next(null, current);
       BoundStatement cas = row == null
           ? global(insertGlobal.bind(d.name(), stripe, minIndex, op))
-          : global(updateGlobal.bind(minIndex, op, d.name(), stripe, row.getUuid("op")));
-      if (cas(globalTier, cas, op, () -> serialRead(selectGlobal.bind(d.name(), stripe),
-          ConsistencyLevel.SERIAL, null, "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline), deadline)) {
+          : global(updateGlobal.bind(minIndex, op, d.name(), stripe, current));
+      if (cas(globalTier, CasKind.GLOBAL_ADVANCE, cas, op, current, attempts, () -> serialRead(
+          selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
+          "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline), deadline).applied()) {
         idsDropped.add(minIndex - reserved);
         return;
       }
@@ -532,6 +639,8 @@ public final class CassandraRangeStore implements RangeStore {
 
   private void trimPool(SequenceDefinition d, int stripe, String datacenter, Node coordinator, long floor,
       long deadline) {
+    // A removal that is idempotent in effect (cut at the floor): retried until the row shows it.
+    Attempts<Void> attempts = new Attempts<>();
     for (int attempt = 0; ; attempt++) {
       PoolRow pool = readPool(d, stripe, datacenter, coordinator, deadline);
       if (pool == null) {
@@ -542,13 +651,14 @@ public final class CassandraRangeStore implements RangeStore {
       if (pool.floor != null && pool.floor >= floor && kept.equals(pool.blocks)) {
         return;
       }
-      UUID op = UUID.randomUUID();
+      UUID op = attempts.next(null, pool.op);
       BoundStatement cas = local(updatePool.bind(kept, newFloor, pool.taken, op, d.name(), stripe, datacenter,
           pool.op));
       if (coordinator != null) {
         cas = cas.setNode(coordinator);
       }
-      if (cas(poolTier, cas, op, () -> readPoolRow(d, stripe, datacenter, coordinator, deadline), deadline)) {
+      if (cas(poolTier, CasKind.POOL_TRIM, cas, op, pool.op, attempts,
+          () -> readPoolRow(d, stripe, datacenter, coordinator, deadline), deadline).applied()) {
         idsDropped.add(size(pool.blocks) - size(kept));
         return;
       }
@@ -664,50 +774,201 @@ public final class CassandraRangeStore implements RangeStore {
   // CAS machinery
 
   /**
-   * Runs one CAS whose write carries {@code op}. Returns whether it applied; an unknown outcome is
-   * resolved by {@code readBack} (a read at the same serial consistency), retried with back-off until
-   * {@code deadline}, before this returns.
+   * Runs one attempt of an operation: a CAS whose write carries {@code op} and is conditioned on the row
+   * carrying {@code conditionedOn} (null: on the row not existing). A definite answer from Cassandra is
+   * final. An unknown outcome (CAS write timeout, CAS write unknown, client timeout, any failure after
+   * sending) is resolved by {@code readBack}, a read at the same serial consistency that also completes
+   * any Paxos round in progress, into one of three cases:
+   * <ul>
+   *   <li>applied: the row carries one of this operation's op ids ({@code attempts}, every attempt's —
+   *       an earlier attempt may have applied late);
+   *   <li>not applied: the row still carries {@code conditionedOn};
+   *   <li>ambiguous: someone else wrote the row since; this attempt may or may not have applied, and it
+   *       can never apply later (its condition names an op id that never comes back).
+   * </ul>
+   * The caller decides what an ambiguous attempt means: a removal may be tried again (a gap at worst,
+   * counted), an addition never (see {@link #appendToPool}). If the row cannot be read back before
+   * {@code deadline}, the attempt stays open in {@code attempts} and this throws
+   * {@link StoreUnavailableException}.
    */
-  private boolean cas(Tier tier, BoundStatement statement, UUID op, Supplier<Row> readBack, long deadline) {
+  private CasResult cas(Tier tier, CasKind kind, BoundStatement statement, UUID op, UUID conditionedOn,
+      Attempts<?> attempts, Supplier<Row> readBack, long deadline) {
     if (tier == globalTier) {
       beforeGlobalCas.run();
     }
     tier.attempts.increment();
+    DriverException failure;
     try {
-      ResultSet rs = session.execute(statement);
+      ResultSet rs = casExecutor.execute(kind, statement, session::execute);
       if (rs.wasApplied()) {
         tier.applied.increment();
-        return true;
+        return new CasResult(Outcome.APPLIED, op);
       }
       tier.conflicts.increment();
-      return false;
+      return CasResult.NOT_APPLIED;
     } catch (DriverException e) {
-      // Timeouts of any kind, CAS write unknown, a connection lost after sending: the write may have
-      // applied. Reading at the same serial consistency completes any Paxos round in progress, so
-      // what it shows is final.
-      tier.unknown.increment();
-      for (int attempt = 0; ; attempt++) {
+      failure = e;
+    }
+    tier.unknown.increment();
+    attempts.open(op);
+    Row row;
+    for (int attempt = 0; ; attempt++) {
+      try {
+        row = readBack.get();
+        break;
+      } catch (StoreUnavailableException readFailed) {
         try {
-          Row row = readBack.get();
-          boolean applied = row != null && op.equals(row.getUuid("op"));
-          if (applied) {
-            tier.applied.increment();
-            tier.resolvedApplied.increment();
-          } else {
-            tier.resolvedNotApplied.increment();
-          }
-          log.debug("unknown CAS outcome ({}) resolved: applied={}", describe(e), applied);
-          return applied;
-        } catch (StoreUnavailableException readFailed) {
-          try {
-            backoff(attempt, deadline, "resolving an unknown compare-and-set outcome");
-          } catch (StoreUnavailableException gaveUp) {
-            tier.unresolved.increment();
-            throw new StoreUnavailableException("a compare-and-set had an unknown outcome (" + describe(e)
-                + ") and reading it back kept failing; nothing was handed out: " + readFailed.getMessage(), e);
-          }
+          backoff(attempt, deadline, "resolving an unknown compare-and-set outcome");
+        } catch (StoreUnavailableException gaveUp) {
+          tier.unresolved.increment();
+          throw new StoreUnavailableException("a compare-and-set had an unknown outcome (" + describe(failure)
+              + ") and reading it back kept failing; nothing was handed out: " + readFailed.getMessage(), failure);
         }
       }
+    }
+    casExecutor.afterReadBack(kind);
+    UUID now = row == null ? null : row.getUuid("op");
+    Outcome outcome;
+    if (attempts.mine(now)) {
+      outcome = Outcome.APPLIED;
+      attempts.settle(now);
+      tier.applied.increment();
+      tier.resolvedApplied.increment();
+    } else if (Objects.equals(now, conditionedOn)) {
+      outcome = Outcome.NOT_APPLIED;
+      attempts.settle(op);
+      tier.resolvedNotApplied.increment();
+    } else {
+      outcome = Outcome.AMBIGUOUS;
+      tier.resolvedAmbiguous.increment();
+    }
+    log.debug("unknown outcome of a {} compare-and-set ({}) resolved: {}", kind, describe(failure), outcome);
+    return outcome == Outcome.APPLIED ? new CasResult(outcome, now) : new CasResult(outcome, null);
+  }
+
+  /** What a compare-and-set is for: named in logs, and seen by the fault-injection seam. */
+  enum CasKind { CREATE, GLOBAL_TAKE, GLOBAL_ADVANCE, POOL_APPEND, POOL_RESERVE, POOL_TRIM }
+
+  /** The three ways an attempt can end. */
+  enum Outcome { APPLIED, NOT_APPLIED, AMBIGUOUS }
+
+  /** How an attempt ended, and which op id applied (possibly an earlier attempt's). */
+  private record CasResult(Outcome outcome, UUID op) {
+    static final CasResult NOT_APPLIED = new CasResult(Outcome.NOT_APPLIED, null);
+
+    boolean applied() {
+      return outcome == Outcome.APPLIED;
+    }
+  }
+
+  /**
+   * How CAS statements are sent: the session, or a test's fault injector (a timeout reported after the
+   * statement applied, a statement held back and applied after the read-back).
+   */
+  interface CasExecutor {
+    CasExecutor DIRECT = (kind, statement, session) -> session.apply(statement);
+
+    ResultSet execute(CasKind kind, BoundStatement statement, Function<BoundStatement, ResultSet> session);
+
+    /** Called after the read-back that resolves an unknown outcome, before the outcome is acted on. */
+    default void afterReadBack(CasKind kind) {}
+  }
+
+  /**
+   * The attempts of one operation, each with the op id it wrote, the op id it was conditioned on and
+   * what it would do. An attempt is open from an unknown outcome until something settles it. Confined
+   * to the thread that runs the operation.
+   */
+  private static final class Attempts<T> {
+    private final Map<UUID, Attempt<T>> all = new LinkedHashMap<>();
+    private final Set<UUID> open = new LinkedHashSet<>();
+
+    private record Attempt<T>(T effect, UUID conditionedOn) {}
+
+    /** A new attempt: its op id. */
+    UUID next(T effect, UUID conditionedOn) {
+      UUID op = UUID.randomUUID();
+      all.put(op, new Attempt<>(effect, conditionedOn));
+      return op;
+    }
+
+    boolean mine(UUID op) {
+      return op != null && all.containsKey(op);
+    }
+
+    T effect(UUID op) {
+      return all.get(op).effect();
+    }
+
+    void open(UUID op) {
+      open.add(op);
+    }
+
+    void settle(UUID op) {
+      open.remove(op);
+    }
+
+    /**
+     * A fresh read of the row: an open attempt whose IDs it still shows, when the row no longer carries
+     * the op id that attempt was conditioned on, never applied and never will.
+     */
+    void seen(UUID rowOp, Predicate<T> stillThere) {
+      open.removeIf(op -> {
+        Attempt<T> a = all.get(op);
+        return !Objects.equals(rowOp, a.conditionedOn()) && stillThere.test(a.effect());
+      });
+    }
+
+    /** The effects of the attempts still open. */
+    List<T> open() {
+      List<T> out = new ArrayList<>();
+      for (UUID op : open) {
+        out.add(all.get(op).effect());
+      }
+      return out;
+    }
+  }
+
+  /**
+   * The record, in a pool row, of the DC blocks appended to it: the last {@link #CAPACITY} blocks as
+   * {@code [from, to)} index pairs, and {@code below}, the highest end of any block dropped from the
+   * record. A block is known appended if it is listed; a block not listed whose end is at or below
+   * {@code below} may have been appended and dropped from the list, so it is never appended again.
+   * Blocks come from the global cursor in nearly increasing order, so that case needs
+   * {@link #CAPACITY} later blocks to be appended before an earlier one: rare, and a counted loss.
+   */
+  record Appended(List<Long> pairs, long below) {
+    static final int CAPACITY = 32;
+    static final Appended EMPTY = new Appended(List.of(), Long.MIN_VALUE);
+
+    Appended {
+      pairs = List.copyOf(pairs);
+    }
+
+    boolean contains(long from, long to) {
+      for (int i = 0; i < pairs.size(); i += 2) {
+        if (pairs.get(i) == from && pairs.get(i + 1) == to) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    boolean mayContain(long from, long to) {
+      return to <= below;
+    }
+
+    Appended with(long from, long to) {
+      List<Long> next = new ArrayList<>(pairs);
+      long newBelow = below;
+      while (next.size() >= 2 * CAPACITY) {
+        newBelow = Math.max(newBelow, next.get(1));
+        next.remove(0);
+        next.remove(0);
+      }
+      next.add(from);
+      next.add(to);
+      return new Appended(next, newBelow);
     }
   }
 
@@ -758,12 +1019,14 @@ public final class CassandraRangeStore implements RangeStore {
     if (r == null) {
       return null;
     }
+    Appended appended = r.isNull("appended") ? Appended.EMPTY : new Appended(r.getList("appended", Long.class),
+        r.isNull("appended_below") ? Long.MIN_VALUE : r.getLong("appended_below"));
     return new PoolRow(List.copyOf(r.getList("blocks", Long.class)),
         r.isNull("floor") ? null : r.getLong("floor"), r.isNull("taken") ? 0 : r.getLong("taken"),
-        r.getUuid("op"));
+        appended, r.getUuid("op"));
   }
 
-  private record PoolRow(List<Long> blocks, Long floor, long taken, UUID op) {}
+  private record PoolRow(List<Long> blocks, Long floor, long taken, Appended appended, UUID op) {}
 
   private DcRate rate(SequenceDefinition d, int stripe) {
     return rates.computeIfAbsent(d.name() + '\u0000' + stripe, k -> new DcRate(settings.dcTargetRunway()));
@@ -827,6 +1090,16 @@ public final class CassandraRangeStore implements RangeStore {
     return kept;
   }
 
+  /** Whether any index of {@code [from, to)} is in the intervals. */
+  static boolean overlaps(List<Long> blocks, long from, long to) {
+    for (int i = 0; i < blocks.size(); i += 2) {
+      if (blocks.get(i) < to && from < blocks.get(i + 1)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   static long size(List<Long> blocks) {
     long n = 0;
     for (int i = 0; i < blocks.size(); i += 2) {
@@ -864,12 +1137,16 @@ public final class CassandraRangeStore implements RangeStore {
     final LongAdder unknown = new LongAdder();
     final LongAdder resolvedApplied = new LongAdder();
     final LongAdder resolvedNotApplied = new LongAdder();
+    final LongAdder resolvedAmbiguous = new LongAdder();
     final LongAdder unresolved = new LongAdder();
+    /** Open attempts later found applied (their IDs used after all). */
+    final LongAdder recovered = new LongAdder();
     final LongAdder idsLost = new LongAdder();
 
     CasStats snapshot() {
       return new CasStats(attempts.sum(), applied.sum(), conflicts.sum(), unknown.sum(),
-          resolvedApplied.sum(), resolvedNotApplied.sum(), unresolved.sum(), idsLost.sum());
+          resolvedApplied.sum(), resolvedNotApplied.sum(), resolvedAmbiguous.sum(), unresolved.sum(),
+          recovered.sum(), idsLost.sum());
     }
   }
 }

@@ -24,6 +24,30 @@ final class Schema {
       session.execute(SimpleStatement.newInstance(statement).setTimeout(Duration.ofSeconds(30)));
     }
     session.checkSchemaAgreement();
+    String upgrade = missingColumns(session, settings);
+    if (upgrade != null) {
+      session.execute(SimpleStatement.newInstance(upgrade).setTimeout(Duration.ofSeconds(30)));
+      session.checkSchemaAgreement();
+    }
+  }
+
+  /**
+   * Columns added since 0.1 to tables that {@code CREATE TABLE IF NOT EXISTS} leaves as they are: the
+   * record of blocks appended to a pool, which makes appends idempotent.
+   */
+  private static final String POOL_COLUMNS = "appended frozen<list<bigint>>, appended_below bigint";
+
+  /**
+   * The statement that adds what a keyspace made by an older version lacks, or null if nothing is
+   * missing (or the table does not exist yet, which the schema's own statements handle).
+   */
+  static String missingColumns(CqlSession session, CassandraSettings settings) {
+    var table = session.getMetadata().getKeyspace(settings.keyspace())
+        .flatMap(ks -> ks.getTable("dc_pools"));
+    if (table.isEmpty() || table.get().getColumn("appended").isPresent()) {
+      return null;
+    }
+    return "ALTER TABLE " + settings.keyspace() + ".dc_pools ADD (" + POOL_COLUMNS + ")";
   }
 
   /** The schema's statements for these settings, in order. */
