@@ -5,22 +5,25 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The project's local two-datacenter Cassandra, through {@code deploy/cassandra/cassandra.sh}: started and
- * stopped by the harness (or used as it runs), and its nodes paused with SIGSTOP and resumed with SIGCONT.
- * Every paused node is remembered until resumed, so that {@link #resumeAll()} (called in a {@code finally}
- * and in a shutdown hook) never leaves one frozen.
+ * The project's local two-datacenter Cassandra, through the launcher
+ * {@code idgen-testing/cassandra/cassandra.sh} of the checkout: started and stopped by the harness (or used
+ * as it runs), its nodes at 127.0.0.1 (dc1) and 127.0.0.2 (dc2), paused with SIGSTOP and resumed with
+ * SIGCONT. Every paused node is remembered until resumed, so that {@link #resumeAll()} (called in a
+ * {@code finally} and in a shutdown hook) never leaves one frozen.
  */
-final class CassandraCluster {
+final class CassandraCluster implements ChaosCassandra {
+  static final String SCRIPT = "idgen-testing/cassandra/cassandra.sh";
+
   private final Path script;
-  private final Set<Long> paused = ConcurrentHashMap.newKeySet();
+  private final Map<String, Long> paused = new ConcurrentHashMap<>();
 
   CassandraCluster(Path repoRoot) {
-    this.script = repoRoot.resolve("deploy/cassandra/cassandra.sh");
+    this.script = repoRoot.resolve(SCRIPT);
   }
 
   void start() throws IOException, InterruptedException {
@@ -31,28 +34,49 @@ final class CassandraCluster {
     runInherited(List.of("stop"), 120);
   }
 
+  @Override
+  public String contactPoint(String dc) {
+    return switch (dc) {
+      case "dc1" -> "127.0.0.1:9042";
+      case "dc2" -> "127.0.0.2:9042";
+      default -> throw new IllegalArgumentException("unknown datacenter " + dc);
+    };
+  }
+
   long pid(String node) throws IOException, InterruptedException {
     return Long.parseLong(run(List.of("pid", node), 30).trim());
   }
 
+  @Override
+  public String describe(String dc) throws IOException, InterruptedException {
+    return "pid=" + pid(dc);
+  }
+
   /** SIGSTOP: the node freezes (sockets open, no answers), as in a long GC pause or a hung VM. */
-  void pause(long pid) throws IOException, InterruptedException {
-    paused.add(pid);
+  @Override
+  public void pause(String dc) throws IOException, InterruptedException {
+    long pid = pid(dc);
+    paused.put(dc, pid);
     signal("-STOP", pid);
   }
 
-  void resume(long pid) throws IOException, InterruptedException {
-    signal("-CONT", pid);
-    paused.remove(pid);
+  @Override
+  public void resume(String dc) throws IOException, InterruptedException {
+    Long pid = paused.get(dc);
+    if (pid != null) {
+      signal("-CONT", pid);
+      paused.remove(dc);
+    }
   }
 
   /** SIGCONT to every node this harness paused; safe to call any number of times. */
-  void resumeAll() {
-    for (Long pid : List.copyOf(paused)) {
+  @Override
+  public void resumeAll() {
+    for (String dc : List.copyOf(paused.keySet())) {
       try {
-        resume(pid);
+        resume(dc);
       } catch (IOException | InterruptedException e) {
-        System.err.println("chaos: could not SIGCONT cassandra pid " + pid + ": " + e);
+        System.err.println("chaos: could not SIGCONT cassandra " + dc + ": " + e);
       }
     }
   }

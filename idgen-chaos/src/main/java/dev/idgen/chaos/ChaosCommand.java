@@ -42,7 +42,7 @@ public final class ChaosCommand implements Callable<Integer> {
       description = "use the cluster that is running (127.0.0.1 dc1, 127.0.0.2 dc2) instead of starting one")
   boolean useRunningCassandra;
 
-  @Option(names = "--repo-root", defaultValue = ".", description = "the idgen checkout (for deploy/cassandra/cassandra.sh)")
+  @Option(names = "--repo-root", defaultValue = ".", description = "the idgen checkout (for idgen-testing/cassandra/cassandra.sh)")
   Path repoRoot;
 
   @Option(names = "--server-jar", description = "the shaded server jar "
@@ -65,8 +65,21 @@ public final class ChaosCommand implements Callable<Integer> {
     return execute().ok() ? 0 : 1;
   }
 
-  /** Runs and checks; the report's {@link Checker.Report#ok()} is the verdict. */
+  /**
+   * Runs and checks against the launcher's cluster of {@code --repo-root} (started and stopped here unless
+   * {@code --use-running-cassandra}); the report's {@link Checker.Report#ok()} is the verdict.
+   */
   public Checker.Report execute() throws Exception {
+    CassandraCluster launcher = new CassandraCluster(repoRoot.toAbsolutePath().normalize());
+    return execute(launcher, launcher);
+  }
+
+  /** Runs and checks against {@code cassandra}, which is already running (ChaosIT: the tests' cluster). */
+  Checker.Report execute(ChaosCassandra cassandra) throws Exception {
+    return execute(cassandra, null);
+  }
+
+  private Checker.Report execute(ChaosCassandra cassandra, CassandraCluster launcher) throws Exception {
     if (servers < 3) {
       throw new CommandLine.ParameterException(new CommandLine(this), "--servers: " + servers + " (expected: >= 3)");
     }
@@ -79,7 +92,7 @@ public final class ChaosCommand implements Callable<Integer> {
     Path jar = serverJar != null ? serverJar : root.resolve("idgen-server/target/idgen-server-0.1.0-SNAPSHOT-all.jar");
     Path dir = out.toAbsolutePath().normalize();
     new ChaosRun(new ChaosRun.Settings(duration, s, servers, clients, dir, useRunningCassandra,
-        jar.toAbsolutePath(), root, rate, int32Space)).run();
+        jar.toAbsolutePath(), root, rate, int32Space), cassandra, launcher).run();
     return Checker.check(dir, System.out);
   }
 

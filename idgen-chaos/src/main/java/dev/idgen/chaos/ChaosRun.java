@@ -31,7 +31,8 @@ import java.util.concurrent.TimeUnit;
  * {@code Allocate} callers), and one fault thread that follows a schedule drawn from the seed:
  * <ul>
  *   <li>{@code server-kill}: {@code kill -9} of a random server, restarted on the same port after 0.5–2 s;
- *   <li>{@code cassandra-pause}: SIGSTOP of dc1's or dc2's node for 2–6 s, then SIGCONT (always: also in a
+ *   <li>{@code cassandra-pause}: SIGSTOP of dc1's or dc2's node for 2–6 s, then SIGCONT ({@code docker pause}
+ *       and {@code unpause} when ChaosIT's cluster runs in containers; always resumed: also in a
  *       {@code finally} and a shutdown hook). Shorter than the servers' {@code cas-deadline} (10 s), so every
  *       compare-and-set with an unknown outcome is read back and resolved once the node answers;
  *   <li>{@code client-kill}: a random client dies mid-stream ({@link ChaosClient#kill()}) and a new one takes
@@ -72,7 +73,9 @@ final class ChaosRun {
   private final Settings settings;
   private final RunClock clock = new RunClock();
   private final Random random;
-  private final CassandraCluster cassandra;
+  private final ChaosCassandra cassandra;
+  /** The launcher's cluster when this run starts and stops it, else null. */
+  private final CassandraCluster launcher;
   private final List<ServerNode> servers = new ArrayList<>();
   private final List<ChaosClient> clients = new CopyOnWriteArrayList<>();
   private final List<SequenceSpec> sequences = new ArrayList<>();
@@ -84,10 +87,15 @@ final class ChaosRun {
   private long deadlineNanos;
   private boolean startedCassandra;
 
-  ChaosRun(Settings settings) {
+  /**
+   * A run against {@code cassandra}; {@code launcher}, if not null, is started before and stopped after (unless
+   * {@link Settings#useRunningCassandra()}).
+   */
+  ChaosRun(Settings settings, ChaosCassandra cassandra, CassandraCluster launcher) {
     this.settings = settings;
     this.random = new Random(settings.seed());
-    this.cassandra = new CassandraCluster(settings.repoRoot());
+    this.cassandra = cassandra;
+    this.launcher = launcher;
     this.keyspace = "chaos_" + Long.toHexString(settings.seed() & 0xffff_ffffL) + "_"
         + Long.toHexString(System.currentTimeMillis() & 0xffff_ffL);
   }
@@ -103,9 +111,9 @@ final class ChaosRun {
       log.line("note", "keyspace", keyspace, "servers", settings.servers(), "clients", settings.clients(),
           "duration", settings.duration());
       try {
-        if (!settings.useRunningCassandra()) {
-          say("starting the two-datacenter Cassandra (deploy/cassandra/cassandra.sh)");
-          cassandra.start();
+        if (launcher != null && !settings.useRunningCassandra()) {
+          say("starting the two-datacenter Cassandra (" + CassandraCluster.SCRIPT + ")");
+          launcher.start();
           startedCassandra = true;
         }
         startServers();
@@ -127,7 +135,7 @@ final class ChaosRun {
           s.close();
         }
         if (startedCassandra) {
-          cassandra.stop();
+          launcher.stop();
         }
       }
     } finally {
@@ -147,7 +155,7 @@ final class ChaosRun {
     }
     if (startedCassandra) {
       try {
-        cassandra.stop();
+        launcher.stop();
       } catch (IOException | InterruptedException e) {
         System.err.println("chaos: could not stop Cassandra: " + e);
       }
@@ -161,7 +169,7 @@ final class ChaosRun {
       String dc = i % 2 == 0 ? "dc1" : "dc2";
       ServerNode node = new ServerNode("server-" + i, dc, freePort(), settings.serverJar(), dir, List.of(
           "idgen.store=cassandra",
-          "idgen.cassandra.contact-points=" + (dc.equals("dc1") ? "127.0.0.1:9042" : "127.0.0.2:9042"),
+          "idgen.cassandra.contact-points=" + cassandra.contactPoint(dc),
           "idgen.cassandra.local-datacenter=" + dc,
           "idgen.cassandra.keyspace=" + keyspace,
           "idgen.cassandra.create-schema=true",
@@ -291,14 +299,13 @@ final class ChaosRun {
     String dc = random.nextBoolean() ? "dc1" : "dc2";
     long pauseMillis = 2_000 + random.nextInt(4_000);
     long bound = 2 * servers.size() * blocksPerServer();
-    long pid = cassandra.pid(dc);
-    log.fault(clock.millis(), "cassandra-pause", bound, dc + " pid=" + pid + " ms=" + pauseMillis);
-    say("SIGSTOP cassandra " + dc + " for " + pauseMillis + " ms");
+    log.fault(clock.millis(), "cassandra-pause", bound, dc + " " + cassandra.describe(dc) + " ms=" + pauseMillis);
+    say("pausing cassandra " + dc + " for " + pauseMillis + " ms");
     try {
-      cassandra.pause(pid);
+      cassandra.pause(dc);
       Thread.sleep(pauseMillis);
     } finally {
-      cassandra.resume(pid);
+      cassandra.resume(dc);
       lastPauseEndNanos = System.nanoTime();
     }
   }

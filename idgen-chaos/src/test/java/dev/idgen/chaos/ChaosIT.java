@@ -2,20 +2,25 @@ package dev.idgen.chaos;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idgen.testing.CassandraExtension;
+import dev.idgen.testing.TestCassandra;
 import java.nio.file.Path;
 import java.security.SecureRandom;
-import picocli.CommandLine;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import picocli.CommandLine;
 
 /**
- * The short chaos run of CI: three servers over both datacenters of the cluster that the build started,
- * four clients, about 80 seconds of faults (every kind at least once), then the checker on the records.
- * The seed is random and printed; rerun a failure with {@code -DchaosSeed=<seed>}.
+ * The short chaos run of CI: three servers over both datacenters of the tests' cluster (idgen-testing's
+ * {@link CassandraExtension}, which also pauses its nodes for the harness), four clients, about 80 seconds
+ * of faults (every kind at least once), then the checker on the records. The seed is random and printed;
+ * rerun a failure with {@code -DchaosSeed=<seed>}.
  */
+@ExtendWith(CassandraExtension.class)
 class ChaosIT {
 
   @Test
-  void should_never_hand_out_an_id_twice_nor_out_of_bounds_under_faults() throws Exception {
+  void should_never_hand_out_an_id_twice_nor_out_of_bounds_under_faults(TestCassandra cassandra) throws Exception {
     String seed = System.getProperty("chaosSeed", Long.toString(new SecureRandom().nextLong()));
     Path out = Path.of(property("idgenChaosOut"));
     ChaosCommand command = new ChaosCommand();
@@ -26,10 +31,9 @@ class ChaosIT {
         "--clients", "4",
         "--out", out.toString(),
         "--use-running-cassandra",
-        "--repo-root", property("idgenRepoRoot"),
         "--server-jar", property("idgenServerJar"));
 
-    Checker.Report report = command.execute();
+    Checker.Report report = command.execute(adapter(cassandra));
 
     assertThat(report.complete()).as("the run recorded its end").isTrue();
     assertThat(report.ids()).as("IDs received").isPositive();
@@ -42,6 +46,36 @@ class ChaosIT {
     assertThat(report.badCalls()).as("calls with the wrong number of IDs, seed %s", seed).isZero();
     assertThat(report.lost()).as("lost IDs, seed %s", seed).isBetween(0L, report.lostBound());
     assertThat(report.ok()).isTrue();
+  }
+
+  /** The tests' cluster as the harness sees one: contact points, and pause/resume by datacenter. */
+  static ChaosCassandra adapter(TestCassandra cassandra) {
+    return new ChaosCassandra() {
+      @Override
+      public String contactPoint(String dc) {
+        return cassandra.contactPoint(dc);
+      }
+
+      @Override
+      public String describe(String dc) {
+        return cassandra.pid(dc).isPresent() ? "pid=" + cassandra.pid(dc).getAsLong() : cassandra.backend().id();
+      }
+
+      @Override
+      public void pause(String dc) {
+        cassandra.pause(dc);
+      }
+
+      @Override
+      public void resume(String dc) {
+        cassandra.resume(dc);
+      }
+
+      @Override
+      public void resumeAll() {
+        cassandra.resumeAll();
+      }
+    };
   }
 
   private static String property(String name) {

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.SequenceDefinition;
+import dev.idgen.testing.CassandraExtension;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,11 +22,13 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Several allocators — each with its own Cassandra session, as separate servers would have — in both
  * datacenters of the real cluster, allocating concurrently.
  */
+@ExtendWith(CassandraExtension.class)
 class CassandraAllocatorIT {
   private static final Duration WAIT = Duration.ofSeconds(30);
 

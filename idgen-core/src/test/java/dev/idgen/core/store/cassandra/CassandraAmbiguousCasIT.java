@@ -11,6 +11,7 @@ import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceExhaustedException;
 import dev.idgen.core.store.cassandra.CassandraRangeStore.CasExecutor;
 import dev.idgen.core.store.cassandra.CassandraRangeStore.CasKind;
+import dev.idgen.testing.CassandraExtension;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -21,6 +22,7 @@ import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The duplicate windows of unknown compare-and-set outcomes, made on purpose through the store's
@@ -30,6 +32,7 @@ import org.junit.jupiter.api.Test;
  * two stores and checks that no ID is handed out twice and that every ID is either handed out or counted
  * lost.
  */
+@ExtendWith(CassandraExtension.class)
 class CassandraAmbiguousCasIT {
   private static final long START = 1;
   private static final long SIZE = 3_000;

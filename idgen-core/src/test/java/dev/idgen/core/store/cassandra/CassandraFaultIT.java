@@ -8,6 +8,7 @@ import dev.idgen.core.Allocator;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.StoreUnavailableException;
+import dev.idgen.testing.CassandraExtension;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,12 +25,14 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Real faults on the real cluster: dc2's node is frozen with SIGSTOP (and always resumed with SIGCONT
  * in a {@code finally}), which makes SERIAL compare-and-sets time out with unknown outcomes and cuts dc1
  * off from the global cursor, while LOCAL_SERIAL in dc1 keeps working.
  */
+@ExtendWith(CassandraExtension.class)
 class CassandraFaultIT {
   private String keyspace;
   private final List<CassandraRangeStore> stores = new ArrayList<>();

@@ -5,14 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idgen.core.Allocator;
 import dev.idgen.core.SequenceDefinition;
+import dev.idgen.testing.CassandraExtension;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Counts the lightweight transactions each tier performs per million IDs at the default block sizes
  * (node 10,000, DC 1,000,000), for BENCHMARKS.md. Run alone with
  * {@code ./mvnw -pl idgen-core -am verify -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=CassandraLwtCountIT}.
  */
+@ExtendWith(CassandraExtension.class)
 class CassandraLwtCountIT {
 
   @Test

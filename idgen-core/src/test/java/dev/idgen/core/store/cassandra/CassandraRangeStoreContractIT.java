@@ -5,16 +5,19 @@ import dev.idgen.core.RangeStore;
 import dev.idgen.core.RangeStoreContractTest;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceState;
+import dev.idgen.testing.CassandraExtension;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The shared {@link RangeStoreContractTest} — the same suite the embedded store passes — against the
  * Cassandra store on the real two-datacenter cluster, from a server in dc1. Advance and exhaustion
  * therefore behave exactly as on the embedded store.
  */
+@ExtendWith(CassandraExtension.class)
 class CassandraRangeStoreContractIT extends RangeStoreContractTest {
   private static CassandraRangeStore shared;
 

@@ -1,33 +1,32 @@
 package dev.idgen.core.store.cassandra;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import dev.idgen.testing.CassandraExtension;
+import dev.idgen.testing.TestCassandra;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
- * The two-datacenter Cassandra that the build starts before the integration tests
- * ({@code deploy/cassandra/cassandra.sh start --topology two-dc}): 127.0.0.1 in dc1, 127.0.0.2 in dc2.
- * Fails, never skips, when it is not there.
+ * The two-datacenter Cassandra of the integration tests, as idgen-testing's {@link CassandraExtension}
+ * started it (the test class carries {@code @ExtendWith(CassandraExtension.class)}): node dc1 in datacenter
+ * dc1, node dc2 in dc2 (the launcher: 127.0.0.1 and 127.0.0.2). A thin adapter over its
+ * {@link TestCassandra} handle, plus this module's settings. Fails, never skips, when it is not there.
  */
 final class LocalCassandra {
-  static final String DC1 = "dc1";
-  static final String DC2 = "dc2";
+  static final String DC1 = TestCassandra.DC1;
+  static final String DC2 = TestCassandra.DC2;
 
   private LocalCassandra() {}
 
+  /** The started cluster; throws if the test class does not use {@link CassandraExtension}. */
+  static TestCassandra cluster() {
+    return CassandraExtension.cluster();
+  }
+
   static String contactPoint(String dc) {
-    String key = "idgen.it.cassandra." + dc;
-    String value = System.getProperty(key);
-    if (value == null) {
-      throw new IllegalStateException("system property " + key + " is not set: run the integration tests"
-          + " through Maven (./mvnw verify), which starts Cassandra with deploy/cassandra/cassandra.sh");
-    }
-    return value;
+    return cluster().contactPoint(dc);
   }
 
   /** A fresh keyspace name, so that test classes never share state by accident. */
@@ -49,48 +48,22 @@ final class LocalCassandra {
         s.requestTimeout(), casDeadline, s.poolRefillThreshold(), s.floorRefresh(), s.dcTargetRunway());
   }
 
-  /** The pid of a node's JVM ({@code dc1} or {@code dc2}). */
+  /** The pid of a node's JVM ({@code dc1} or {@code dc2}), when it runs on this machine (the launcher). */
   static long pid(String node) {
-    return Long.parseLong(launcher("pid", node).trim());
+    return cluster().pid(node).orElseThrow(() -> new IllegalStateException(
+        "no local pid for " + node + " with the " + cluster().backend().id() + " backend"));
   }
 
-  /** Freezes a node (SIGSTOP): it keeps its sockets but answers nothing, as a partitioned node would. */
+  /**
+   * Freezes a node (SIGSTOP, or docker pause): it keeps its sockets but answers nothing, as a partitioned
+   * node would.
+   */
   static void pause(String node) {
-    signal("-STOP", pid(node));
+    cluster().pause(node);
   }
 
-  /** Resumes a paused node (SIGCONT). Always call it in a {@code finally}. */
+  /** Resumes a paused node (SIGCONT, or docker unpause). Always call it in a {@code finally}. */
   static void resume(String node) {
-    signal("-CONT", pid(node));
-  }
-
-  private static void signal(String signal, long pid) {
-    run(List.of("kill", signal, Long.toString(pid)));
-  }
-
-  private static String launcher(String... args) {
-    String script = System.getProperty("idgen.it.cassandra.launcher");
-    if (script == null) {
-      throw new IllegalStateException("system property idgen.it.cassandra.launcher is not set");
-    }
-    List<String> cmd = new java.util.ArrayList<>(List.of("bash", script));
-    cmd.addAll(List.of(args));
-    return run(cmd);
-  }
-
-  private static String run(List<String> cmd) {
-    try {
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
-        throw new IllegalStateException(cmd + " failed: " + out);
-      }
-      return out;
-    } catch (IOException e) {
-      throw new IllegalStateException(cmd + " failed", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(cmd + " interrupted", e);
-    }
+    cluster().resume(node);
   }
 }
