@@ -8,8 +8,12 @@ import java.util.regex.Pattern;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/** Parses {@code --deadline}: {@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h}, or ISO-8601 ({@code PT10S}). */
-final class DurationConverter implements ITypeConverter<Duration> {
+/**
+ * Parses a duration option ({@code --deadline} here, the load generator's {@code --duration} and friends in
+ * idgen-bench): {@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h}, or ISO-8601 ({@code PT10S}); case and
+ * surrounding spaces do not matter.
+ */
+public final class DurationConverter implements ITypeConverter<Duration> {
 
   private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
 

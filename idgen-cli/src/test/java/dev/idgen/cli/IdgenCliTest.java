@@ -8,7 +8,7 @@ import dev.idgen.api.v1.ListSequencesResponse;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.cli.CliRunner.Result;
-import dev.idgen.server.DaemonForTests;
+import dev.idgen.server.EmbeddedDaemon;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -42,7 +42,7 @@ class IdgenCliTest {
   /** The authorization header of each call, "" when absent. */
   private final List<String> authorizations = Collections.synchronizedList(new ArrayList<>());
 
-  private DaemonForTests daemon;
+  private EmbeddedDaemon daemon;
 
   @AfterEach
   void stop() {
@@ -56,7 +56,7 @@ class IdgenCliTest {
   }
 
   private CliRunner cli(Map<String, String> environment, ServerInterceptor interceptor) {
-    daemon = DaemonForTests.inProcess(dataDir, List.of(interceptor));
+    daemon = EmbeddedDaemon.inProcess(dataDir, List.of(interceptor));
     return CliRunner.inProcess(daemon.inProcessName(), environment);
   }
 

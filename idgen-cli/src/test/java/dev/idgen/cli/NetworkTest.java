@@ -3,7 +3,7 @@ package dev.idgen.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idgen.cli.CliRunner.Result;
-import dev.idgen.server.DaemonForTests;
+import dev.idgen.server.EmbeddedDaemon;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
@@ -18,7 +18,7 @@ class NetworkTest {
 
   @Test
   void should_create_and_allocate_over_a_real_connection() {
-    try (DaemonForTests daemon = DaemonForTests.onLoopback(dataDir)) {
+    try (EmbeddedDaemon daemon = EmbeddedDaemon.onLoopback(dataDir, 0)) {
       String target = "127.0.0.1:" + daemon.port();
       CliRunner cli = CliRunner.network();
 

@@ -5,11 +5,12 @@ import com.google.inject.Provides;
 import com.google.inject.Singleton;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.RangeStore;
-import dev.idgen.core.Ticker;
+import dev.idgen.server.config.ServerSettings;
+import dev.idgen.server.metrics.IdGenMetrics;
 
 /**
  * Builds the process's one {@link Allocator} over whichever {@link RangeStore} the store module bound,
- * with its reservations timed ({@link MeteredRangeStore}). The allocator owns its refill threads;
+ * with its reservations timed ({@link IdGenMetrics#metered}). The allocator owns its refill threads;
  * {@link IdGenServer} closes it, then the store.
  */
 final class AllocatorModule extends AbstractModule {
@@ -17,7 +18,7 @@ final class AllocatorModule extends AbstractModule {
   @Provides
   @Singleton
   Allocator allocator(RangeStore store, ServerSettings settings, IdGenMetrics metrics) {
-    return Allocator.builder(new MeteredRangeStore(store, metrics, Ticker.system()))
+    return Allocator.builder(metrics.metered(store))
         .maxIdsPerCall(settings.maxIdsPerCall())
         .targetRunway(settings.targetRunway())
         .minNodeBlock(settings.minNodeBlock())

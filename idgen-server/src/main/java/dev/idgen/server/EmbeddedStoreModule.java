@@ -5,6 +5,7 @@ import com.google.inject.Provides;
 import com.google.inject.Singleton;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.store.embedded.EmbeddedRangeStore;
+import dev.idgen.server.config.ServerSettings;
 
 /**
  * Binds the embedded single-node {@link RangeStore}, kept durably in {@code idgen.embedded.dir}.

@@ -3,18 +3,23 @@ package dev.idgen.server;
 import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
-import com.google.inject.multibindings.Multibinder;
+import dev.idgen.server.access.AccessInterceptor;
+import dev.idgen.server.api.IdGenService;
+import dev.idgen.server.api.RequestParsing;
+import dev.idgen.server.api.SequenceAdminService;
+import dev.idgen.server.config.OperationsSettings;
+import dev.idgen.server.config.ServerSettings;
+import dev.idgen.server.metrics.AllocateMetricsInterceptor;
+import dev.idgen.server.transport.CallDurationLimit;
+import dev.idgen.server.transport.OffloadInterceptor;
+import dev.idgen.server.transport.ServerTransport;
+import dev.idgen.server.transport.TlsCredentials;
+import dev.idgen.server.transport.WorkerPool;
 import io.grpc.Server;
-import io.grpc.ServerBuilder;
-import io.grpc.ServerCredentials;
 import io.grpc.ServerInterceptors;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionService;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
-import java.net.InetSocketAddress;
-import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Builds the {@link Server}: {@code idgen.v1.IdGen}, {@code idgen.v1.SequenceAdmin}, server reflection
@@ -31,56 +36,21 @@ import java.util.concurrent.TimeUnit;
  * {@link WorkerPool}; every SequenceAdmin call runs there ({@link OffloadInterceptor}); health and
  * reflection answer from memory.
  *
- * <p>The transport is a parameter so that tests serve the very same services in-process. Netty gets
- * the credentials ({@code idgen.grpc.tls}) and the connection limits ({@code idgen.limits},
- * {@code idgen.grpc.keepalive}).
+ * <p>The transport is a parameter so that tests serve the very same services in-process. Netty
+ * ({@link ServerTransport#netty()}) gets the credentials ({@code idgen.grpc.tls}) and the connection limits
+ * ({@code idgen.limits}, {@code idgen.grpc.keepalive}).
  */
 final class GrpcModule extends AbstractModule {
 
-  /** Makes the transport's server builder; the module adds the services. */
-  @FunctionalInterface
-  interface Transport {
-    ServerBuilder<?> serverBuilder(ServerSettings settings, OperationsSettings.Limits limits,
-        ServerCredentials credentials);
-  }
+  private final ServerTransport transport;
 
-  private final Transport transport;
-
-  GrpcModule(Transport transport) {
+  GrpcModule(ServerTransport transport) {
     this.transport = transport;
   }
 
   /** Netty on {@code idgen.grpc.host}:{@code idgen.grpc.port}. */
   static GrpcModule netty() {
-    return new GrpcModule(GrpcModule::nettyServerBuilder);
-  }
-
-  static NettyServerBuilder nettyServerBuilder(ServerSettings settings, OperationsSettings.Limits limits,
-      ServerCredentials credentials) {
-    NettyServerBuilder b = NettyServerBuilder.forAddress(
-        new InetSocketAddress(settings.grpcHost(), settings.grpcPort()), credentials);
-    b.maxConcurrentCallsPerConnection(limits.maxConcurrentCallsPerConnection());
-    b.permitKeepAliveWithoutCalls(limits.permitKeepaliveWithoutCalls());
-    b.permitKeepAliveTime(limits.permitKeepaliveTime().toNanos(), TimeUnit.NANOSECONDS);
-    ifSet(limits.keepaliveTime(), d -> b.keepAliveTime(d.toNanos(), TimeUnit.NANOSECONDS));
-    ifSet(limits.keepaliveTimeout(), d -> b.keepAliveTimeout(d.toNanos(), TimeUnit.NANOSECONDS));
-    ifSet(limits.maxConnectionIdle(), d -> b.maxConnectionIdle(d.toNanos(), TimeUnit.NANOSECONDS));
-    ifSet(limits.maxConnectionAge(), d -> b.maxConnectionAge(d.toNanos(), TimeUnit.NANOSECONDS));
-    ifSet(limits.maxConnectionAgeGrace(), d -> b.maxConnectionAgeGrace(d.toNanos(), TimeUnit.NANOSECONDS));
-    ifSet(limits.handshakeTimeout(), d -> b.handshakeTimeout(d.toNanos(), TimeUnit.NANOSECONDS));
-    return b;
-  }
-
-  private static void ifSet(Duration d, java.util.function.Consumer<Duration> setter) {
-    if (!d.isZero()) {
-      setter.accept(d);
-    }
-  }
-
-  @Override
-  protected void configure() {
-    bind(WorkerPool.class).in(Singleton.class);
-    Multibinder.newSetBinder(binder(), ServerComponent.class).addBinding().to(WorkerPool.class);
+    return new GrpcModule(ServerTransport.netty());
   }
 
   @Provides
@@ -94,7 +64,7 @@ final class GrpcModule extends AbstractModule {
   @SuppressWarnings("deprecation") // ProtoReflectionService is v1alpha, deprecated but still widely used
   Server server(ServerSettings settings, OperationsSettings operations, IdGenService idGen,
       SequenceAdminService admin, HealthStatusManager health, TlsCredentials tls, AccessInterceptor access,
-      AllocateMetricsInterceptor callMetrics, CallDurationLimit callDuration, WorkerPool workers) {
+      AllocateMetricsInterceptor callMetrics, CallDurationLimit callDuration, OffloadInterceptor offload) {
     OperationsSettings.Limits limits = operations.limits();
     return transport.serverBuilder(settings, limits, tls.credentials())
         // Every call runs on the network thread that read it: no hand-off to a thread pool per call,
@@ -106,8 +76,7 @@ final class GrpcModule extends AbstractModule {
         // ServerInterceptors.intercept: the last one listed runs first.
         // RequestParsing outermost: bytes that are not the request message get INVALID_ARGUMENT.
         .addService(RequestParsing.guard(ServerInterceptors.intercept(idGen, callDuration, access, callMetrics)))
-        .addService(RequestParsing.guard(
-            ServerInterceptors.intercept(admin, new OffloadInterceptor(workers), access)))
+        .addService(RequestParsing.guard(ServerInterceptors.intercept(admin, offload, access)))
         .addService(ProtoReflectionServiceV1.newInstance())
         .addService(ProtoReflectionService.newInstance())
         .addService(health.getHealthService())

@@ -6,6 +6,8 @@ import com.google.inject.Inject;
 import com.google.inject.Singleton;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.RangeStore;
+import dev.idgen.server.config.ServerSettings;
+import dev.idgen.server.lifecycle.ServerComponent;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;

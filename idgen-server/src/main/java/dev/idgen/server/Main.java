@@ -6,6 +6,9 @@ import com.google.inject.ProvisionException;
 import com.google.inject.spi.Message;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
+import dev.idgen.server.config.ConfigLoader;
+import dev.idgen.server.config.OperationsSettings;
+import dev.idgen.server.config.ServerSettings;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -15,11 +18,11 @@ import java.util.concurrent.Callable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /**
  * The {@code idgen-server} command: reads the configuration, wires the daemon with Guice, serves until

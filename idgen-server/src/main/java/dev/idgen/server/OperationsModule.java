@@ -1,34 +1,19 @@
 package dev.idgen.server;
 
 import com.google.inject.AbstractModule;
-import com.google.inject.Provides;
-import com.google.inject.Singleton;
-import com.google.inject.multibindings.Multibinder;
-import dev.idgen.core.Allocator;
-import dev.idgen.core.RangeStore;
-import dev.idgen.core.Ticker;
-import dev.idgen.core.store.cassandra.CasStats;
-import dev.idgen.core.store.cassandra.CassandraRangeStore;
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
-import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
-import io.micrometer.core.instrument.binder.system.UptimeMetrics;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.util.Map;
-import java.util.function.Function;
-import java.util.function.ToDoubleFunction;
+import dev.idgen.server.access.AccessModule;
+import dev.idgen.server.config.OperationsSettings;
+import dev.idgen.server.lifecycle.ServerComponent;
+import dev.idgen.server.metrics.MetricsModule;
+import dev.idgen.server.transport.CallDurationLimit;
+import dev.idgen.server.transport.TransportModule;
 import javax.annotation.Nullable;
 
 /**
- * Binds what an operator runs the daemon with: the {@link OperationsSettings}, the metrics registry and
- * endpoint, the sequence monitor, the gRPC credentials (TLS, reloaded) and the interceptors (access
- * rules, call metrics, call-duration limit). Contributes its {@link ServerComponent}s for
+ * Binds what an operator runs the daemon with: the {@link OperationsSettings}, and through each room's
+ * own module the meters, the metrics endpoint and the sequence monitor ({@link MetricsModule}), access
+ * control ({@link AccessModule}), and the transport's credentials (TLS, reloaded), call-duration limit and
+ * worker pool ({@link TransportModule}). The rooms contribute their {@link ServerComponent}s for
  * {@link IdGenServer} to start and stop.
  */
 final class OperationsModule extends AbstractModule {
@@ -49,143 +34,8 @@ final class OperationsModule extends AbstractModule {
   @Override
   protected void configure() {
     bind(OperationsSettings.class).toInstance(settings);
-    Multibinder<ServerComponent> components = Multibinder.newSetBinder(binder(), ServerComponent.class);
-    components.addBinding().to(TlsCredentials.class);
-    components.addBinding().to(BearerTokens.class);
-    components.addBinding().to(SequenceMonitor.class);
-    if (settings.metrics().enabled()) {
-      components.addBinding().to(MetricsHttpServer.class);
-    }
-    if (timer == null) {
-      components.addBinding().to(CallDurationLimit.SchedulerTimer.class);
-    }
-  }
-
-  @Provides
-  @Singleton
-  PrometheusMeterRegistry prometheus() {
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    new ClassLoaderMetrics().bindTo(registry);
-    new JvmMemoryMetrics().bindTo(registry);
-    // Its notification listener lives as long as the JVM: one registry per process (tests: a few).
-    new JvmGcMetrics().bindTo(registry);
-    new JvmThreadMetrics().bindTo(registry);
-    new ProcessorMetrics().bindTo(registry);
-    new UptimeMetrics().bindTo(registry);
-    new FileDescriptorMetrics().bindTo(registry);
-    return registry;
-  }
-
-  @Provides
-  @Singleton
-  MeterRegistry registry(PrometheusMeterRegistry prometheus) {
-    return prometheus;
-  }
-
-  @Provides
-  @Singleton
-  IdGenMetrics metrics(MeterRegistry registry) {
-    return new IdGenMetrics(registry);
-  }
-
-  @Provides
-  @Singleton
-  MetricsHttpServer metricsHttpServer(PrometheusMeterRegistry registry) {
-    return new MetricsHttpServer(registry, settings.metrics());
-  }
-
-  @Provides
-  @Singleton
-  TlsCredentials tls() {
-    return new TlsCredentials(settings.tls());
-  }
-
-  @Provides
-  @Singleton
-  CallDurationLimit.SchedulerTimer schedulerTimer() {
-    return new CallDurationLimit.SchedulerTimer();
-  }
-
-  @Provides
-  @Singleton
-  CallDurationLimit callDurationLimit(com.google.inject.Injector injector) {
-    CallDurationLimit.Timer t = timer != null ? timer : injector.getInstance(CallDurationLimit.SchedulerTimer.class);
-    return new CallDurationLimit(settings.limits().maxCallDuration(), t);
-  }
-
-  @Provides
-  @Singleton
-  BearerTokens bearerTokens() {
-    return new BearerTokens(settings.access());
-  }
-
-  @Provides
-  @Singleton
-  AccessInterceptor access(BearerTokens tokens) {
-    return new AccessInterceptor(settings.access(), tokens);
-  }
-
-  @Provides
-  @Singleton
-  AllocateMetricsInterceptor allocateMetrics(IdGenMetrics metrics, Allocator allocator) {
-    return new AllocateMetricsInterceptor(metrics, allocator);
-  }
-
-  /** Also registers the meters that read the allocator's and the store's counters at each scrape. */
-  @Provides
-  @Singleton
-  SequenceMonitor monitor(Allocator allocator, RangeStore store, IdGenMetrics metrics) {
-    registerCounters(allocator, store, metrics);
-    return new SequenceMonitor(allocator, store, metrics.registry(), settings, Ticker.system());
-  }
-
-  static void registerCounters(Allocator allocator, RangeStore store, IdGenMetrics metrics) {
-    MeterRegistry registry = metrics.registry();
-    CassandraRangeStore cassandra = store instanceof CassandraRangeStore c ? c : null;
-    lost(registry, "abandoned", allocator, a -> sum(a, Allocator.SequenceStats::abandoned)
-        + metrics.abandonedInCalls());
-    lost(registry, "advanced", allocator, a -> sum(a, Allocator.SequenceStats::droppedByAdvance)
-        + (cassandra == null ? 0 : cassandra.idsDropped()));
-    lost(registry, "dc_block", allocator, a -> cassandra == null ? 0
-        : cassandra.globalStats().idsLost() + cassandra.poolStats().idsLost());
-    if (cassandra == null) {
-      return;
-    }
-    Map<String, Function<CassandraRangeStore, CasStats>> tiers =
-        Map.of("global", CassandraRangeStore::globalStats, "dc", CassandraRangeStore::poolStats);
-    Map<String, ToDoubleFunction<CasStats>> outcomes = Map.of(
-        "applied", CasStats::applied,
-        "conflict", CasStats::conflicts,
-        "unknown", CasStats::unknown,
-        "resolved_applied", CasStats::resolvedApplied,
-        "resolved_not_applied", CasStats::resolvedNotApplied,
-        "unresolved", CasStats::unresolved);
-    tiers.forEach((tier, stats) -> {
-      outcomes.forEach((outcome, value) -> FunctionCounter
-          .builder(IdGenMetrics.STORE_CAS, cassandra, c -> value.applyAsDouble(stats.apply(c)))
-          .description("Cassandra compare-and-set operations by tier and outcome")
-          .tag("tier", tier).tag("outcome", outcome)
-          .register(registry));
-      FunctionCounter.builder(IdGenMetrics.STORE_CAS_ATTEMPTS, cassandra, c -> stats.apply(c).attempts())
-          .description("Cassandra compare-and-set statements sent, by tier")
-          .tag("tier", tier)
-          .register(registry);
-    });
-  }
-
-  private static void lost(MeterRegistry registry, String reason, Allocator allocator,
-      ToDoubleFunction<Allocator> value) {
-    FunctionCounter.builder(IdGenMetrics.IDS_LOST, allocator, value)
-        .description("IDs that will never be handed out (a gap), by reason")
-        .tag("reason", reason)
-        .register(registry);
-  }
-
-  private static long sum(Allocator allocator, ToDoubleFunction<Allocator.SequenceStats> field) {
-    long total = 0;
-    for (Allocator.SequenceStats s : allocator.sequenceStats()) {
-      total += (long) field.applyAsDouble(s);
-    }
-    return total;
+    install(new TransportModule(settings, timer));
+    install(new AccessModule(settings.access()));
+    install(new MetricsModule(settings));
   }
 }

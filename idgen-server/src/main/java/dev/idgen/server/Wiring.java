@@ -5,12 +5,16 @@ import com.google.inject.Injector;
 import com.google.inject.Module;
 import com.google.inject.Stage;
 import com.typesafe.config.Config;
+import dev.idgen.server.config.OperationsSettings;
+import dev.idgen.server.config.ServerSettings;
+import dev.idgen.server.config.SettingsModule;
+import dev.idgen.server.transport.CallDurationLimit;
 import javax.annotation.Nullable;
 
 /**
- * The daemon's object graph, one module per concern, exactly as {@link Main} wires it. Tests and
- * benchmarks (in this package, in other modules too) start the same graph with another store module or
- * transport, so that what they exercise is what production runs.
+ * The daemon's object graph, one module per concern, exactly as {@link Main} wires it. Tests (in this
+ * package) and {@link EmbeddedDaemon} (for other modules' tests and benchmarks) start the same graph with
+ * another store module or transport, so that what they exercise is what production runs.
  */
 final class Wiring {
   private Wiring() {}

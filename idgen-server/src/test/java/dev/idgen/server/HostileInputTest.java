@@ -319,7 +319,7 @@ class HostileInputTest {
     MethodDescriptor<?, ?> real = pick(random, methods);
     MethodDescriptor<byte[], byte[]> method = MethodDescriptor.<byte[], byte[]>newBuilder()
         .setType(real.getType()).setFullMethodName(real.getFullMethodName())
-        .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+        .setRequestMarshaller(TestServer.BYTES).setResponseMarshaller(TestServer.BYTES).build();
     byte[] bytes = hostileBytes(random);
     List<byte[]> responses = new ArrayList<>();
     boolean parseable = parses(real, bytes);
@@ -486,20 +486,4 @@ class HostileInputTest {
     head.chars().forEach(c -> sb.append(c < 32 || c > 126 ? String.format("\\u%04x", c) : String.valueOf((char) c)));
     return sb.append('"').toString();
   }
-
-  static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-  };
 }

@@ -24,18 +24,18 @@ import java.util.TreeMap;
  * throw (an unreachable store) or block (a slow one).
  */
 @ThreadSafe
-final class InMemoryRangeStore implements RangeStore {
+public final class InMemoryRangeStore implements RangeStore {
 
   /** Runs before each operation ("create", "find", "list", "reserve", "advance", "state"). */
   @FunctionalInterface
-  interface Hook {
+  public interface Hook {
     void before(String operation);
   }
 
-  volatile Hook hook = operation -> {};
+  public volatile Hook hook = operation -> {};
 
   /** Runs before each reservation, after {@link #hook}, with the sequence's name: to stall one sequence. */
-  volatile java.util.function.Consumer<String> beforeReserve = name -> {};
+  public volatile java.util.function.Consumer<String> beforeReserve = name -> {};
 
   @GuardedBy("this")
   private final TreeMap<String, SequenceDefinition> definitions = new TreeMap<>();

@@ -2,11 +2,13 @@ package dev.idgen.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idgen.server.config.ServerSettings;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -61,6 +63,26 @@ class MainTest {
 
     assertThat(code).isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains("idgen.shutdown.timeout").contains("bad.conf");
+  }
+
+  @Test
+  void should_let_a_config_file_given_with_the_config_option_override_the_defaults() throws IOException {
+    Path file = Files.writeString(dir.resolve("o.conf"), """
+        idgen {
+          grpc.port = 7171
+          embedded.dir = "/var/lib/idgen"
+          allocator.max-wait = 250ms
+        }
+        """);
+    Main main = new Main();
+    new CommandLine(main).parseArgs("--config", file.toString());
+
+    ServerSettings settings = ServerSettings.from(main.loadConfig());
+
+    assertThat(settings.grpcPort()).isEqualTo(7171);
+    assertThat(settings.embeddedDir()).isEqualTo(Path.of("/var/lib/idgen"));
+    assertThat(settings.maxWait()).isEqualTo(Duration.ofMillis(250));
+    assertThat(settings.shutdownTimeout()).isEqualTo(Duration.ofSeconds(20)); // not in the file: default
   }
 
   @Test

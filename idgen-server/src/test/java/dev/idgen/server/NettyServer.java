@@ -1,7 +1,5 @@
 package dev.idgen.server;
 
-import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
@@ -12,49 +10,31 @@ import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The daemon as production wires it, on the embedded store and Netty on a free loopback port, with a real
- * channel to it: what a client over the network sees, framing and message parsing included (the in-process
- * transport of {@link TestServer} reports some transport-level failures differently). Close it after each test.
+ * The daemon as production wires it, on the embedded store and Netty on a free loopback port
+ * ({@link EmbeddedDaemon#onLoopback}), with a real channel to it: what a client over the network sees,
+ * framing and message parsing included (the in-process transport of {@link TestServer} reports some
+ * transport-level failures differently). Close it after each test.
  */
 final class NettyServer implements AutoCloseable {
-  final IdGenServer server;
+  final EmbeddedDaemon daemon;
   final ManagedChannel channel;
 
-  private NettyServer(IdGenServer server, ManagedChannel channel) {
-    this.server = server;
+  private NettyServer(EmbeddedDaemon daemon, ManagedChannel channel) {
+    this.daemon = daemon;
     this.channel = channel;
   }
 
   static NettyServer startEmbedded(Path dir) {
-    Config config = ConfigFactory.parseMap(Map.of(
-            ServerSettings.EMBEDDED_DIR, dir.toString(),
-            ServerSettings.GRPC_HOST, "127.0.0.1",
-            ServerSettings.GRPC_PORT, 0,
-            ServerSettings.QUIET_PERIOD, "0s",
-            ServerSettings.SHUTDOWN_TIMEOUT, "5s",
-            "idgen.metrics.host", "127.0.0.1",
-            "idgen.metrics.port", 0))
-        .withFallback(ConfigFactory.defaultReference()).resolve();
-    IdGenServer server = Wiring.injector(config, OperationsSettings.from(config, Map.of()),
-            new EmbeddedStoreModule(), GrpcModule.netty(), null)
-        .getInstance(IdGenServer.class);
-    try {
-      server.start();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    ManagedChannel channel = Grpc.newChannelBuilderForAddress("127.0.0.1", server.port(),
+    EmbeddedDaemon daemon = EmbeddedDaemon.onLoopback(dir, 0);
+    ManagedChannel channel = Grpc.newChannelBuilderForAddress("127.0.0.1", daemon.port(),
         InsecureChannelCredentials.create()).maxInboundMessageSize(16 << 20).build();
-    return new NettyServer(server, channel);
+    return new NettyServer(daemon, channel);
   }
 
   SequenceAdminGrpc.SequenceAdminBlockingStub admin() {
@@ -84,6 +64,6 @@ final class NettyServer implements AutoCloseable {
   @Override
   public void close() {
     channel.shutdownNow();
-    server.finishShutdown();
+    daemon.close();
   }
 }

@@ -11,14 +11,23 @@ import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.core.RangeStore;
+import dev.idgen.server.config.OperationsSettings;
+import dev.idgen.server.config.ServerSettings;
+import dev.idgen.server.transport.CallDurationLimit;
+import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.MetadataUtils;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,15 +39,23 @@ import java.util.Map;
 /**
  * The daemon as production wires it (the same Guice modules, but the test's store and an in-process
  * transport with a unique name), started, with a direct-executor channel to it. Close it after each test.
+ *
+ * <p>Public, with the few static helpers that tests of several packages share (statuses, ID counts, bearer
+ * tokens, metric samples, raw request bytes): the tests of each package ({@code api}, {@code access},
+ * {@code transport}, {@code metrics}) drive the whole daemon through it.
  */
-final class TestServer implements AutoCloseable {
+public final class TestServer implements AutoCloseable {
+  private static final Metadata.Key<String> AUTHORIZATION =
+      Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
   /** The test's store; null on the embedded store. */
-  final InMemoryRangeStore store;
+  public final InMemoryRangeStore store;
   final IdGenServer server;
-  final ManagedChannel channel;
-  final ServerSettings settings;
-  final Injector injector;
+  /** In-process, or plaintext over Netty; null over Netty with TLS. */
+  public final ManagedChannel channel;
+  public final ServerSettings settings;
+  /** The daemon's object graph: what a test reaches into (a reloader to run now, the meter registry). */
+  public final Injector injector;
 
   private TestServer(InMemoryRangeStore store, IdGenServer server, ManagedChannel channel,
       ServerSettings settings, Injector injector) {
@@ -49,24 +66,24 @@ final class TestServer implements AutoCloseable {
     this.injector = injector;
   }
 
-  static TestServer start() {
+  public static TestServer start() {
     return start(Map.of());
   }
 
   /** Settings are reference.conf's, with no quiet period, overridden by {@code overrides}. */
-  static TestServer start(Map<String, Object> overrides) {
+  public static TestServer start(Map<String, Object> overrides) {
     InMemoryRangeStore store = new InMemoryRangeStore();
     return start(overrides, binder -> binder.bind(RangeStore.class).toInstance(store), store);
   }
 
   /** In-process, with the call-duration limit on {@code timer}, which the test fires. */
-  static TestServer start(Map<String, Object> overrides, CallDurationLimit.Timer timer) {
+  public static TestServer start(Map<String, Object> overrides, CallDurationLimit.Timer timer) {
     InMemoryRangeStore store = new InMemoryRangeStore();
     return start(overrides, binder -> binder.bind(RangeStore.class).toInstance(store), store, timer, false);
   }
 
   /** The daemon on the production embedded store, in {@code dir}. */
-  static TestServer startEmbedded(Path dir) {
+  public static TestServer startEmbedded(Path dir) {
     return start(Map.of(ServerSettings.EMBEDDED_DIR, dir.toString()), new EmbeddedStoreModule(), null);
   }
 
@@ -74,12 +91,12 @@ final class TestServer implements AutoCloseable {
    * Over Netty on a free loopback port ({@link #port()}), with the production transport settings
    * (TLS, limits). {@link #channel} is a plaintext channel to it, or null when TLS is on.
    */
-  static TestServer startNetty(Map<String, Object> overrides) {
+  public static TestServer startNetty(Map<String, Object> overrides) {
     return startNetty(overrides, new InMemoryRangeStore());
   }
 
   /** Over Netty, on the given store (a test's subclass that stalls or fails). */
-  static TestServer startNetty(Map<String, Object> overrides, InMemoryRangeStore store) {
+  public static TestServer startNetty(Map<String, Object> overrides, InMemoryRangeStore store) {
     Map<String, Object> values = new HashMap<>(overrides);
     values.putIfAbsent(ServerSettings.GRPC_HOST, "127.0.0.1");
     values.putIfAbsent(ServerSettings.GRPC_PORT, 0);
@@ -127,35 +144,30 @@ final class TestServer implements AutoCloseable {
   }
 
   /** The gRPC port (Netty), -1 in-process. */
-  int port() {
+  public int port() {
     return server.port();
   }
 
-  /** The port of the metrics endpoint. */
-  int metricsPort() {
-    return injector.getInstance(MetricsHttpServer.class).port();
-  }
-
-  IdGenGrpc.IdGenBlockingStub idGen() {
+  public IdGenGrpc.IdGenBlockingStub idGen() {
     return IdGenGrpc.newBlockingStub(channel);
   }
 
-  SequenceAdminGrpc.SequenceAdminBlockingStub admin() {
+  public SequenceAdminGrpc.SequenceAdminBlockingStub admin() {
     return SequenceAdminGrpc.newBlockingStub(channel);
   }
 
-  ServingStatus health(String service) {
+  public ServingStatus health(String service) {
     return HealthGrpc.newBlockingStub(channel)
         .check(HealthCheckRequest.newBuilder().setService(service).build())
         .getStatus();
   }
 
-  Sequence create(String name) {
+  public Sequence create(String name) {
     return admin().createSequence(CreateSequenceRequest.newBuilder().setName(name).build());
   }
 
   /** The ranges of one Allocate call; throws its error status (after reading every range). */
-  List<IdRange> allocate(String sequence, long count) {
+  public List<IdRange> allocate(String sequence, long count) {
     return allocate(sequence, count, new ArrayList<>());
   }
 
@@ -163,7 +175,7 @@ final class TestServer implements AutoCloseable {
    * The ranges of one Allocate call, each also added to {@code received} as it arrives, so that the ranges
    * streamed before an error status are still seen.
    */
-  List<IdRange> allocate(String sequence, long count, List<IdRange> received) {
+  public List<IdRange> allocate(String sequence, long count, List<IdRange> received) {
     Iterator<IdRange> ranges = idGen().allocate(
         AllocateRequest.newBuilder().setSequence(sequence).setCount(count).build());
     List<IdRange> result = new ArrayList<>();
@@ -176,7 +188,7 @@ final class TestServer implements AutoCloseable {
   }
 
   /** Every ID of {@code ranges}, in order. */
-  static List<Long> ids(List<IdRange> ranges) {
+  public static List<Long> ids(List<IdRange> ranges) {
     List<Long> ids = new ArrayList<>();
     for (IdRange range : ranges) {
       for (long i = 0; i < range.getCount(); i++) {
@@ -186,12 +198,12 @@ final class TestServer implements AutoCloseable {
     return ids;
   }
 
-  static long count(List<IdRange> ranges) {
+  public static long count(List<IdRange> ranges) {
     return ranges.stream().mapToLong(IdRange::getCount).sum();
   }
 
   /** Fails the test unless {@code call} fails; returns its status exception. */
-  static StatusRuntimeException failure(Runnable call) {
+  public static StatusRuntimeException failure(Runnable call) {
     try {
       call.run();
     } catch (StatusRuntimeException e) {
@@ -199,6 +211,40 @@ final class TestServer implements AutoCloseable {
     }
     throw new AssertionError("expected the call to fail with a status");
   }
+
+  /** A client interceptor that sends {@code authorization: Bearer TOKEN}. */
+  public static ClientInterceptor bearer(String token) {
+    Metadata headers = new Metadata();
+    headers.put(AUTHORIZATION, "Bearer " + token);
+    return MetadataUtils.newAttachHeadersInterceptor(headers);
+  }
+
+  /** The value of one sample of a Prometheus scrape, e.g. {@code idgen_ids_lost_total{reason="advanced"}}. */
+  public static double sample(String scrape, String series) {
+    for (String line : scrape.split("\n")) {
+      if (line.startsWith(series + " ") || (!series.contains("{") && line.startsWith(series + "{"))) {
+        return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    throw new AssertionError("no sample " + series + " in:\n" + scrape);
+  }
+
+  /** Requests and responses as raw bytes: to send what is not a valid message. */
+  public static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+    @Override
+    public InputStream stream(byte[] value) {
+      return new ByteArrayInputStream(value);
+    }
+
+    @Override
+    public byte[] parse(InputStream stream) {
+      try {
+        return stream.readAllBytes();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  };
 
   @Override
   public void close() {

@@ -5,8 +5,9 @@ import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.client.IdGenClient;
 import dev.idgen.client.IdSource;
 import dev.idgen.client.IdSourceStats;
-import dev.idgen.server.EmbeddedBenchServer;
+import dev.idgen.server.EmbeddedDaemon;
 import io.grpc.ManagedChannel;
+import io.grpc.inprocess.InProcessChannelBuilder;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -57,7 +58,7 @@ public class ClientNextBenchmark {
     public long maxLeaseSize;
 
     Path dir;
-    EmbeddedBenchServer server;
+    EmbeddedDaemon server;
     ManagedChannel channel;
     IdGenClient client;
     IdSource source;
@@ -65,8 +66,9 @@ public class ClientNextBenchmark {
     @Setup(Level.Trial)
     public void start() {
       dir = TempDirs.create("idgen-bench-client-");
-      server = EmbeddedBenchServer.inProcess(dir);
-      channel = server.inProcessChannel();
+      server = EmbeddedDaemon.inProcess(dir);
+      // Default executor, like an application's channel.
+      channel = InProcessChannelBuilder.forName(server.inProcessName()).build();
       SequenceAdminGrpc.newBlockingStub(channel)
           .createSequence(CreateSequenceRequest.newBuilder().setName("bench")
               .setNodeBlockSize(nodeBlockSize)

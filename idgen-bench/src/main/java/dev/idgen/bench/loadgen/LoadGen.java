@@ -7,6 +7,7 @@ import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
+import dev.idgen.cli.DurationConverter;
 import dev.idgen.client.IdGenClient;
 import dev.idgen.client.IdGenClientBuilder;
 import dev.idgen.client.IdGenClientException;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.sun.net.httpserver.HttpServer;
-import dev.idgen.server.EmbeddedBenchServer;
+import dev.idgen.server.EmbeddedDaemon;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetSocketAddress;
@@ -27,13 +27,13 @@ class LoadGenSmokeTest {
   @TempDir
   Path dir;
 
-  private EmbeddedBenchServer server;
+  private EmbeddedDaemon server;
   private HttpServer metrics;
   private final AtomicInteger scrapes = new AtomicInteger();
 
   @BeforeEach
   void start() throws Exception {
-    server = EmbeddedBenchServer.netty(dir, 0);
+    server = EmbeddedDaemon.onLoopback(dir, 0);
     // A stand-in for the server's Prometheus endpoint, whose counters grow by a known step per scrape.
     metrics = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     metrics.createContext("/metrics", exchange -> {

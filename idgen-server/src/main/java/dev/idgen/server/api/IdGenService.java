@@ -1,0 +1,234 @@
+package dev.idgen.server.api;
+
+import com.google.errorprone.annotations.ThreadSafe;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import com.google.inject.Inject;
+import com.google.inject.Singleton;
+import dev.idgen.api.v1.AllocateRequest;
+import dev.idgen.api.v1.IdGenGrpc;
+import dev.idgen.api.v1.IdRange;
+import dev.idgen.core.Allocator;
+import dev.idgen.core.SequenceExhaustedException;
+import dev.idgen.server.config.ServerSettings;
+import dev.idgen.server.metrics.IdGenMetrics;
+import dev.idgen.server.transport.WorkerPool;
+import io.grpc.Context;
+import io.grpc.Deadline;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
+import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code idgen.v1.IdGen}: allocation. Each call asks the {@link Allocator} for its IDs, waiting for a
+ * reserve no longer than {@code idgen.allocator.max-wait} nor past the call's deadline, then streams the
+ * ranges and the final status.
+ *
+ * <p>Threads: the gRPC module ({@code dev.idgen.server.GrpcModule}) runs Allocate calls on the network thread that read them (no hand-off to
+ * a worker per call, which cost more than the allocation itself). A call whose IDs are in memory is served
+ * right there ({@link Allocator#tryAllocate}, which never blocks); only a call that must wait for a refill
+ * or touch the store (a sequence not loaded yet, a request larger than the reserve, an error to report)
+ * moves to the {@link WorkerPool}, so that a slow store never stalls a network thread. The service holds
+ * no per-call state; each call's stream is a {@link RangeStream}.
+ */
+@ThreadSafe
+@Singleton
+public final class IdGenService extends IdGenGrpc.IdGenImplBase {
+
+  private static final Logger log = LoggerFactory.getLogger(IdGenService.class);
+
+  private final Allocator allocator;
+  private final Duration maxWait;
+  private final LongConsumer abandoned;
+  private final Executor waits;
+
+  @Inject
+  IdGenService(Allocator allocator, ServerSettings settings, IdGenMetrics metrics, WorkerPool waits) {
+    this(allocator, settings, metrics::abandonedInCall, waits);
+  }
+
+  /** Without metrics; calls that must wait run on {@code waits}. */
+  IdGenService(Allocator allocator, ServerSettings settings, Executor waits) {
+    this(allocator, settings, ids -> {}, waits);
+  }
+
+  private IdGenService(Allocator allocator, ServerSettings settings, LongConsumer abandoned, Executor waits) {
+    this.allocator = allocator;
+    this.maxWait = settings.maxWait();
+    this.abandoned = abandoned;
+    this.waits = waits;
+  }
+
+  @Override
+  public void allocate(AllocateRequest request, StreamObserver<IdRange> responses) {
+    RangeStream stream = new RangeStream(request.getSequence(), (ServerCallStreamObserver<IdRange>) responses,
+        abandoned);
+    stream.start();
+    List<dev.idgen.core.IdRange> now = allocator.tryAllocate(request.getSequence(), request.getCount());
+    if (now != null) {
+      stream.send(now, Status.OK);
+      return;
+    }
+    Context context = Context.current();
+    try {
+      waits.execute(context.wrap(() -> allocateWaiting(request, stream, context.getDeadline())));
+    } catch (RejectedExecutionException e) {
+      stream.send(List.of(), Status.UNAVAILABLE.withDescription("the server is shutting down"));
+    }
+  }
+
+  /** The blocking path: may wait for a reserve, load the sequence, or report an error. */
+  private void allocateWaiting(AllocateRequest request, RangeStream stream, @Nullable Deadline deadline) {
+    if (stream.isCancelled()) {
+      return; // the client gave up while the call waited for a thread: allocate nothing
+    }
+    List<dev.idgen.core.IdRange> ranges;
+    Status status;
+    try {
+      ranges = allocator.allocate(request.getSequence(), request.getCount(), waitBudget(deadline));
+      status = Status.OK;
+    } catch (SequenceExhaustedException e) {
+      // What was obtained before the end of the space is the caller's: it goes out before the error.
+      ranges = e.delivered();
+      status = StatusMapper.toStatus(e, deadline);
+    } catch (RuntimeException e) {
+      ranges = List.of();
+      status = StatusMapper.toStatus(e, deadline);
+    }
+    stream.send(ranges, status);
+  }
+
+  /** How long the allocator may wait for a reserve: max-wait, or less if the deadline comes first. */
+  Duration waitBudget(@Nullable Deadline deadline) {
+    if (deadline == null) {
+      return maxWait;
+    }
+    long left = deadline.timeRemaining(TimeUnit.NANOSECONDS);
+    if (left <= 0) {
+      return Duration.ZERO;
+    }
+    Duration untilDeadline = Duration.ofNanos(left);
+    return untilDeadline.compareTo(maxWait) < 0 ? untilDeadline : maxWait;
+  }
+
+  /**
+   * Sends an allocation's ranges as fast as the client's flow control allows, then its status.
+   *
+   * <p>{@link #start} registers the call's handlers (which must happen before the service method returns);
+   * {@link #send} hands over the outcome, on the network thread or later on a waiting thread. gRPC runs a
+   * call's callbacks ({@code onReady}, {@code onCancel}) one at a time, but not on the sending thread, so
+   * the cursor is guarded; the lock is never held while waiting. IDs of a call that the client cancels, or
+   * that the server closes early (the call-duration limit), are abandoned, never handed out again (a gap),
+   * and reported to {@code abandoned}.
+   */
+  @ThreadSafe
+  static final class RangeStream {
+    private final String sequence;
+    private final ServerCallStreamObserver<IdRange> call;
+    private final LongConsumer abandoned;
+    private final Object lock = new Object();
+
+    /** Null until {@link #send}. */
+    @GuardedBy("lock")
+    @Nullable
+    private List<dev.idgen.core.IdRange> ranges;
+
+    @GuardedBy("lock")
+    private Status status;
+
+    @GuardedBy("lock")
+    private int next;
+
+    @GuardedBy("lock")
+    private boolean finished;
+
+    RangeStream(String sequence, ServerCallStreamObserver<IdRange> call, LongConsumer abandoned) {
+      this.sequence = sequence;
+      this.call = call;
+      this.abandoned = abandoned;
+    }
+
+    /** Registers the handlers; must be called before the service method returns. */
+    void start() {
+      call.setOnCancelHandler(this::cancelled);
+      call.setOnReadyHandler(this::drain);
+      try {
+        // Also runs when the server closed the call early (the call-duration limit).
+        call.setOnCloseHandler(this::cancelled);
+      } catch (UnsupportedOperationException e) {
+        // An observer without close notifications (a test's): cancellation is still seen.
+      }
+    }
+
+    /** The call's outcome: these ranges, then this status. Called once. */
+    void send(List<dev.idgen.core.IdRange> ranges, Status status) {
+      synchronized (lock) {
+        this.ranges = ranges;
+        this.status = status;
+        if (finished) { // cancelled before the outcome was known: all of it is abandoned
+          report(ranges, 0);
+          return;
+        }
+      }
+      drain();
+    }
+
+    boolean isCancelled() {
+      synchronized (lock) {
+        return finished;
+      }
+    }
+
+    private void drain() {
+      synchronized (lock) {
+        if (ranges == null) {
+          return; // onReady before the outcome: send() drains
+        }
+        while (!finished && next < ranges.size() && call.isReady()) {
+          call.onNext(SequenceMessages.toProto(ranges.get(next++)));
+        }
+        if (!finished && next == ranges.size()) {
+          finished = true;
+          if (status.isOk()) {
+            call.onCompleted();
+          } else {
+            call.onError(status.asRuntimeException());
+          }
+        }
+      }
+    }
+
+    private void cancelled() {
+      synchronized (lock) {
+        if (finished) {
+          return;
+        }
+        finished = true;
+        if (ranges != null) {
+          report(ranges, next);
+        }
+      }
+    }
+
+    @GuardedBy("lock")
+    private void report(List<dev.idgen.core.IdRange> all, int from) {
+      long ids = 0;
+      for (int i = from; i < all.size(); i++) {
+        ids += all.get(i).count();
+      }
+      if (ids > 0) {
+        abandoned.accept(ids);
+        log.debug("Allocate on '{}' ended before its stream was sent; {} of its ranges ({} IDs) abandoned",
+            sequence, all.size() - from, ids);
+      }
+    }
+  }
+}

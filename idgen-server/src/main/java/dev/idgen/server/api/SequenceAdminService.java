@@ -1,0 +1,125 @@
+package dev.idgen.server.api;
+
+import com.google.errorprone.annotations.ThreadSafe;
+import com.google.inject.Inject;
+import com.google.inject.Singleton;
+import dev.idgen.api.v1.AdvanceSequenceRequest;
+import dev.idgen.api.v1.CreateSequenceRequest;
+import dev.idgen.api.v1.GetSequenceRequest;
+import dev.idgen.api.v1.ListSequencesRequest;
+import dev.idgen.api.v1.ListSequencesResponse;
+import dev.idgen.api.v1.Sequence;
+import dev.idgen.api.v1.SequenceAdminGrpc;
+import dev.idgen.core.Allocator;
+import dev.idgen.core.InvalidRequestException;
+import dev.idgen.core.SequenceDefinition;
+import io.grpc.Context;
+import io.grpc.stub.StreamObserver;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * {@code idgen.v1.SequenceAdmin}: creates, describes, lists and advances sequences through the
+ * {@link Allocator}. Thread-safe: stateless.
+ */
+@ThreadSafe
+@Singleton
+public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminImplBase {
+
+  static final int DEFAULT_PAGE_SIZE = 100;
+  static final int MAX_PAGE_SIZE = 1000;
+
+  private final Allocator allocator;
+
+  @Inject
+  SequenceAdminService(Allocator allocator) {
+    this.allocator = allocator;
+  }
+
+  @Override
+  public void createSequence(CreateSequenceRequest request, StreamObserver<Sequence> responses) {
+    unary(responses, () -> {
+      // Unset optional fields take the documented defaults; the definition validates every field.
+      SequenceDefinition definition = new SequenceDefinition(
+          request.getName(),
+          request.hasStart() ? request.getStart() : SequenceDefinition.DEFAULT_START,
+          request.hasMax() ? request.getMax() : SequenceDefinition.DEFAULT_MAX,
+          request.hasStripes() ? request.getStripes() : SequenceDefinition.DEFAULT_STRIPES,
+          request.hasNodeBlockSize() ? request.getNodeBlockSize() : SequenceDefinition.DEFAULT_NODE_BLOCK_SIZE,
+          request.hasDcBlockSize() ? request.getDcBlockSize() : SequenceDefinition.DEFAULT_DC_BLOCK_SIZE);
+      SequenceDefinition created = allocator.create(definition);
+      return SequenceMessages.toProto(allocator.describe(created.name()));
+    });
+  }
+
+  @Override
+  public void getSequence(GetSequenceRequest request, StreamObserver<Sequence> responses) {
+    unary(responses, () -> {
+      String name = SequenceDefinition.checkName(request.getName());
+      return SequenceMessages.toProto(allocator.describe(name));
+    });
+  }
+
+  @Override
+  public void listSequences(ListSequencesRequest request, StreamObserver<ListSequencesResponse> responses) {
+    unary(responses, () -> {
+      int pageSize = pageSize(request.getPageSize());
+      String after = request.getPageToken();
+      if (!after.isEmpty()) {
+        // The token is the last name of the previous page, so it must be a valid name.
+        try {
+          SequenceDefinition.checkName(after);
+        } catch (InvalidRequestException e) {
+          throw new InvalidRequestException("page_token: " + e.getMessage()
+              + " (expected: empty, or the next_page_token of the previous page)", e);
+        }
+      }
+      // One more than asked tells whether another page follows, without an empty last page.
+      List<SequenceDefinition> definitions = allocator.list(after, pageSize + 1);
+      boolean more = definitions.size() > pageSize;
+      List<SequenceDefinition> page = more ? definitions.subList(0, pageSize) : definitions;
+      ListSequencesResponse.Builder response = ListSequencesResponse.newBuilder();
+      for (SequenceDefinition definition : page) {
+        response.addSequences(SequenceMessages.toProto(allocator.describe(definition.name())));
+      }
+      if (more) {
+        response.setNextPageToken(page.get(page.size() - 1).name());
+      }
+      return response.build();
+    });
+  }
+
+  @Override
+  public void advanceSequence(AdvanceSequenceRequest request, StreamObserver<Sequence> responses) {
+    unary(responses, () -> {
+      String name = SequenceDefinition.checkName(request.getName());
+      allocator.advance(name, request.getFloor());
+      return SequenceMessages.toProto(allocator.describe(name));
+    });
+  }
+
+  /** page_size: 0 means the default; otherwise 1 to {@link #MAX_PAGE_SIZE}. */
+  static int pageSize(int requested) {
+    if (requested == 0) {
+      return DEFAULT_PAGE_SIZE;
+    }
+    if (requested < 1 || requested > MAX_PAGE_SIZE) {
+      throw new InvalidRequestException("page_size " + requested + " (expected: 1 to " + MAX_PAGE_SIZE
+          + ", or 0 for " + DEFAULT_PAGE_SIZE + ")");
+    }
+    return requested;
+  }
+
+  /** Answers a unary call with {@code body}'s result, or with the status its exception maps to. */
+  private static <T> void unary(StreamObserver<T> responses, Supplier<T> body) {
+    T response;
+    try {
+      response = body.get();
+    } catch (RuntimeException e) {
+      responses.onError(StatusMapper.toException(e, Context.current().getDeadline()));
+      return;
+    }
+    responses.onNext(response);
+    responses.onCompleted();
+  }
+}

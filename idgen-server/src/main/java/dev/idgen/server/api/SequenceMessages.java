@@ -1,0 +1,67 @@
+package dev.idgen.server.api;
+
+import dev.idgen.api.v1.DatacenterReserve;
+import dev.idgen.api.v1.IdRange;
+import dev.idgen.api.v1.Sequence;
+import dev.idgen.api.v1.StripeState;
+import dev.idgen.core.Allocator.SequenceView;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.SequenceState;
+
+/** Conversions between the core's values and the {@code idgen.v1} messages. */
+final class SequenceMessages {
+
+  private SequenceMessages() {}
+
+  static IdRange toProto(dev.idgen.core.IdRange range) {
+    return IdRange.newBuilder()
+        .setFirst(range.first())
+        .setCount(range.count())
+        .setStride(range.stride())
+        .build();
+  }
+
+  /** A sequence's definition and live state, as GetSequence and friends return it. */
+  static Sequence toProto(SequenceView view) {
+    SequenceDefinition definition = view.definition();
+    SequenceState state = view.state();
+    Sequence.Builder sequence = Sequence.newBuilder()
+        .setName(definition.name())
+        .setStart(definition.start())
+        .setMax(definition.max())
+        .setStripes(definition.stripes())
+        .setNodeBlockSize(definition.nodeBlockSize())
+        .setDcBlockSize(definition.dcBlockSize());
+    for (SequenceState.Stripe stripe : state.stripes()) {
+      StripeState.Builder stripeState = StripeState.newBuilder()
+          .setStripe(stripe.stripe())
+          .setRemaining(stripe.remaining());
+      // Absent, not some out-of-range number, when the stripe is used up (see admin.proto).
+      if (stripe.remaining() > 0) {
+        stripeState.setNextUnreserved(definition.idAt(stripe.stripe(), stripe.reserved()));
+      }
+      sequence.addStripeStates(stripeState);
+    }
+    long remaining = state.remaining();
+    sequence.setRemaining(remaining).setHeadroom(headroom(remaining, definition.capacity()));
+    for (SequenceState.DatacenterReserve reserve : state.datacenterReserves()) {
+      sequence.addDatacenterReserves(DatacenterReserve.newBuilder()
+          .setDatacenter(reserve.datacenter())
+          .setStripe(reserve.stripe())
+          .setIds(reserve.ids()));
+    }
+    return sequence.setServerReserve(view.serverReserve()).build();
+  }
+
+  /**
+   * The fraction of the space not yet reserved. Both numbers saturate at {@link Long#MAX_VALUE} for
+   * the largest sequences, so the ratio is clamped to [0, 1] rather than trusted.
+   */
+  static double headroom(long remaining, long capacity) {
+    if (capacity <= 0) {
+      return 0.0;
+    }
+    double fraction = (double) remaining / (double) capacity;
+    return Math.max(0.0, Math.min(1.0, fraction));
+  }
+}

@@ -1,0 +1,284 @@
+package dev.idgen.server.metrics;
+
+import com.google.errorprone.annotations.ThreadSafe;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.core.Allocator;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.SequenceState;
+import dev.idgen.core.Ticker;
+import dev.idgen.core.store.cassandra.CassandraRangeStore;
+import dev.idgen.server.config.OperationsSettings;
+import dev.idgen.server.lifecycle.PeriodicTask;
+import dev.idgen.server.lifecycle.ServerComponent;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the per-sequence gauges that need the store or a rate — headroom, remaining IDs, the runway of
+ * each reserve — and logs the alarms: every {@code idgen.metrics.refresh-interval} it reads the state of
+ * each sequence this server has loaded from the store (one read per sequence, never one per scrape),
+ * measures consumption rates over the interval, and updates the gauges.
+ *
+ * <ul>
+ *   <li>{@code idgen_headroom_ratio{sequence}}: the unreserved fraction of [start, max];
+ *       {@code idgen_remaining_ids{sequence}}: the unreserved IDs.
+ *   <li>{@code idgen_runway_seconds{sequence,tier="node"}}: this server's reserve / its consumption rate;
+ *       {@code tier="dc"} (Cassandra): this datacenter's pool / its drain rate, measured over the
+ *       intervals in which the pool was not refilled. +Inf while nothing is consumed.
+ *   <li>{@code idgen_reserve_ids{sequence,tier}}: the reserves themselves.
+ * </ul>
+ *
+ * <p>Alarms are one-line WARN messages with key=value pairs: a headroom level crossed (once per level),
+ * a runway below its warning (once per crossing; an INFO line when it recovers).
+ *
+ * <p>Thread-safe: {@link #refresh()} runs on the monitor's own thread (or a test's), under {@code lock};
+ * gauges read volatile fields.
+ */
+@ThreadSafe
+final class SequenceMonitor implements ServerComponent {
+
+  private static final Logger log = LoggerFactory.getLogger(SequenceMonitor.class);
+
+  private final Allocator allocator;
+  private final RangeStore store;
+  private final MeterRegistry registry;
+  private final OperationsSettings.Alarms alarms;
+  private final Duration interval;
+  private final Ticker ticker;
+  private final Object lock = new Object();
+
+  @GuardedBy("lock")
+  private final Map<String, Tracked> tracked = new HashMap<>();
+
+  @GuardedBy("lock")
+  private PeriodicTask scheduler;
+
+  SequenceMonitor(Allocator allocator, RangeStore store, MeterRegistry registry,
+      OperationsSettings settings, Ticker ticker) {
+    this.allocator = allocator;
+    this.store = store;
+    this.registry = registry;
+    this.alarms = settings.alarms();
+    this.interval = settings.metrics().refreshInterval();
+    this.ticker = ticker;
+  }
+
+  @Override
+  public void start() {
+    synchronized (lock) {
+      if (scheduler != null) {
+        return;
+      }
+      scheduler = PeriodicTask.every(interval, "idgen-sequence-monitor", this::refreshQuietly);
+    }
+  }
+
+  @Override
+  public void close() {
+    synchronized (lock) {
+      if (scheduler != null) {
+        scheduler.close();
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "sequence monitor";
+  }
+
+  private void refreshQuietly() {
+    try {
+      refresh();
+    } catch (RuntimeException e) {
+      // Never let one failure end the schedule.
+      log.warn("refreshing the sequence gauges failed: {}", e.toString());
+    }
+  }
+
+  /** Reads the store state of every loaded sequence, updates the gauges and logs alarms. */
+  void refresh() {
+    long now = ticker.nanos();
+    String dc = store instanceof CassandraRangeStore c ? c.localDatacenter() : null;
+    for (Allocator.SequenceStats stats : allocator.sequenceStats()) {
+      SequenceDefinition def = stats.definition();
+      synchronized (lock) {
+        Tracked t = tracked.computeIfAbsent(def.name(), n -> new Tracked(def, dc != null));
+        t.nodeRunway = t.node.update(now, stats.served(), stats.held());
+        t.nodeReserve = stats.held();
+        try {
+          SequenceState state = store.state(def);
+          long total = 0;
+          for (SequenceState.Stripe s : state.stripes()) {
+            total += s.size();
+          }
+          long remaining = state.remaining();
+          t.remaining = remaining;
+          t.headroom = total <= 0 ? 0 : (double) remaining / total;
+          if (dc != null) {
+            long reserve = 0;
+            for (SequenceState.DatacenterReserve r : state.datacenterReserves()) {
+              if (r.datacenter().equals(dc)) {
+                reserve += r.ids();
+              }
+            }
+            t.dcReserve = reserve;
+            t.dcRunway = t.dcDrain.updateDrain(now, reserve);
+          }
+          checkHeadroom(t);
+        } catch (RuntimeException e) {
+          // The store is down: keep the last values; its unavailability shows in other metrics and logs.
+          log.debug("could not read the state of sequence '{}': {}", def.name(), e.toString());
+        }
+        checkRunway(t, "node", t.nodeRunway, alarms.nodeRunwayWarning(), t.nodeReserve);
+        if (dc != null) {
+          checkRunway(t, "dc", t.dcRunway, alarms.dcRunwayWarning(), t.dcReserve);
+        }
+      }
+    }
+  }
+
+  @GuardedBy("lock")
+  private void checkHeadroom(Tracked t) {
+    List<Double> levels = alarms.headroomWarnings();
+    int crossed = 0;
+    while (crossed < levels.size() && t.headroom < levels.get(crossed)) {
+      crossed++;
+    }
+    if (crossed > t.headroomLevelsCrossed) {
+      double level = levels.get(crossed - 1);
+      log.warn("alarm=headroom_low sequence={} headroom_pct={} threshold_pct={} remaining_ids={} max={}",
+          t.definition.name(), pct(t.headroom), pct(level), (long) t.remaining, t.definition.max());
+    }
+    t.headroomLevelsCrossed = crossed;
+  }
+
+  @GuardedBy("lock")
+  private void checkRunway(Tracked t, String tier, double runway, Duration warning, double reserve) {
+    if (warning.isZero() || Double.isNaN(runway)) {
+      return;
+    }
+    boolean low = runway < warning.toNanos() / 1e9;
+    boolean wasLow = tier.equals("node") ? t.nodeRunwayLow : t.dcRunwayLow;
+    if (low && !wasLow) {
+      log.warn("alarm=runway_low sequence={} tier={} runway_s={} warning_s={} reserve_ids={}",
+          t.definition.name(), tier, seconds(runway), warning.toSeconds(), (long) reserve);
+    } else if (!low && wasLow) {
+      log.info("alarm=runway_recovered sequence={} tier={} runway_s={} warning_s={} reserve_ids={}",
+          t.definition.name(), tier, seconds(runway), warning.toSeconds(), (long) reserve);
+    }
+    if (tier.equals("node")) {
+      t.nodeRunwayLow = low;
+    } else {
+      t.dcRunwayLow = low;
+    }
+  }
+
+  private static String pct(double fraction) {
+    return String.format(Locale.ROOT, "%.2f", fraction * 100);
+  }
+
+  private static String seconds(double s) {
+    return Double.isInfinite(s) ? "inf" : String.format(Locale.ROOT, "%.1f", s);
+  }
+
+  /** One sequence's gauges (read by scrapes) and alarm state (under the monitor's lock). */
+  private final class Tracked {
+    final SequenceDefinition definition;
+    final Rate node = new Rate();
+    final Rate dcDrain = new Rate();
+    volatile double headroom = Double.NaN;
+    volatile double remaining = Double.NaN;
+    volatile double nodeRunway = Double.NaN;
+    volatile double dcRunway = Double.NaN;
+    volatile double nodeReserve = Double.NaN;
+    volatile double dcReserve = Double.NaN;
+    int headroomLevelsCrossed;
+    boolean nodeRunwayLow;
+    boolean dcRunwayLow;
+
+    Tracked(SequenceDefinition definition, boolean hasDc) {
+      this.definition = definition;
+      String name = definition.name();
+      Gauge.builder(IdGenMetrics.HEADROOM, this, x -> x.headroom)
+          .description("Unreserved fraction of the sequence's [start, max]")
+          .tag("sequence", name).register(registry);
+      Gauge.builder(IdGenMetrics.REMAINING, this, x -> x.remaining)
+          .description("IDs of the sequence not yet reserved by anyone")
+          .tag("sequence", name).register(registry);
+      Gauge.builder(IdGenMetrics.RUNWAY, this, x -> x.nodeRunway)
+          .description("Seconds until the reserve is empty at the current rate (+Inf: no consumption)")
+          .tag("sequence", name).tag("tier", "node").register(registry);
+      Gauge.builder(IdGenMetrics.RESERVE, this, x -> x.nodeReserve)
+          .description("IDs held in reserve")
+          .tag("sequence", name).tag("tier", "node").register(registry);
+      if (hasDc) {
+        Gauge.builder(IdGenMetrics.RUNWAY, this, x -> x.dcRunway)
+            .description("Seconds until the reserve is empty at the current rate (+Inf: no consumption)")
+            .tag("sequence", name).tag("tier", "dc").register(registry);
+        Gauge.builder(IdGenMetrics.RESERVE, this, x -> x.dcReserve)
+            .description("IDs held in reserve")
+            .tag("sequence", name).tag("tier", "dc").register(registry);
+      }
+    }
+  }
+
+  /**
+   * A consumption rate over the last interval, and the runway it gives. Not thread-safe: used under the
+   * monitor's lock.
+   */
+  static final class Rate {
+    private long lastNanos;
+    private long lastValue;
+    private boolean started;
+    private double perSecond;
+
+    /**
+     * {@code consumed} is a counter that only grows; returns {@code reserve}'s runway in seconds at the
+     * rate since the last update (NaN on the first update).
+     */
+    double update(long nowNanos, long consumed, long reserve) {
+      if (!started || nowNanos <= lastNanos) {
+        started = true;
+        lastNanos = nowNanos;
+        lastValue = consumed;
+        return Double.NaN;
+      }
+      perSecond = (consumed - lastValue) / ((nowNanos - lastNanos) / 1e9);
+      lastNanos = nowNanos;
+      lastValue = consumed;
+      return runway(reserve);
+    }
+
+    /**
+     * {@code reserve} is a level that consumption lowers and refills raise: the rate is measured over
+     * intervals in which it did not rise; an interval with a refill keeps the previous rate.
+     */
+    double updateDrain(long nowNanos, long reserve) {
+      if (!started || nowNanos <= lastNanos) {
+        started = true;
+        lastNanos = nowNanos;
+        lastValue = reserve;
+        return Double.NaN;
+      }
+      if (reserve <= lastValue) {
+        perSecond = (lastValue - reserve) / ((nowNanos - lastNanos) / 1e9);
+      }
+      lastNanos = nowNanos;
+      lastValue = reserve;
+      return runway(reserve);
+    }
+
+    private double runway(long reserve) {
+      return perSecond <= 0 ? Double.POSITIVE_INFINITY : reserve / perSecond;
+    }
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * How calls reach the services: the Netty server and its connection limits
+ * ({@link dev.idgen.server.transport.ServerTransport}), the port's credentials
+ * ({@link dev.idgen.server.transport.TlsCredentials}, reloaded when the files change), the server-side
+ * call deadline ({@link dev.idgen.server.transport.CallDurationLimit}), and the threads: the
+ * {@link dev.idgen.server.transport.WorkerPool} for work that may block and the
+ * {@link dev.idgen.server.transport.OffloadInterceptor} that moves a service's calls there.
+ * {@link dev.idgen.server.transport.TransportModule} binds them.
+ *
+ * <p>Uses {@code config} and {@code lifecycle} only; knows nothing of the services, access rules or
+ * meters. Public: what the gRPC module composes (the transport, the credentials, the interceptors, the
+ * pool, which {@code api} hands waiting calls to) and the module.
+ */
+package dev.idgen.server.transport;

@@ -1,0 +1,174 @@
+package dev.idgen.server.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.idgen.core.Allocator;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.server.InMemoryRangeStore;
+import dev.idgen.server.config.OperationsSettings;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/** Headroom, runway and their alarms, refreshed by hand with a fake clock. */
+class SequenceMonitorTest {
+
+  private static final SequenceDefinition SMALL = new SequenceDefinition("small", 1, 100, 1, 10, 10);
+
+  private final AtomicLong nanos = new AtomicLong();
+  private final InMemoryRangeStore store = new InMemoryRangeStore();
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
+  private final Logger logger = (Logger) LoggerFactory.getLogger(SequenceMonitor.class);
+  private Level previousLevel;
+  private Allocator allocator;
+  private SequenceMonitor monitor;
+
+  @BeforeEach
+  void setUp() {
+    logs.start();
+    logger.addAppender(logs);
+    previousLevel = logger.getLevel();
+    logger.setLevel(Level.INFO); // recoveries are INFO
+
+    // Refills run inline: the pools' contents are deterministic.
+    allocator = Allocator.builder(store).minNodeBlock(10).executor(Runnable::run).ticker(nanos::get).build();
+    allocator.create(SMALL);
+  }
+
+  @AfterEach
+  void tearDown() {
+    logger.detachAppender(logs);
+    logger.setLevel(previousLevel);
+    allocator.close();
+  }
+
+  private void monitor(String nodeWarning) {
+    Config config = ConfigFactory.parseMap(Map.of("idgen.alarms.runway-warning.node", nodeWarning))
+        .withFallback(ConfigFactory.defaultReference()).resolve();
+    monitor = new SequenceMonitor(allocator, store, registry, OperationsSettings.from(config, Map.of()), nanos::get);
+  }
+
+  @Test
+  void should_export_headroom_and_remaining_from_the_store_state() {
+    monitor("10s");
+    allocator.allocate("small", 25, Duration.ZERO);
+
+    monitor.refresh();
+
+    long remaining = store.state(SMALL).remaining();
+    assertThat(remaining).isLessThanOrEqualTo(75);
+    assertThat(gauge(IdGenMetrics.REMAINING)).isEqualTo(remaining);
+    assertThat(gauge(IdGenMetrics.HEADROOM)).isEqualTo(remaining / 100.0);
+  }
+
+  @Test
+  void should_warn_once_per_headroom_level_crossed() {
+    monitor("0s");
+    allocator.allocate("small", 75, Duration.ZERO); // 75 used, the pool holds the rest of a block
+    monitor.refresh();
+    monitor.refresh();
+
+    assertThat(warnings("alarm=headroom_low")).hasSize(1)
+        .allSatisfy(m -> assertThat(m).contains("sequence=small").contains("threshold_pct=20.00"));
+
+    allocator.allocate("small", 15, Duration.ZERO); // 90 used: 10 % and 5 % crossed at once
+    monitor.refresh();
+    monitor.refresh();
+
+    List<String> headroom = warnings("alarm=headroom_low");
+    assertThat(headroom).hasSize(2);
+    assertThat(headroom.get(1)).contains("threshold_pct=5.00").contains("max=100");
+  }
+
+  @Test
+  void should_compute_the_node_runway_from_the_rate_over_the_interval() {
+    monitor("0s");
+    allocator.allocate("small", 1, Duration.ZERO); // loads the sequence: the monitor tracks it from now on
+    monitor.refresh(); // the first refresh only starts the measurement
+    assertThat(gauge(IdGenMetrics.RUNWAY)).isNaN();
+
+    allocator.allocate("small", 5, Duration.ZERO);
+    nanos.addAndGet(TimeUnit.SECONDS.toNanos(10));
+    monitor.refresh();
+
+    long held = allocator.stats().held();
+    assertThat(held).isPositive();
+    // 5 IDs in 10 s: 0.5 IDs/s.
+    assertThat(gauge(IdGenMetrics.RUNWAY)).isEqualTo(held / 0.5);
+
+    nanos.addAndGet(TimeUnit.SECONDS.toNanos(10));
+    monitor.refresh(); // nothing consumed: the reserve lasts for ever
+    assertThat(gauge(IdGenMetrics.RUNWAY)).isInfinite();
+  }
+
+  @Test
+  void should_warn_when_the_runway_drops_below_the_alarm_and_note_the_recovery() {
+    monitor("1h");
+    allocator.allocate("small", 1, Duration.ZERO);
+    monitor.refresh();
+    allocator.allocate("small", 5, Duration.ZERO);
+    nanos.addAndGet(TimeUnit.SECONDS.toNanos(10));
+    monitor.refresh(); // at most 10 IDs at 0.5/s: at most 20 s left
+    monitor.refresh(); // same interval, no news: no second warning
+
+    assertThat(warnings("alarm=runway_low")).hasSize(1)
+        .allSatisfy(m -> assertThat(m).contains("sequence=small").contains("tier=node").contains("warning_s=3600"));
+
+    nanos.addAndGet(TimeUnit.SECONDS.toNanos(10));
+    monitor.refresh(); // idle: infinite runway
+
+    assertThat(messages(Level.INFO, "alarm=runway_recovered")).hasSize(1);
+  }
+
+  @Test
+  void should_not_export_a_dc_tier_without_cassandra() {
+    monitor("10s");
+    allocator.allocate("small", 1, Duration.ZERO);
+
+    monitor.refresh();
+
+    assertThat(registry.find(IdGenMetrics.RUNWAY).tag("tier", "dc").gauges()).isEmpty();
+    assertThat(registry.find(IdGenMetrics.RUNWAY).tag("tier", "node").gauges()).hasSize(1);
+  }
+
+  @Test
+  void should_measure_a_drain_rate_only_over_intervals_without_a_refill() {
+    SequenceMonitor.Rate rate = new SequenceMonitor.Rate();
+    long s = TimeUnit.SECONDS.toNanos(1);
+
+    assertThat(rate.updateDrain(0, 1_000)).isNaN();
+    assertThat(rate.updateDrain(10 * s, 900)).isEqualTo(900 / 10.0); // 10 IDs/s
+    // Refilled meanwhile: the level rose, the rate stays 10/s.
+    assertThat(rate.updateDrain(20 * s, 2_000)).isEqualTo(2_000 / 10.0);
+  }
+
+  private double gauge(String name) {
+    return registry.get(name).tag("sequence", "small").gauge().value();
+  }
+
+  private List<String> warnings(String prefix) {
+    return messages(Level.WARN, prefix);
+  }
+
+  private List<String> messages(Level level, String prefix) {
+    return logs.list.stream()
+        .filter(e -> e.getLevel() == level)
+        .map(ILoggingEvent::getFormattedMessage)
+        .filter(m -> m.startsWith(prefix))
+        .toList();
+  }
+}
