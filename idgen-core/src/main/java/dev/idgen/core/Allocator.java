@@ -30,8 +30,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads: any number of threads may call any method. Calls on different pools never contend; calls
  * on one pool hold its lock only to move ranges in memory — store I/O always runs outside the lock.
- * Where other processes share the store, a background thread polls the store's floors so that an
- * {@code AdvanceSequence} made elsewhere also drops this process's cached IDs.
+ * Where other processes share the store, a background thread keeps it in step with the floors set by
+ * {@code AdvanceSequence} anywhere and announces it to the store ({@link FloorSync}): an advance returns
+ * only when every live server has dropped its cached IDs at or below the floor, and a server that
+ * cannot reach the store stops serving before its announcement expires.
  * Sequence definitions are immutable and cached forever once read.
  */
 @ThreadSafe
@@ -42,15 +44,25 @@ public final class Allocator implements AutoCloseable {
   public static final Duration DEFAULT_TARGET_RUNWAY = Duration.ofSeconds(60);
   public static final long DEFAULT_MIN_NODE_BLOCK = 100;
   public static final double DEFAULT_REFILL_THRESHOLD = 0.5;
+  /**
+   * How long a server's announcement lasts without renewal; it stops serving after 3/4 of it. Long,
+   * because it is also how long a server cut off from the store keeps serving its reserve.
+   */
+  public static final Duration DEFAULT_SERVER_LEASE = Duration.ofMinutes(10);
+  public static final Duration DEFAULT_ADVANCE_CONFIRM_TIMEOUT = Duration.ofSeconds(10);
 
   private final RangeStore store;
   private final long maxIdsPerCall;
   private final Executor executor;
   private final ExecutorService ownedExecutor; // null when the executor was given to us
+  private final ExecutorService directExecutor;
   private final StripePool.Settings poolSettings;
   private final ConcurrentMap<String, SequenceRuntime> sequences = new ConcurrentHashMap<>();
-  /** Polls the store's floors when other processes share it; null for a store of one process. */
+  /** Runs {@link FloorSync#cycle} when other processes share the store; null for a store of one process. */
   private final ScheduledExecutorService floorPoller;
+  private final FloorSync sync;
+  private final long confirmTimeoutNanos;
+  private final long clientLeaseLifetimeNanos;
   private volatile boolean closed;
 
   private Allocator(Builder b) {
@@ -63,31 +75,43 @@ public final class Allocator implements AutoCloseable {
       this.ownedExecutor = Executors.newCachedThreadPool(daemonThreads("idgen-refill-"));
       this.executor = ownedExecutor;
     }
+    this.directExecutor = Executors.newCachedThreadPool(daemonThreads("idgen-direct-reserve-"));
     this.poolSettings = new StripePool.Settings(
-        b.ticker, b.targetRunway.toNanos(), b.minNodeBlock, b.refillThreshold, executor);
+        b.ticker, b.targetRunway.toNanos(), b.minNodeBlock, b.refillThreshold, executor, directExecutor);
+    this.confirmTimeoutNanos = b.confirmTimeout.toNanos();
+    this.clientLeaseLifetimeNanos = b.clientLeaseLifetime.toNanos();
+    this.sync = new FloorSync(store, new FloorSync.Floors() {
+      @Override
+      public void raise(String sequence, long floor) {
+        SequenceRuntime rt = sequences.get(sequence);
+        if (rt != null) {
+          rt.raiseFloor(floor);
+        }
+      }
+
+      @Override
+      public void reloadAll() {
+        for (SequenceRuntime rt : sequences.values()) {
+          long floor = store.floor(rt.definition);
+          if (floor != Long.MIN_VALUE) {
+            rt.raiseFloor(floor);
+          }
+        }
+      }
+    }, b.ticker, b.serverName, b.serverLease);
     long refreshNanos = store.floorRefreshInterval().toNanos();
-    if (refreshNanos > 0) {
-      floorPoller = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-floor-poller-"));
-      floorPoller.scheduleWithFixedDelay(this::pollFloors, refreshNanos, refreshNanos, TimeUnit.NANOSECONDS);
+    if (sync.enabled()) {
+      sync.cycleQuietly(); // serve from the start when the store is there
+      floorPoller = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-floor-sync-"));
+      floorPoller.scheduleWithFixedDelay(sync::cycleQuietly, refreshNanos, refreshNanos, TimeUnit.NANOSECONDS);
     } else {
       floorPoller = null;
     }
   }
 
-  /** Learns floors that other processes set, and drops cached IDs below them. */
-  private void pollFloors() {
-    for (SequenceRuntime rt : sequences.values()) {
-      try {
-        long floor = store.floor(rt.definition);
-        if (floor != Long.MIN_VALUE) {
-          for (StripePool pool : rt.pools) {
-            pool.raiseFloor(floor);
-          }
-        }
-      } catch (RuntimeException e) {
-        log.debug("could not poll the floor of sequence '{}': {}", rt.definition.name(), e.toString());
-      }
-    }
+  /** Sets the hook that runs at the start of every floor-sync cycle: for tests of a stalled poller. */
+  void beforeFloorSync(Runnable hook) {
+    sync.beforeCycle = hook;
   }
 
   /** A builder over {@code store}, which the allocator does not close. */
@@ -145,6 +169,7 @@ public final class Allocator implements AutoCloseable {
           + "' (expected: 1 to " + maxIdsPerCall + ", the per-call limit)");
     }
     checkOpen();
+    checkServing();
     if (rt == null) {
       rt = runtime(sequence);
     }
@@ -163,6 +188,10 @@ public final class Allocator implements AutoCloseable {
       rt.giveBack(out);
       throw e;
     }
+    if (!sync.serving()) {
+      rt.giveBack(out); // the fence closed while the call waited
+      checkServing();
+    }
     if (need > 0) {
       throw new SequenceExhaustedException(sequence, rt.definition.max(), count, out);
     }
@@ -179,7 +208,7 @@ public final class Allocator implements AutoCloseable {
   @Nullable
   public List<IdRange> tryAllocate(String sequence, long count) {
     SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
-    if (rt == null || count < 1 || count > maxIdsPerCall || closed) {
+    if (rt == null || count < 1 || count > maxIdsPerCall || closed || !sync.serving()) {
       return null;
     }
     int stripes = rt.pools.length;
@@ -194,10 +223,14 @@ public final class Allocator implements AutoCloseable {
   }
 
   /**
-   * Moves a sequence past {@code floor}: once this returns, no range this allocator hands out holds an ID
-   * at or below it, and the store hands no such ID to anyone. Returns the definition.
+   * Moves a sequence past {@code floor}: once this returns, no server that shares the store hands out an
+   * ID at or below it — every live server has confirmed it, a server that has not stops serving by
+   * itself — and client leases handed out before have expired (it waits the client lease lifetime).
+   * Returns the definition.
    *
    * @throws SequenceExhaustedException if {@code floor >= max}: nothing would be left
+   * @throws AdvanceNotConfirmedException if some live server did not confirm in time: the floor is in
+   *     force in the store, and advancing again completes it
    */
   public SequenceDefinition advance(String sequence, long floor) {
     SequenceDefinition.checkName(sequence);
@@ -210,22 +243,26 @@ public final class Allocator implements AutoCloseable {
     }
     // Store first: a refill racing with us then either returns IDs above the floor, or lands in a pool
     // after raiseFloor has set the floor that trims it.
-    store.advance(def, floor);
-    for (StripePool pool : rt.pools) {
-      pool.raiseFloor(floor);
-    }
-    // Other processes learn the floor when they next poll it; two intervals cover a poll in progress.
-    long waitNanos = 2 * store.floorRefreshInterval().toNanos();
-    if (waitNanos > 0) {
+    AdvanceReceipt receipt = store.advance(def, floor);
+    rt.raiseFloor(floor);
+    sync.confirm(receipt, sequence, floor, System.nanoTime() + confirmTimeoutNanos);
+    // Leases handed to client stubs before the servers confirmed expire within their lifetime.
+    if (clientLeaseLifetimeNanos > 0) {
       try {
-        TimeUnit.NANOSECONDS.sleep(waitNanos + TimeUnit.MILLISECONDS.toNanos(100));
+        TimeUnit.NANOSECONDS.sleep(clientLeaseLifetimeNanos);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw new StoreUnavailableException("sequence '" + sequence + "': interrupted while the floor "
-            + floor + " propagated to other servers; advance again to be sure", e);
+        throw new StoreUnavailableException("sequence '" + sequence + "': floor " + floor + " is in force"
+            + " on every server, but the wait for client leases to expire was interrupted; advance again"
+            + " to be sure", e);
       }
     }
     return def;
+  }
+
+  /** How long a client stub may use a range it was handed (zero: no limit); stamped on responses. */
+  public Duration clientLeaseLifetime() {
+    return Duration.ofNanos(clientLeaseLifetimeNanos);
   }
 
   /** The sequence's definition and live state (store and this process's reserve). */
@@ -297,6 +334,8 @@ public final class Allocator implements AutoCloseable {
     if (floorPoller != null) {
       floorPoller.shutdownNow();
     }
+    sync.withdraw();
+    directExecutor.shutdownNow();
     if (ownedExecutor != null) {
       ownedExecutor.shutdownNow();
       try {
@@ -333,6 +372,12 @@ public final class Allocator implements AutoCloseable {
   private void checkOpen() {
     if (closed) {
       throw new StoreUnavailableException("the allocator is closed (server shutting down)");
+    }
+  }
+
+  private void checkServing() {
+    if (!sync.serving()) {
+      throw new StoreUnavailableException(sync.fencedReason());
     }
   }
 
@@ -375,6 +420,12 @@ public final class Allocator implements AutoCloseable {
       }
     }
 
+    void raiseFloor(long floor) {
+      for (StripePool pool : pools) {
+        pool.raiseFloor(floor);
+      }
+    }
+
     void giveBack(List<IdRange> ranges) {
       for (int i = ranges.size() - 1; i >= 0; i--) {
         IdRange r = ranges.get(i);
@@ -393,6 +444,10 @@ public final class Allocator implements AutoCloseable {
     private Duration targetRunway = DEFAULT_TARGET_RUNWAY;
     private long minNodeBlock = DEFAULT_MIN_NODE_BLOCK;
     private double refillThreshold = DEFAULT_REFILL_THRESHOLD;
+    private String serverName = defaultServerName();
+    private Duration serverLease = DEFAULT_SERVER_LEASE;
+    private Duration confirmTimeout = DEFAULT_ADVANCE_CONFIRM_TIMEOUT;
+    private Duration clientLeaseLifetime = Duration.ZERO;
 
     Builder(RangeStore store) {
       this.store = Objects.requireNonNull(store, "store");
@@ -446,8 +501,66 @@ public final class Allocator implements AutoCloseable {
       return this;
     }
 
+    /**
+     * This server's name in the store's announcements, unique among live servers (host and port).
+     * Default: host name, process id and a per-process counter.
+     */
+    public Builder serverName(String name) {
+      if (name == null || name.isBlank()) {
+        throw new IllegalArgumentException("serverName: '" + name + "' (expected: not blank)");
+      }
+      this.serverName = name;
+      return this;
+    }
+
+    /**
+     * How long this server's announcement lasts without renewal; it stops serving after 3/4 of it if it
+     * cannot renew. Longer keeps a cut-off server serving longer, and makes advances wait longer for a
+     * crashed server that does not come back under its name. Default 10 minutes.
+     */
+    public Builder serverLease(Duration lease) {
+      if (lease.compareTo(Duration.ofSeconds(4)) < 0) {
+        throw new IllegalArgumentException("serverLease: " + lease + " (expected: >= 4s)");
+      }
+      this.serverLease = lease;
+      return this;
+    }
+
+    /** How long an advance waits for every live server to confirm it. Default 10 s. */
+    public Builder advanceConfirmTimeout(Duration timeout) {
+      if (timeout.isNegative()) {
+        throw new IllegalArgumentException("advanceConfirmTimeout: " + timeout + " (expected: >= 0)");
+      }
+      this.confirmTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * How long a client stub may use a range it was handed; an advance waits this long after the
+     * servers confirmed. Zero (the default here) for callers that hand IDs on at once.
+     */
+    public Builder clientLeaseLifetime(Duration lifetime) {
+      if (lifetime.isNegative()) {
+        throw new IllegalArgumentException("clientLeaseLifetime: " + lifetime + " (expected: >= 0)");
+      }
+      this.clientLeaseLifetime = lifetime;
+      return this;
+    }
+
     public Allocator build() {
       return new Allocator(this);
+    }
+
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    private static String defaultServerName() {
+      String host;
+      try {
+        host = java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.io.IOException e) {
+        host = "localhost";
+      }
+      return host + "/" + ProcessHandle.current().pid() + "#" + INSTANCES.incrementAndGet();
     }
   }
 }

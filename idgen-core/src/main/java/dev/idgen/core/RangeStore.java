@@ -3,6 +3,7 @@ package dev.idgen.core;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 
 /**
  * The durable source of blocks that the {@link Allocator} serves from: sequence definitions and, per
@@ -50,24 +51,57 @@ public interface RangeStore extends AutoCloseable {
   /**
    * Moves every stripe of the sequence past {@code floor}: once this returns, no {@link #reserve} (by
    * any process) returns an ID at or below it. IDs that the store itself held in reserve below the floor
-   * are dropped. Never moves a stripe back; advancing to a floor already passed changes nothing.
+   * are dropped. Never moves a stripe back; advancing to a floor already passed changes nothing in the
+   * stripes, but is recorded in the floor log again, so that a retry can be confirmed.
+   *
+   * <p>Order: the stripes and reserves first, then the floor log of every datacenter. A server that has
+   * read a log version therefore reserves only IDs above the floors up to that version.
+   *
+   * @return the floor-log versions that servers must confirm ({@link #unconfirmed})
    */
-  void advance(SequenceDefinition sequence, long floor);
+  AdvanceReceipt advance(SequenceDefinition sequence, long floor);
 
   /**
-   * The highest floor an {@link #advance} has set for the sequence, as this process can see it cheaply;
-   * {@link Long#MIN_VALUE} if none. Polled every {@link #floorRefreshInterval} by allocators that share
-   * the store with other processes, so that their cached IDs below a new floor are dropped.
+   * The highest floor an {@link #advance} has set for the sequence, as this process can see it;
+   * {@link Long#MIN_VALUE} if none. Read when a server must re-learn every floor it holds (its place in
+   * the {@link #floorLog} is gone).
    */
   default long floor(SequenceDefinition sequence) {
     return Long.MIN_VALUE;
   }
 
   /**
-   * How often allocators poll {@link #floor}; {@link Duration#ZERO} for a store that only one process
-   * uses, where the allocator's own {@code advance} already drops its cached IDs. {@code advance} on an
-   * allocator waits two such intervals before returning, so that every other live process has dropped
-   * its cached IDs below the floor by then.
+   * The floor changes of this process's datacenter after {@code afterVersion}: one read, whatever the
+   * number of sequences. Stores that only one process uses return {@link FloorLog#EMPTY}.
+   */
+  default FloorLog floorLog(long afterVersion) {
+    return FloorLog.EMPTY;
+  }
+
+  /**
+   * Announces that {@code server} (incarnation {@code incarnation}) of this process's datacenter serves
+   * IDs and has applied the floor log up to {@code appliedVersion}. The announcement expires after
+   * {@code lease} unless renewed; a server that cannot renew it stops serving before then, so that an
+   * expired announcement means "no longer serving". A restart under the same name replaces the old
+   * incarnation's announcement (two live processes never share a name: it includes the port).
+   */
+  default void announce(String server, UUID incarnation, long appliedVersion, Duration lease) {}
+
+  /** Withdraws this server's announcement (graceful stop), if it is still this incarnation's. */
+  default void withdraw(String server, UUID incarnation) {}
+
+  /**
+   * The servers, in every datacenter of the receipt, whose announcement is live and has not applied the
+   * receipt's version of their datacenter, as {@code datacenter/name}. Empty when all have confirmed.
+   */
+  default List<String> unconfirmed(AdvanceReceipt receipt) {
+    return List.of();
+  }
+
+  /**
+   * How often allocators read the {@link #floorLog} and renew their announcement;
+   * {@link Duration#ZERO} for a store that only one process uses, where the allocator's own
+   * {@code advance} already drops its cached IDs.
    */
   default Duration floorRefreshInterval() {
     return Duration.ZERO;

@@ -6,13 +6,23 @@ import java.util.List;
 /**
  * A snapshot of a sequence's live state in its store: how far each stripe is reserved, and what each
  * datacenter holds in reserve. Immutable.
+ *
+ * @param unread what could not be read authoritatively (e.g. the global cursors while other datacenters
+ *     are cut off), in words; the values then come from this datacenter's replicas and may be behind
  */
 @Immutable
-public record SequenceState(List<Stripe> stripes, List<DatacenterReserve> datacenterReserves) {
+public record SequenceState(List<Stripe> stripes, List<DatacenterReserve> datacenterReserves,
+    List<String> unread) {
 
   public SequenceState {
     stripes = List.copyOf(stripes);
     datacenterReserves = List.copyOf(datacenterReserves);
+    unread = List.copyOf(unread);
+  }
+
+  /** A state read completely. */
+  public SequenceState(List<Stripe> stripes, List<DatacenterReserve> datacenterReserves) {
+    this(stripes, datacenterReserves, List.of());
   }
 
   /**

@@ -4,10 +4,13 @@ import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -26,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * waiting for several one-at-a-time refills would be slower and would not save a store write.
  *
  * <p>Threads: all state is guarded by {@code lock}, held only for in-memory work; store calls run
- * outside it (refills on the allocator's executor, direct reservations on the caller's thread).
+ * outside it (refills on the allocator's executor, direct reservations on a pool of their own, which
+ * the caller waits for until its deadline).
  * Callers that find the pool empty wait on {@code changed}, bounded by their deadline.
  */
 @ThreadSafe
@@ -37,7 +41,13 @@ final class StripePool {
   private static final long MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(5);
 
   /** The allocator-wide settings a pool works with. */
-  record Settings(Ticker ticker, long targetRunwayNanos, long minBlock, double threshold, Executor executor) {}
+  /**
+   * @param executor where refills run
+   * @param directExecutor where direct reservations run, so that their callers can stop waiting at their
+   *     deadline (a thread per waiting call, bounded by the calls that may wait)
+   */
+  record Settings(Ticker ticker, long targetRunwayNanos, long minBlock, double threshold, Executor executor,
+      Executor directExecutor) {}
 
   /** A snapshot of a pool's counters. */
   record Counters(long served, long reservations, long dropped, long abandoned, long available) {}
@@ -106,7 +116,7 @@ final class StripePool {
         }
         long shortfall = need - taken;
         if (shortfall >= block && !exhausted) {
-          taken += reserveDirectly(shortfall, out);
+          taken += reserveDirectly(shortfall, out, deadlineNanos);
           continue;
         }
         if (failures != failuresBefore) {
@@ -153,20 +163,44 @@ final class StripePool {
     }
   }
 
-  /** Reserves {@code n} IDs from the store on the caller's thread (lock released meanwhile). */
+  /**
+   * Reserves {@code n} IDs from the store for this call (lock released meanwhile), waiting no longer than
+   * the call's deadline. The reservation runs on the executor: if the call gives up first, what it
+   * reserves when it lands goes to the pool for later calls instead of being lost.
+   */
   @GuardedBy("lock")
-  private long reserveDirectly(long n, List<IdRange> out) {
+  private long reserveDirectly(long n, List<IdRange> out, long deadlineNanos) {
     IdRange r;
+    CompletableFuture<IdRange> reservation;
+    try {
+      reservation = CompletableFuture.supplyAsync(() -> store.reserve(definition, stripe, n),
+          settings.directExecutor());
+    } catch (RejectedExecutionException e) {
+      throw unavailable(e);
+    }
     lock.unlock();
     try {
-      r = store.reserve(definition, stripe, n);
-    } catch (SequenceExhaustedException e) {
+      r = reservation.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      keepWhenItLands(reservation);
       lock.lock();
-      exhausted = true;
-      return 0;
-    } catch (RuntimeException e) {
+      throw new StoreUnavailableException("sequence '" + definition.name() + "' stripe " + stripe
+          + ": a reservation of " + n + " IDs from the store did not finish before the call's deadline;"
+          + " what it reserves is kept for later calls");
+    } catch (ExecutionException e) {
       lock.lock();
-      throw e instanceof StoreUnavailableException ? e : unavailable(e);
+      if (e.getCause() instanceof SequenceExhaustedException) {
+        exhausted = true;
+        return 0;
+      }
+      RuntimeException cause = e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e.getCause());
+      throw cause instanceof StoreUnavailableException ? cause : unavailable(cause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      keepWhenItLands(reservation);
+      lock.lock();
+      throw new StoreUnavailableException("sequence '" + definition.name() + "': interrupted while"
+          + " reserving", e);
     }
     lock.lock();
     reservations++;
@@ -180,6 +214,21 @@ final class StripePool {
     append(out, kept);
     served += kept.count();
     return kept.count();
+  }
+
+  /** A reservation its caller stopped waiting for: its IDs join the pool when it lands. */
+  private void keepWhenItLands(CompletableFuture<IdRange> reservation) {
+    reservation.whenComplete((late, failure) -> {
+      if (late != null) {
+        lock.lock();
+        try {
+          addRange(late);
+          changed.signalAll();
+        } finally {
+          lock.unlock();
+        }
+      }
+    });
   }
 
   /** Moves up to {@code want} IDs from the queue to {@code out}. */

@@ -192,7 +192,7 @@ class AllocatorTest {
       @Override
       public IdRange reserve(SequenceDefinition d, int stripe, long size) {
         try {
-          if (Thread.currentThread() == callerThread.get()) {
+          if (Thread.currentThread().getName().startsWith("idgen-direct-reserve-")) { // the large request
             new Thread(held.poll(), "refill").start();
             assertThat(refillReserved.await(10, TimeUnit.SECONDS)).isTrue();
             return super.reserve(d, stripe, size); // the space is empty now

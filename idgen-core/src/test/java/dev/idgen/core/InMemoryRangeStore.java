@@ -1,11 +1,13 @@
 package dev.idgen.core;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -63,11 +65,70 @@ public class InMemoryRangeStore implements RangeStore {
   protected void beforeReserve(SequenceDefinition d, int stripe, long size) {}
 
   @Override
-  public synchronized void advance(SequenceDefinition d, long floor) {
+  public synchronized AdvanceReceipt advance(SequenceDefinition d, long floor) {
     long[] r = reserved.get(d.name());
     for (int k = 0; k < r.length; k++) {
       r[k] = Math.max(r[k], d.firstIndexAbove(k, floor));
     }
+    floorLog.add(new FloorLog.Change(floorLog.size() + 1, d.name(), floor));
+    return refresh.isZero() ? AdvanceReceipt.NONE : new AdvanceReceipt(Map.of("local", (long) floorLog.size()));
+  }
+
+  // ---- sharing between allocators: a floor log and announcements, as a store of many processes has.
+
+  private final List<FloorLog.Change> floorLog = new ArrayList<>();
+  private final Map<String, long[]> announcements = new HashMap<>(); // server -> {applied, expiresAtNanos}
+  private Duration refresh = Duration.ZERO;
+
+  /** Makes this store one that several allocators share, each syncing floors every {@code interval}. */
+  public synchronized InMemoryRangeStore shared(Duration interval) {
+    this.refresh = interval;
+    return this;
+  }
+
+  @Override
+  public synchronized Duration floorRefreshInterval() {
+    return refresh;
+  }
+
+  /** While true, the floor log and announcements fail as an unreachable store does. */
+  public volatile boolean storeDown;
+
+  @Override
+  public synchronized FloorLog floorLog(long afterVersion) {
+    if (storeDown) {
+      throw new StoreUnavailableException("in-memory store is down (test)");
+    }
+    List<FloorLog.Change> after = floorLog.stream().filter(c -> c.version() > afterVersion).toList();
+    return new FloorLog(Math.max(afterVersion, floorLog.size()), after, true);
+  }
+
+  @Override
+  public synchronized void announce(String server, UUID incarnation, long appliedVersion, Duration lease) {
+    announcements.put(server, new long[] {appliedVersion, System.nanoTime() + lease.toNanos()});
+  }
+
+  @Override
+  public synchronized void withdraw(String server, UUID incarnation) {
+    announcements.remove(server);
+  }
+
+  @Override
+  public synchronized List<String> unconfirmed(AdvanceReceipt receipt) {
+    Long version = receipt.versions().get("local");
+    List<String> out = new ArrayList<>();
+    announcements.forEach((server, a) -> {
+      if (version != null && a[0] < version && a[1] - System.nanoTime() > 0) {
+        out.add("local/" + server);
+      }
+    });
+    return out;
+  }
+
+  @Override
+  public synchronized long floor(SequenceDefinition d) {
+    return floorLog.stream().filter(c -> c.sequence().equals(d.name())).mapToLong(FloorLog.Change::floor)
+        .max().orElse(Long.MIN_VALUE);
   }
 
   @Override

@@ -14,6 +14,8 @@ import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.metadata.Node;
 import com.datastax.oss.driver.api.core.metadata.NodeState;
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.AdvanceReceipt;
+import dev.idgen.core.FloorLog;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceAlreadyExistsException;
@@ -36,6 +38,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -122,6 +125,15 @@ public final class CassandraRangeStore implements RangeStore {
   private final PreparedStatement insertPool;
   private final PreparedStatement updatePool;
   private final PreparedStatement appendPool;
+  private final PreparedStatement selectLog;
+  private final PreparedStatement insertLog;
+  private final PreparedStatement updateLog;
+  private final PreparedStatement announce;
+  private final PreparedStatement withdraw;
+  private final PreparedStatement selectServers;
+  /** The write timestamp of this process's last announcement per server name: a withdrawal deletes
+   *  only what it wrote, never a newer incarnation's row. */
+  private final ConcurrentMap<String, Long> announcedAt = new ConcurrentHashMap<>();
 
   private CassandraRangeStore(CqlSession session, CassandraSettings settings) {
     this.session = session;
@@ -146,6 +158,16 @@ public final class CassandraRangeStore implements RangeStore {
     // Removals (reserve, trim) leave the record of appended blocks as it is.
     updatePool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, floor = ?, taken = ?, op = ?"
         + " WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
+    selectLog = session.prepare("SELECT version, changes, op FROM " + ks + ".floor_log WHERE datacenter = ?");
+    insertLog = session.prepare("INSERT INTO " + ks + ".floor_log (datacenter, version, changes, op)"
+        + " VALUES (?, ?, ?, ?) IF NOT EXISTS");
+    updateLog = session.prepare("UPDATE " + ks + ".floor_log SET version = ?, changes = ?, op = ?"
+        + " WHERE datacenter = ? IF op = ?");
+    announce = session.prepare("INSERT INTO " + ks + ".servers (datacenter, server, incarnation, applied)"
+        + " VALUES (?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?");
+    withdraw = session.prepare("DELETE FROM " + ks + ".servers USING TIMESTAMP ? WHERE datacenter = ?"
+        + " AND server = ?");
+    selectServers = session.prepare("SELECT server, applied FROM " + ks + ".servers WHERE datacenter = ?");
     appendPool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, appended = ?, appended_below = ?,"
         + " op = ? WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
     AtomicInteger n = new AtomicInteger();
@@ -206,6 +228,13 @@ public final class CassandraRangeStore implements RangeStore {
               + " idgen and lacks the columns that make pool appends idempotent; run this once (cqlsh), or"
               + " start one server with idgen.cassandra.create-schema = true: " + upgrade);
         }
+        List<String> tables = Schema.missingTables(session, settings);
+        if (!tables.isEmpty()) {
+          throw new StoreUnavailableException("keyspace '" + settings.keyspace() + "' lacks the tables "
+              + tables + " (made by an older idgen?): apply deploy/cassandra/schema.cql again (its CREATE"
+              + " TABLE IF NOT EXISTS statements add them), or start one server with"
+              + " idgen.cassandra.create-schema = true");
+        }
       }
       CassandraChecks.warnAboutUnsafeSettings(session, settings);
       return new CassandraRangeStore(session, settings);
@@ -238,7 +267,7 @@ public final class CassandraRangeStore implements RangeStore {
           .withStringList(DefaultDriverOption.METRICS_NODE_ENABLED, NODE_METRICS);
     }
     return config
-        // V5 tears the connection down after every CAS write timeout (CASSANDRA.md, gotcha 1).
+        // V5 tears the connection down after every CAS write timeout (docs/cassandra.md).
         .withString(DefaultDriverOption.PROTOCOL_VERSION, "V4")
         .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, s.requestTimeout())
         .withString(DefaultDriverOption.REQUEST_CONSISTENCY, "LOCAL_QUORUM")
@@ -312,8 +341,14 @@ public final class CassandraRangeStore implements RangeStore {
     // "not found" is double-checked at SERIAL, in case the creation is so recent it is still in flight.
     Row row = read(selectDefinition.bind(name), ConsistencyLevel.LOCAL_QUORUM, "definition of '" + name + "'");
     if (row == null) {
-      row = serialRead(selectDefinition.bind(name), ConsistencyLevel.SERIAL, null,
-          "definition of '" + name + "'", 0);
+      try {
+        row = serialRead(selectDefinition.bind(name), ConsistencyLevel.SERIAL, null,
+            "definition of '" + name + "'", 0);
+      } catch (StoreUnavailableException e) {
+        // Cut off from the other datacenters: this datacenter's answer stands (a sequence created
+        // elsewhere moments ago may not be here yet).
+        log.debug("could not double-check at SERIAL that sequence '{}' does not exist: {}", name, e.getMessage());
+      }
     }
     return Optional.ofNullable(row).map(CassandraRangeStore::definition);
   }
@@ -595,18 +630,131 @@ public final class CassandraRangeStore implements RangeStore {
   // Advance, floors, state
 
   @Override
-  public void advance(SequenceDefinition d, long floor) {
+  public AdvanceReceipt advance(SequenceDefinition d, long floor) {
     long deadline = deadline();
     for (int stripe = 0; stripe < d.stripes(); stripe++) {
       advanceGlobal(d, stripe, d.firstIndexAbove(stripe, floor), deadline);
     }
-    // Then every datacenter's pools, each through a coordinator of its own datacenter (its Paxos scope).
+    // Then every datacenter's pools, each through a coordinator of its own datacenter (its Paxos scope),
+    // and last its floor log: a server that has read the log entry reserves only from trimmed pools.
+    Map<String, Long> versions = new TreeMap<>();
     for (String datacenter : datacenters()) {
       Node coordinator = datacenter.equals(dc) ? null : coordinatorIn(datacenter, d);
       for (int stripe = 0; stripe < d.stripes(); stripe++) {
         trimPool(d, stripe, datacenter, coordinator, floor, deadline);
       }
+      versions.put(datacenter, appendToFloorLog(datacenter, coordinator, d.name(), floor, deadline));
     }
+    return new AdvanceReceipt(versions);
+  }
+
+  /** The newest changes a floor log keeps; a server further behind re-reads every floor it holds. */
+  static final int FLOOR_LOG_CAPACITY = 256;
+
+  /**
+   * Appends "sequence's floor is now floor" to a datacenter's floor log; returns its version. Appending
+   * twice after an ambiguous outcome is harmless (floors only rise), so this simply retries.
+   */
+  private long appendToFloorLog(String datacenter, Node coordinator, String sequence, long floor, long deadline) {
+    Attempts<Long> attempts = new Attempts<>();
+    for (int attempt = 0; ; attempt++) {
+      Row row = serialRead(selectLog.bind(datacenter), ConsistencyLevel.LOCAL_SERIAL, coordinator,
+          datacenter + "'s floor log", deadline);
+      UUID current = row == null ? null : row.getUuid("op");
+      if (attempts.mine(current)) {
+        return attempts.effect(current);
+      }
+      long version = row == null ? 1 : row.getLong("version") + 1;
+      List<String> changes = new ArrayList<>(row == null ? List.of() : row.getList("changes", String.class));
+      changes.add(version + " " + floor + " " + sequence);
+      while (changes.size() > FLOOR_LOG_CAPACITY) {
+        changes.remove(0);
+      }
+      UUID op = attempts.next(version, current);
+      BoundStatement cas = row == null
+          ? local(insertLog.bind(datacenter, version, changes, op))
+          : local(updateLog.bind(version, changes, op, datacenter, current));
+      if (coordinator != null) {
+        cas = cas.setNode(coordinator);
+      }
+      CasResult result = cas(poolTier, CasKind.FLOOR_LOG, cas, op, current, attempts,
+          () -> serialRead(selectLog.bind(datacenter), ConsistencyLevel.LOCAL_SERIAL, coordinator,
+              datacenter + "'s floor log", deadline), deadline);
+      if (result.applied()) {
+        return attempts.effect(result.op());
+      }
+      backoff(attempt, deadline, "appending to " + datacenter + "'s floor log");
+    }
+  }
+
+  @Override
+  public FloorLog floorLog(long afterVersion) {
+    // A plain local read of a LOCAL_SERIAL row: it may miss a commit in progress, which the next read
+    // shows; what it reports as applied is then only lower, never wrong.
+    Row row = read(selectLog.bind(dc), ConsistencyLevel.LOCAL_QUORUM, dc + "'s floor log");
+    if (row == null) {
+      return new FloorLog(0, List.of(), true);
+    }
+    long version = row.getLong("version");
+    List<FloorLog.Change> changes = new ArrayList<>();
+    long oldest = Long.MAX_VALUE;
+    for (String entry : row.getList("changes", String.class)) {
+      String[] f = entry.split(" ", 3);
+      long v = Long.parseLong(f[0]);
+      oldest = Math.min(oldest, v);
+      if (v > afterVersion) {
+        changes.add(new FloorLog.Change(v, f[2], Long.parseLong(f[1])));
+      }
+    }
+    boolean complete = afterVersion >= version || oldest <= afterVersion + 1;
+    return new FloorLog(Math.max(version, afterVersion), changes, complete);
+  }
+
+  @Override
+  public void announce(String server, UUID incarnation, long appliedVersion, Duration lease) {
+    long micros = Math.max(System.currentTimeMillis() * 1000, announcedAt.getOrDefault(server, 0L) + 1);
+    try {
+      session.execute(announce.bind(dc, server, incarnation, appliedVersion,
+          (int) Math.min(Integer.MAX_VALUE, Math.max(1, lease.toSeconds())), micros)
+          .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
+    } catch (DriverException e) {
+      throw unavailable("announcing server " + server + " in " + dc, e);
+    }
+    announcedAt.put(server, micros);
+  }
+
+  @Override
+  public void withdraw(String server, UUID incarnation) {
+    Long micros = announcedAt.remove(server);
+    if (micros == null) {
+      return;
+    }
+    try {
+      session.execute(withdraw.bind(micros, dc, server).setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
+    } catch (DriverException e) {
+      throw unavailable("withdrawing server " + server + " in " + dc, e);
+    }
+  }
+
+  @Override
+  public List<String> unconfirmed(AdvanceReceipt receipt) {
+    List<String> out = new ArrayList<>();
+    receipt.versions().forEach((datacenter, version) -> {
+      BoundStatement select = selectServers.bind(datacenter).setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM);
+      if (!datacenter.equals(dc)) {
+        select = select.setNode(coordinatorIn(datacenter, "confirm an advance"));
+      }
+      try {
+        for (Row r : session.execute(select)) {
+          if (r.getLong("applied") < version) {
+            out.add(datacenter + "/" + r.getString("server"));
+          }
+        }
+      } catch (DriverException e) {
+        throw unavailable("reading the servers of " + datacenter, e);
+      }
+    });
+    return out;
   }
 
   private void advanceGlobal(SequenceDefinition d, int stripe, long minIndex, long deadline) {
@@ -666,18 +814,28 @@ public final class CassandraRangeStore implements RangeStore {
     }
   }
 
+  /**
+   * The datacenters that hold the keyspace (its replication), not those that merely have nodes: a
+   * datacenter with no replica has no pools to trim and no rows to read.
+   */
   private List<String> datacenters() {
     TreeSet<String> dcs = new TreeSet<>();
-    dcs.add(dc);
-    for (Node node : session.getMetadata().getNodes().values()) {
-      if (node.getDatacenter() != null) {
-        dcs.add(node.getDatacenter());
+    session.getMetadata().getKeyspace(settings.keyspace()).ifPresent(ks -> ks.getReplication().forEach((k, v) -> {
+      if (!k.equals("class") && !k.equals("replication_factor")) {
+        dcs.add(k);
       }
+    }));
+    if (dcs.isEmpty()) {
+      dcs.add(dc); // metadata not known (yet): this datacenter at least
     }
     return List.copyOf(dcs);
   }
 
   private Node coordinatorIn(String datacenter, SequenceDefinition d) {
+    return coordinatorIn(datacenter, "advance sequence '" + d.name() + "'");
+  }
+
+  private Node coordinatorIn(String datacenter, String what) {
     List<Node> up = new ArrayList<>();
     for (Node node : session.getMetadata().getNodes().values()) {
       if (datacenter.equals(node.getDatacenter()) && node.getState() == NodeState.UP
@@ -686,9 +844,9 @@ public final class CassandraRangeStore implements RangeStore {
       }
     }
     if (up.isEmpty()) {
-      throw new StoreUnavailableException("cannot advance sequence '" + d.name() + "': datacenter "
-          + datacenter + " has no reachable node, and its pool must be trimmed through one of its own"
-          + " coordinators; retry when it is back");
+      throw new StoreUnavailableException("cannot " + what + ": datacenter " + datacenter
+          + " has no reachable node, and its rows are written only through its own coordinators; retry"
+          + " when it is back");
     }
     return up.get(ThreadLocalRandom.current().nextInt(up.size()));
   }
@@ -723,9 +881,17 @@ public final class CassandraRangeStore implements RangeStore {
     List<SequenceState.Stripe> stripes = new ArrayList<>();
     List<SequenceState.DatacenterReserve> reserves = new ArrayList<>();
     List<String> dcs = datacenters();
+    List<String> unread = new ArrayList<>();
     for (int stripe = 0; stripe < d.stripes(); stripe++) {
-      Row g = serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
-          "global cursor of sequence '" + d.name() + "' stripe " + stripe, 0);
+      String what = "global cursor of sequence '" + d.name() + "' stripe " + stripe;
+      Row g;
+      try {
+        g = serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null, what, 0);
+      } catch (StoreUnavailableException e) {
+        // Cut off from the other datacenters: answer from this one's replicas, and say so.
+        g = read(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.LOCAL_QUORUM, what);
+        unread.add("the " + what + " at SERIAL (shown as " + dc + "'s replicas have it): " + e.getMessage());
+      }
       stripes.add(new SequenceState.Stripe(stripe, g == null ? 0 : g.getLong("reserved"), d.stripeSize(stripe)));
       for (String datacenter : dcs) {
         // A plain local read: informational, and possible while other datacenters are cut off.
@@ -736,7 +902,7 @@ public final class CassandraRangeStore implements RangeStore {
         }
       }
     }
-    return new SequenceState(stripes, reserves);
+    return new SequenceState(stripes, reserves, unread);
   }
 
   /** What the two tiers' compare-and-set operations did since the store started. */
@@ -847,7 +1013,7 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   /** What a compare-and-set is for: named in logs, and seen by the fault-injection seam. */
-  enum CasKind { CREATE, GLOBAL_TAKE, GLOBAL_ADVANCE, POOL_APPEND, POOL_RESERVE, POOL_TRIM }
+  enum CasKind { CREATE, GLOBAL_TAKE, GLOBAL_ADVANCE, POOL_APPEND, POOL_RESERVE, POOL_TRIM, FLOOR_LOG }
 
   /** The three ways an attempt can end. */
   enum Outcome { APPLIED, NOT_APPLIED, AMBIGUOUS }

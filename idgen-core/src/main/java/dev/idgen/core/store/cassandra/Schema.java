@@ -50,6 +50,18 @@ final class Schema {
     return "ALTER TABLE " + settings.keyspace() + ".dc_pools ADD (" + POOL_COLUMNS + ")";
   }
 
+  /** Tables added since 0.1 that the keyspace lacks (the schema's CREATE TABLE IF NOT EXISTS adds them). */
+  static List<String> missingTables(CqlSession session, CassandraSettings settings) {
+    var ks = session.getMetadata().getKeyspace(settings.keyspace());
+    List<String> out = new ArrayList<>();
+    for (String t : List.of("floor_log", "servers")) {
+      if (ks.isEmpty() || ks.get().getTable(t).isEmpty()) {
+        out.add(t);
+      }
+    }
+    return out;
+  }
+
   /** The schema's statements for these settings, in order. */
   static List<String> statements(CassandraSettings settings) {
     String ks = settings.keyspace();

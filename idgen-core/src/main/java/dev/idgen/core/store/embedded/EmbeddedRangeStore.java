@@ -2,6 +2,8 @@ package dev.idgen.core.store.embedded;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.core.AdvanceReceipt;
+import dev.idgen.core.FloorLog;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceAlreadyExistsException;
@@ -19,12 +21,14 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,7 +70,10 @@ public final class EmbeddedRangeStore implements RangeStore {
   /** The database file inside the store directory. */
   static final String FILE_NAME = "idgen.db";
   /** Stored in {@code PRAGMA user_version}; bump it with a migration when the tables change. */
-  static final int SCHEMA_VERSION = 1;
+  static final int SCHEMA_VERSION = 2;
+  /** The one "datacenter" of an embedded store, in advance receipts and announcements. */
+  static final String DATACENTER = "local";
+  private static final Duration FLOOR_REFRESH = Duration.ofSeconds(1);
   /** Stored in {@code PRAGMA application_id} ("idgn"), so that another SQLite file is never mistaken for ours. */
   static final int APPLICATION_ID = 0x6964676e;
   /** How long a writer waits for another process's write lock before giving up. */
@@ -186,9 +193,14 @@ public final class EmbeddedRangeStore implements RangeStore {
               + " reserved INTEGER NOT NULL CHECK (reserved >= 0),"
               + " PRIMARY KEY (name, stripe)"
               + ") WITHOUT ROWID");
+          createFloorTables(s);
           s.execute("PRAGMA application_id = " + APPLICATION_ID);
           s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
           logger.info("Created embedded store {} (schema version {})", file, SCHEMA_VERSION);
+        } else if (applicationId == APPLICATION_ID && version == 1) {
+          createFloorTables(s);
+          s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
+          logger.info("Upgraded embedded store {} to schema version {}", file, SCHEMA_VERSION);
         } else if (applicationId != APPLICATION_ID) {
           throw new StoreUnavailableException("embedded store " + file + ": it is not an idgen store "
               + "(a SQLite database with application_id " + applicationId + " and " + tables
@@ -212,6 +224,23 @@ public final class EmbeddedRangeStore implements RangeStore {
         }
       }
     }
+  }
+
+  /**
+   * Schema version 2: the floor log that processes sharing the file read to learn each other's advances,
+   * and their announcements (see {@link RangeStore#announce}).
+   */
+  private static void createFloorTables(Statement s) throws SQLException {
+    s.execute("CREATE TABLE IF NOT EXISTS floor_log ("
+        + " version INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,"
+        + " name TEXT NOT NULL,"
+        + " floor INTEGER NOT NULL)");
+    s.execute("CREATE TABLE IF NOT EXISTS servers ("
+        + " server TEXT NOT NULL PRIMARY KEY,"
+        + " incarnation TEXT NOT NULL,"
+        + " applied INTEGER NOT NULL,"
+        + " expires_at_millis INTEGER NOT NULL"
+        + ") WITHOUT ROWID");
   }
 
   private static int queryInt(Statement s, String sql) throws SQLException {
@@ -303,10 +332,10 @@ public final class EmbeddedRangeStore implements RangeStore {
   }
 
   @Override
-  public void advance(SequenceDefinition sequence, long floor) {
+  public AdvanceReceipt advance(SequenceDefinition sequence, long floor) {
     Objects.requireNonNull(sequence, "sequence");
     String name = sequence.name();
-    inWriteTransaction("advance sequence '" + name + "' past " + floor, () -> {
+    long version = inWriteTransaction("advance sequence '" + name + "' past " + floor, () -> {
       checkMatchesStore(sequence);
       PreparedStatement update =
           prepare("UPDATE stripes SET reserved = ? WHERE name = ? AND stripe = ? AND reserved < ?");
@@ -318,8 +347,101 @@ public final class EmbeddedRangeStore implements RangeStore {
         update.setLong(4, index);
         update.executeUpdate();
       }
+      // In the same transaction: a process that reads this log entry reserves above the floor.
+      PreparedStatement logged = prepare("INSERT INTO floor_log (name, floor) VALUES (?, ?)");
+      logged.setString(1, name);
+      logged.setLong(2, floor);
+      logged.executeUpdate();
+      try (ResultSet rs = prepare("SELECT last_insert_rowid()").executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    });
+    return new AdvanceReceipt(Map.of(DATACENTER, version));
+  }
+
+  @Override
+  public long floor(SequenceDefinition sequence) {
+    return read("read the floor of sequence '" + sequence.name() + "'", () -> {
+      PreparedStatement select = prepare("SELECT max(floor) FROM floor_log WHERE name = ?");
+      select.setString(1, sequence.name());
+      try (ResultSet rs = select.executeQuery()) {
+        long f = rs.next() ? rs.getLong(1) : 0;
+        return rs.wasNull() ? Long.MIN_VALUE : f;
+      }
+    });
+  }
+
+  @Override
+  public FloorLog floorLog(long afterVersion) {
+    return read("read the floor log", () -> {
+      PreparedStatement select = prepare("SELECT version, name, floor FROM floor_log WHERE version > ?"
+          + " ORDER BY version LIMIT 10000");
+      select.setLong(1, afterVersion);
+      List<FloorLog.Change> changes = new ArrayList<>();
+      try (ResultSet rs = select.executeQuery()) {
+        while (rs.next()) {
+          changes.add(new FloorLog.Change(rs.getLong(1), rs.getString(2), rs.getLong(3)));
+        }
+      }
+      long version = changes.isEmpty() ? afterVersion : changes.get(changes.size() - 1).version();
+      return new FloorLog(version, changes, true);
+    });
+  }
+
+  @Override
+  public void announce(String server, UUID incarnation, long appliedVersion, Duration lease) {
+    inWriteTransaction("announce server " + server, () -> {
+      PreparedStatement upsert = prepare("INSERT OR REPLACE INTO servers (server, incarnation, applied,"
+          + " expires_at_millis) VALUES (?, ?, ?, ?)");
+      upsert.setString(1, server);
+      upsert.setString(2, incarnation.toString());
+      upsert.setLong(3, appliedVersion);
+      upsert.setLong(4, System.currentTimeMillis() + lease.toMillis());
+      upsert.executeUpdate();
       return null;
     });
+  }
+
+  @Override
+  public void withdraw(String server, UUID incarnation) {
+    inWriteTransaction("withdraw server " + server, () -> {
+      PreparedStatement delete = prepare("DELETE FROM servers WHERE server = ? AND incarnation = ?");
+      delete.setString(1, server);
+      delete.setString(2, incarnation.toString());
+      delete.executeUpdate();
+      return null;
+    });
+  }
+
+  @Override
+  public List<String> unconfirmed(AdvanceReceipt receipt) {
+    Long version = receipt.versions().get(DATACENTER);
+    if (version == null) {
+      return List.of();
+    }
+    return read("read the servers' announcements", () -> {
+      PreparedStatement select = prepare("SELECT server FROM servers WHERE applied < ? AND expires_at_millis > ?"
+          + " ORDER BY server");
+      select.setLong(1, version);
+      select.setLong(2, System.currentTimeMillis());
+      List<String> out = new ArrayList<>();
+      try (ResultSet rs = select.executeQuery()) {
+        while (rs.next()) {
+          out.add(DATACENTER + "/" + rs.getString(1));
+        }
+      }
+      return out;
+    });
+  }
+
+  /**
+   * Processes that share the file learn each other's advances through the floor log, read this often.
+   * One cheap indexed read a second.
+   */
+  @Override
+  public Duration floorRefreshInterval() {
+    return FLOOR_REFRESH;
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.idgen.core.store.cassandra;
 
+import dev.idgen.core.AdvanceReceipt;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.RangeStoreContractTest;
@@ -59,8 +60,8 @@ class CassandraRangeStoreContractIT extends RangeStoreContractTest {
       }
 
       @Override
-      public void advance(SequenceDefinition sequence, long floor) {
-        shared.advance(sequence, floor);
+      public AdvanceReceipt advance(SequenceDefinition sequence, long floor) {
+        return shared.advance(sequence, floor);
       }
 
       @Override
