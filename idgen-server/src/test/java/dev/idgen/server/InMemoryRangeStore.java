@@ -2,6 +2,7 @@ package dev.idgen.server;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.core.AdvanceReceipt;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceAlreadyExistsException;
@@ -90,7 +91,7 @@ public final class InMemoryRangeStore implements RangeStore {
   }
 
   @Override
-  public void advance(SequenceDefinition sequence, long floor) {
+  public AdvanceReceipt advance(SequenceDefinition sequence, long floor) {
     hook.before("advance");
     synchronized (this) {
       long[] next = stripes(sequence);
@@ -98,6 +99,7 @@ public final class InMemoryRangeStore implements RangeStore {
         next[k] = Math.max(next[k], sequence.firstIndexAbove(k, floor)); // never moves back
       }
     }
+    return AdvanceReceipt.NONE; // one process: nothing for other servers to confirm
   }
 
   @Override

@@ -1,6 +1,9 @@
 package dev.idgen.server.access;
 
-/** What a call does to its sequence: {@code idgen.v1.IdGen} allocates, {@code idgen.v1.SequenceAdmin} administers. */
+/**
+ * What a call does to its sequence: {@code idgen.v1.IdGen} allocates, {@code idgen.v1.SequenceAdmin}
+ * administers.
+ */
 enum Operation {
   ALLOCATE("allocate from"),
   ADMIN("administer");

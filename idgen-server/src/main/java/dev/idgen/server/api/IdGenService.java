@@ -32,9 +32,9 @@ import org.slf4j.LoggerFactory;
  * reserve no longer than {@code idgen.allocator.max-wait} nor past the call's deadline, then streams the
  * ranges and the final status.
  *
- * <p>Threads: the gRPC module ({@code dev.idgen.server.GrpcModule}) runs Allocate calls on the network thread that read them (no hand-off to
- * a worker per call, which cost more than the allocation itself). A call whose IDs are in memory is served
- * right there ({@link Allocator#tryAllocate}, which never blocks); only a call that must wait for a refill
+ * <p>Threads: the gRPC module ({@code GrpcModule}) runs Allocate calls on the network thread that read
+ * them (no hand-off to a worker per call, which cost more than the allocation itself). A call whose IDs
+ * are in memory is served right there ({@link Allocator#tryAllocate}, which never blocks); only a call that must wait for a refill
  * or touch the store (a sequence not loaded yet, a request larger than the reserve, an error to report)
  * moves to the {@link WorkerPool}, so that a slow store never stalls a network thread. The service holds
  * no per-call state; each call's stream is a {@link RangeStream}.

@@ -1,5 +1,6 @@
 package dev.idgen.server.api;
 
+import dev.idgen.core.AdvanceNotConfirmedException;
 import dev.idgen.core.IdGenException;
 import dev.idgen.core.InvalidRequestException;
 import dev.idgen.core.SequenceAlreadyExistsException;
@@ -53,6 +54,10 @@ final class StatusMapper {
     }
     if (error instanceof SequenceExhaustedException) {
       return Status.RESOURCE_EXHAUSTED.withDescription(error.getMessage());
+    }
+    if (error instanceof AdvanceNotConfirmedException) {
+      // The floor is in force; advancing again to it completes the confirmation: a retry is the remedy.
+      return Status.UNAVAILABLE.withDescription(error.getMessage());
     }
     if (error instanceof StoreUnavailableException) {
       if (deadline != null && deadline.isExpired()) {

@@ -1,6 +1,8 @@
 package dev.idgen.server.metrics;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.AdvanceReceipt;
+import dev.idgen.core.FloorLog;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceDefinition;
@@ -10,6 +12,7 @@ import dev.idgen.core.Ticker;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 
 /**
  * The store as the allocator sees it: every {@link #reserve} is timed into {@code idgen_refill_seconds}
@@ -61,13 +64,33 @@ final class MeteredRangeStore implements RangeStore {
   }
 
   @Override
-  public void advance(SequenceDefinition sequence, long floor) {
-    store.advance(sequence, floor);
+  public AdvanceReceipt advance(SequenceDefinition sequence, long floor) {
+    return store.advance(sequence, floor);
   }
 
   @Override
   public long floor(SequenceDefinition sequence) {
     return store.floor(sequence);
+  }
+
+  @Override
+  public FloorLog floorLog(long afterVersion) {
+    return store.floorLog(afterVersion);
+  }
+
+  @Override
+  public void announce(String server, UUID incarnation, long appliedVersion, Duration lease) {
+    store.announce(server, incarnation, appliedVersion, lease);
+  }
+
+  @Override
+  public void withdraw(String server, UUID incarnation) {
+    store.withdraw(server, incarnation);
+  }
+
+  @Override
+  public List<String> unconfirmed(AdvanceReceipt receipt) {
+    return store.unconfirmed(receipt);
   }
 
   @Override

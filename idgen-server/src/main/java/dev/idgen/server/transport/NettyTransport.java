@@ -8,7 +8,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
-/** The production transport: Netty, with the connection limits of the settings (see {@link ServerTransport#netty()}). */
+/** The production transport: Netty, with the settings' connection limits ({@link ServerTransport#netty()}). */
 final class NettyTransport {
 
   private NettyTransport() {}

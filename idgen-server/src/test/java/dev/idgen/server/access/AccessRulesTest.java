@@ -24,7 +24,10 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** idgen.access with bearer tokens, in-process (certificate identities: {@code TlsTest} and {@link CertificateIdentitiesTest}). */
+/**
+ * idgen.access with bearer tokens, in-process (certificate identities: {@link CertificateIdentitiesTest},
+ * and over mutual TLS {@code TlsTest}).
+ */
 class AccessRulesTest {
 
   static final String ORDERS_TOKEN = "orders-token-0123456789";

@@ -11,7 +11,8 @@ class CertificateIdentitiesTest {
 
   @Test
   void should_identify_a_certificate_by_cn_subject_and_dns_names() throws Exception {
-    X509Certificate cert = TestCertificates.leaf(TestCertificates.ca("idgen-test-ca"), "O=Acme,CN=orders-service", 7, "orders.internal").certificate();
+    TestCertificates.Issued ca = TestCertificates.ca("idgen-test-ca");
+    X509Certificate cert = TestCertificates.leaf(ca, "O=Acme,CN=orders-service", 7, "orders.internal").certificate();
     javax.net.ssl.SSLSession session = (javax.net.ssl.SSLSession) java.lang.reflect.Proxy.newProxyInstance(
         getClass().getClassLoader(), new Class<?>[] {javax.net.ssl.SSLSession.class},
         (proxy, method, args) -> method.getName().equals("getPeerCertificates")

@@ -2,6 +2,7 @@ package dev.idgen.server.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idgen.core.AdvanceNotConfirmedException;
 import dev.idgen.core.IdGenException;
 import dev.idgen.core.InvalidRequestException;
 import dev.idgen.core.SequenceAlreadyExistsException;
@@ -10,6 +11,7 @@ import dev.idgen.core.SequenceNotFoundException;
 import dev.idgen.core.StoreUnavailableException;
 import io.grpc.Deadline;
 import io.grpc.Status;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -25,7 +27,8 @@ class StatusMapperTest {
         Arguments.of(new SequenceNotFoundException("sequence 'x' does not exist"), Status.Code.NOT_FOUND),
         Arguments.of(new SequenceAlreadyExistsException("sequence 'x' exists"), Status.Code.ALREADY_EXISTS),
         Arguments.of(new SequenceExhaustedException("x", 10), Status.Code.RESOURCE_EXHAUSTED),
-        Arguments.of(new StoreUnavailableException("store down"), Status.Code.UNAVAILABLE));
+        Arguments.of(new StoreUnavailableException("store down"), Status.Code.UNAVAILABLE),
+        Arguments.of(new AdvanceNotConfirmedException("x", 10, List.of("dc1/a"), "10m"), Status.Code.UNAVAILABLE));
   }
 
   @ParameterizedTest

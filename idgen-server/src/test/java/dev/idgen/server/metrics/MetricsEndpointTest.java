@@ -109,7 +109,8 @@ class MetricsEndpointTest {
   }
 
   private HttpResponse<String> get(String path) throws IOException, InterruptedException {
-    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.injector.getInstance(MetricsHttpServer.class).port() + path)).build(),
+    int port = server.injector.getInstance(MetricsHttpServer.class).port();
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
         HttpResponse.BodyHandlers.ofString());
   }
 

@@ -27,6 +27,8 @@ import org.slf4j.LoggerFactory;
 class SequenceMonitorTest {
 
   private static final SequenceDefinition SMALL = new SequenceDefinition("small", 1, 100, 1, 10, 10);
+  /** Room for a direct reservation (a request larger than the pool), which the wait bounds. */
+  private static final Duration WAIT = Duration.ofSeconds(10);
 
   private final AtomicLong nanos = new AtomicLong();
   private final InMemoryRangeStore store = new InMemoryRangeStore();
@@ -65,7 +67,7 @@ class SequenceMonitorTest {
   @Test
   void should_export_headroom_and_remaining_from_the_store_state() {
     monitor("10s");
-    allocator.allocate("small", 25, Duration.ZERO);
+    allocator.allocate("small", 25, WAIT);
 
     monitor.refresh();
 
@@ -78,14 +80,14 @@ class SequenceMonitorTest {
   @Test
   void should_warn_once_per_headroom_level_crossed() {
     monitor("0s");
-    allocator.allocate("small", 75, Duration.ZERO); // 75 used, the pool holds the rest of a block
+    allocator.allocate("small", 75, WAIT); // 75 used, the pool holds the rest of a block
     monitor.refresh();
     monitor.refresh();
 
     assertThat(warnings("alarm=headroom_low")).hasSize(1)
         .allSatisfy(m -> assertThat(m).contains("sequence=small").contains("threshold_pct=20.00"));
 
-    allocator.allocate("small", 15, Duration.ZERO); // 90 used: 10 % and 5 % crossed at once
+    allocator.allocate("small", 15, WAIT); // 90 used: 10 % and 5 % crossed at once
     monitor.refresh();
     monitor.refresh();
 
@@ -97,11 +99,11 @@ class SequenceMonitorTest {
   @Test
   void should_compute_the_node_runway_from_the_rate_over_the_interval() {
     monitor("0s");
-    allocator.allocate("small", 1, Duration.ZERO); // loads the sequence: the monitor tracks it from now on
+    allocator.allocate("small", 1, WAIT); // loads the sequence: the monitor tracks it from now on
     monitor.refresh(); // the first refresh only starts the measurement
     assertThat(gauge(IdGenMetrics.RUNWAY)).isNaN();
 
-    allocator.allocate("small", 5, Duration.ZERO);
+    allocator.allocate("small", 5, WAIT);
     nanos.addAndGet(TimeUnit.SECONDS.toNanos(10));
     monitor.refresh();
 
@@ -118,9 +120,9 @@ class SequenceMonitorTest {
   @Test
   void should_warn_when_the_runway_drops_below_the_alarm_and_note_the_recovery() {
     monitor("1h");
-    allocator.allocate("small", 1, Duration.ZERO);
+    allocator.allocate("small", 1, WAIT);
     monitor.refresh();
-    allocator.allocate("small", 5, Duration.ZERO);
+    allocator.allocate("small", 5, WAIT);
     nanos.addAndGet(TimeUnit.SECONDS.toNanos(10));
     monitor.refresh(); // at most 10 IDs at 0.5/s: at most 20 s left
     monitor.refresh(); // same interval, no news: no second warning
@@ -137,7 +139,7 @@ class SequenceMonitorTest {
   @Test
   void should_not_export_a_dc_tier_without_cassandra() {
     monitor("10s");
-    allocator.allocate("small", 1, Duration.ZERO);
+    allocator.allocate("small", 1, WAIT);
 
     monitor.refresh();
 
