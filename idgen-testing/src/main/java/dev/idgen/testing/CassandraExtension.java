@@ -150,10 +150,11 @@ public final class CassandraExtension implements BeforeAllCallback, ParameterRes
             + " -Didgen.it.cassandra=external. Ports 9042 and 7000 on 127.0.0.1 and 127.0.0.2, and 7199/7299 on"
             + " 127.0.0.1, must be free; Java 17 and Maven (to fetch cassandra-all once) must work. With a Docker"
             + " engine, -Didgen.it.cassandra=testcontainers. To leave the integration tests out on purpose: -DskipITs.";
-        case TESTCONTAINERS -> "a Docker engine answered but the " + TestcontainersCassandra.DEFAULT_IMAGE
-            + " containers did not come up: check docker info, that the image can be pulled, and that the engine"
-            + " has about 3 GB of memory for two nodes; or run Cassandra as local JVMs with"
-            + " -Didgen.it.cassandra=launcher. To leave the integration tests out on purpose: -DskipITs.";
+        case TESTCONTAINERS -> "if Testcontainers found no Docker engine (its ERROR line above; chosen with"
+            + " idgen.it.cassandra=testcontainers?), run Cassandra as local JVMs instead: -Didgen.it.cassandra=launcher"
+            + " or no override. If an engine answered, the " + TestcontainersCassandra.DEFAULT_IMAGE + " containers"
+            + " did not come up: check docker info, that the image can be pulled, and that the engine has about"
+            + " 3 GB of memory for two nodes. To leave the integration tests out on purpose: -DskipITs.";
         case EXTERNAL -> "start the cluster first (" + LauncherScript.RELATIVE + " start --topology two-dc) or"
             + " point -Didgen.it.cassandra.dc1=host:port and -Didgen.it.cassandra.dc2=host:port at it; or drop"
             + " -Didgen.it.cassandra=external and let the tests start one.";
