@@ -174,7 +174,9 @@ public final class IdGenClientBuilder {
    * Sets how long a lease should last at the source's own consumption rate: each source asks for
    * {@code rate × lifetime} IDs, between {@link #minLeaseSize(long)} and {@link #maxLeaseSize(long)}.
    * Longer means fewer calls to the servers and a longer cushion when they are slow; shorter means
-   * fewer IDs abandoned when the process stops (at most about two leases per source). Default
+   * fewer IDs abandoned when the process stops (at most about two leases per source). When the
+   * servers' ranges carry a {@code valid_for} (after which their unused IDs are dropped), the lifetime
+   * used is at most half of it, so that a lease is used up before it expires. Default
    * {@link #DEFAULT_LEASE_LIFETIME}.
    *
    * @param lifetime a positive duration
@@ -248,8 +250,8 @@ public final class IdGenClientBuilder {
   }
 
   /**
-   * Sets the ticker that sources measure their consumption rate with, for tests that control time.
-   * Default {@link Ticker#system()}.
+   * Sets the ticker that sources measure their consumption rate and the expiry of their leases with,
+   * for tests that control time. Default {@link Ticker#system()}.
    *
    * @param ticker the ticker
    * @return this builder

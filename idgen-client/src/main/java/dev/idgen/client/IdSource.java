@@ -12,7 +12,9 @@ import com.google.errorprone.annotations.ThreadSafe;
  *
  * <p>IDs are unique across every source, client and process, but a source hands them out in no
  * particular order across threads, and IDs leased but not handed out when the process stops are
- * never used (a gap, never a duplicate).
+ * never used (a gap, never a duplicate). Nor are those still unused when their range's
+ * {@code valid_for}, set by the server, has passed since the source requested it: the source drops
+ * them (counted in {@link IdSourceStats#idsExpired()}) and serves the next lease.
  */
 @ThreadSafe
 public interface IdSource {

@@ -17,6 +17,13 @@ import java.lang.invoke.VarHandle;
  * <p>{@code refillAt} is the index whose taker asks the source to check whether the next lease should
  * be requested (see {@link LeasedIdSource}); {@code -1} for none. It is fixed before the lease is
  * published through a volatile write, and never changes.
+ *
+ * <p>{@link #expire()} ends a lease early, when its range's {@code valid_for} ran out: one
+ * {@code getAndAdd(count)} on the same counter moves the index past the end in a single atomic step.
+ * A {@code take} linearized before it got its indexes before the expiry (those below {@code count}
+ * are IDs, handed out in time); one linearized after it gets an index {@code >= count}, not an ID,
+ * and goes to the slow path like a caller that found the lease used up. The fast path reads no
+ * clock and no field that {@code take} did not already read: expiry costs it nothing.
  */
 final class Lease {
   private static final VarHandle TAKEN;
@@ -38,6 +45,14 @@ final class Lease {
   @SuppressWarnings("unused")
   private volatile long taken;
 
+  /**
+   * The value of {@code taken} when the lease expired, {@code -1} while it has not. Written once, by
+   * {@link #expire()}, and read by {@link #used()}, {@link #remaining()} and {@link #expired()}: all
+   * called under the owning source's lock (tests read it after the threads they check have ended).
+   * The fast path never reads it.
+   */
+  private long takenAtExpiry = -1;
+
   Lease(long first, long stride, long count, long refillAt) {
     this.first = first;
     this.stride = stride;
@@ -58,19 +73,42 @@ final class Lease {
     return (long) TAKEN.getAndAdd(this, n);
   }
 
-  /** Indexes taken so far, possibly past {@code count}. */
+  /** Indexes taken so far, possibly past {@code count} (always, once expired). */
   long taken() {
     return taken;
   }
 
-  /** IDs not yet taken. */
-  long remaining() {
-    return Math.max(0, count - taken);
+  /**
+   * Makes every index not yet taken invalid, in one atomic step, and returns how many IDs that
+   * dropped; {@code 0} if the lease had already expired. Only under the owning source's lock.
+   */
+  long expire() {
+    if (takenAtExpiry >= 0) {
+      return 0;
+    }
+    long before = (long) TAKEN.getAndAdd(this, count);
+    takenAtExpiry = before;
+    return Math.max(0, count - before);
   }
 
-  /** IDs taken, at most {@code count}. */
+  /** Whether {@link #expire()} ended this lease. */
+  boolean expired() {
+    return takenAtExpiry >= 0;
+  }
+
+  /** Indexes taken before the lease expired ({@code -1} if it has not): those below {@code count} were IDs. */
+  long takenAtExpiry() {
+    return takenAtExpiry;
+  }
+
+  /** IDs not yet taken; none once expired. */
+  long remaining() {
+    return takenAtExpiry >= 0 ? 0 : Math.max(0, count - taken);
+  }
+
+  /** IDs taken (before the expiry, if the lease expired), at most {@code count}. */
   long used() {
-    return Math.min(count, taken);
+    return Math.min(count, takenAtExpiry >= 0 ? takenAtExpiry : taken);
   }
 
   /** The ID at index {@code i}. */

@@ -3,12 +3,16 @@ package dev.idgen.client;
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.idgen.api.v1.AllocateRequest;
+import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -45,9 +49,62 @@ import java.util.logging.Logger;
  *
  * <h2>Lease size</h2>
  * At each new request the source measures its own rate since the previous request (IDs handed out
- * over {@link Ticker} time) and asks for {@code rate × leaseLifetime} IDs, clamped to
+ * over {@link Ticker} time) and asks for {@code rate × lifetime} IDs, clamped to
  * {@code [minLeaseSize, maxLeaseSize]} and to at most four times the previous size (one short burst
  * does not lease a million IDs), and at least what waiting bulk callers still need.
+ *
+ * <p>The lifetime is {@code min(leaseLifetime, valid_for / 2)}, {@code valid_for} being that of the
+ * last range received that had one (none yet: {@code leaseLifetime}). By the refill rule a lease is
+ * requested about when the one before it is started: it waits about one lifetime in the queue, then
+ * is used for another, and so is used up about two lifetimes after its request was sent. Capping the
+ * lifetime at half of {@code valid_for} is what lets a lease be used up at the measured rate before
+ * it expires, instead of expiring in the queue (a {@code valid_for} of 2 s with a lease lifetime of
+ * 5 s: leases of {@code rate × 1 s}, not {@code rate × 5 s}). With the defaults (a lease lifetime of
+ * 5 s, servers' {@code valid_for} of 10 s) the cap does not bind. At a steady rate such a lease runs
+ * out about as it expires, so jitter in the rate, or a rate that falls, drops its last few IDs (a
+ * gap, counted). The floor stays {@code minLeaseSize}: a source slower than
+ * {@code minLeaseSize / lifetime} lets part of each lease expire. A range without {@code valid_for}
+ * (an older server) leaves the last cap in place, erring on the side of smaller leases while servers
+ * of both kinds answer.
+ *
+ * <h2>Lease expiry</h2>
+ * A server may stamp a range with {@code valid_for}: unused IDs of the range must be dropped once
+ * that long has passed since the request was sent, because {@code AdvanceSequence} waits that long
+ * after every server confirmed a new floor before it promises that no client stub hands out an ID at
+ * or below the floor any more. Each attempt notes the {@link Ticker} reading just before its call is
+ * started ({@code Attempt.sentNanos}); each range of that call expires at {@code sent + valid_for},
+ * or never if {@code valid_for} is unset or zero (older servers). A negative {@code valid_for} makes
+ * the range malformed: ignored, with a warning, like a range with no IDs. A range that expires stops
+ * being handed out in three places:
+ * <ul>
+ *   <li>For each range that expires, a task is scheduled on the client's executor (as retries are)
+ *       for its expiry. It runs under the lock, reads the ticker (a task that finds its range not due
+ *       yet by the ticker schedules itself again) and drops every range that is due: the current
+ *       lease through {@link Lease#expire()}, one {@code getAndAdd} that moves its index past the end,
+ *       so that every {@code take} after it, on the fast path or in a bulk {@code fill}, gets no ID
+ *       of it, while those before it had their IDs in time; queued ranges by removing them. It then
+ *       does what a caller that found the lease used up would do: installs the next queued range, or
+ *       checks the refill rule, which requests the next lease when nothing is left (callers that wait
+ *       get that lease). The task of a range that is gone by then (used up and replaced, or the
+ *       source closed) does nothing; tasks are not cancelled when their range is used up, only on
+ *       close.</li>
+ *   <li>Installing a queued range as the current lease first drops the queued ranges that are due
+ *       by the ticker, even if their task has not run yet.</li>
+ *   <li>A range that arrives already due is dropped at once. A call whose ranges all arrived
+ *       expired does not trigger the usual check for the next request when it completes (it would
+ *       only repeat itself, in a loop); callers that find nothing left still request.</li>
+ * </ul>
+ * The IDs dropped are a gap, never a duplicate; {@link IdSourceStats#idsExpired()} counts them, and
+ * nothing is logged above {@code FINE}. An idle source thus lets its lease expire and renews it, at
+ * {@code minLeaseSize} once its measured rate is nothing, every {@code valid_for}, so that its next
+ * caller does not wait.
+ *
+ * <p>The fast path is unchanged: no clock read and no new volatile read; a lease expires through the
+ * counter {@code next()} already increments. An ID is handed out when its index is taken: a
+ * {@code take} linearized just before the task's {@code getAndAdd} still got an ID in time, even if
+ * its thread returns it a little later. The task runs when the executor gets to it, so a busy or
+ * paused executor thread delays the expiry of the current lease by as much (installs check the
+ * ticker themselves).
  *
  * <h2>Requests</h2>
  * At most one request is in flight: {@code inFlight} stays set from the decision to request through
@@ -61,19 +118,49 @@ import java.util.logging.Logger;
  * again).
  *
  * <h2>Threads</h2>
- * Everything but {@code current} and the leases' indexes is guarded by {@code lock}, held only for
- * in-memory bookkeeping. Nothing calls into gRPC or the executor while holding it (a direct
- * executor or an in-process transport could otherwise call back into the source on the same
- * thread): methods that decide to request under the lock return {@code true}, and their caller
- * launches the request after unlocking. Callers that find nothing left wait on {@code changed},
- * bounded by the wait deadline.
+ * Everything but {@code current} and the leases' indexes is guarded by {@code lock} (a lease's
+ * {@code takenAtExpiry} too), held only for in-memory bookkeeping. Nothing calls into gRPC or the
+ * executor while holding it (a direct executor or an in-process transport could otherwise call back
+ * into the source on the same thread): methods that decide to request under the lock return
+ * {@code true}, and their caller launches the request after unlocking; expiry tasks are scheduled,
+ * and cancelled, after unlocking too. Callers that find nothing left wait on {@code changed}, bounded
+ * by the wait deadline.
  */
 @ThreadSafe
 final class LeasedIdSource implements IdSource {
   private static final Logger logger = Logger.getLogger(LeasedIdSource.class.getName());
 
-  /** A range received from a server, waiting for its turn to become the current lease. */
-  private record Range(long first, long count, long stride) {}
+  /**
+   * A range received from a server: waiting in {@code queue} for its turn, then the current lease
+   * ({@code currentRange}) until replaced, and until then possibly dropped when it expires.
+   */
+  private final class Range {
+    final long first;
+    final long count;
+    final long stride;
+    /** Whether the range has a {@code valid_for}; if so it expires at {@code expiresAt} (ticker time). */
+    final boolean expires;
+    final long expiresAt;
+    /** Set once the source no longer holds the range: replaced, expired, or the source closed. */
+    @GuardedBy("LeasedIdSource.this.lock") boolean gone;
+    /** The task scheduled for its expiry, cancelled on close. */
+    @GuardedBy("LeasedIdSource.this.lock") ScheduledFuture<?> expiryTask;
+
+    Range(long first, long count, long stride, boolean expires, long expiresAt) {
+      this.first = first;
+      this.count = count;
+      this.stride = stride;
+      this.expires = expires;
+      this.expiresAt = expiresAt;
+    }
+
+    boolean dueAt(long now) {
+      return expires && now - expiresAt >= 0;
+    }
+  }
+
+  /** The longest {@code valid_for} taken as a limit: about 73 years; beyond it, none. */
+  private static final long MAX_VALID_FOR_NANOS = Long.MAX_VALUE / 4;
 
   /** A failed call: its status, where, and the exception that carried it. */
   private record Failure(Status status, String endpoint, Throwable cause) {
@@ -98,6 +185,8 @@ final class LeasedIdSource implements IdSource {
 
   @GuardedBy("lock") private final ArrayDeque<Range> queue = new ArrayDeque<>();
   @GuardedBy("lock") private long queuedIds;
+  /** The range {@code current} was made of; null for the empty lease and once it expired. */
+  @GuardedBy("lock") private Range currentRange;
   /** Request the next lease when the IDs left fall to this: half of what was held at the last arrival. */
   @GuardedBy("lock") private long threshold;
   @GuardedBy("lock") private boolean closed;
@@ -128,6 +217,8 @@ final class LeasedIdSource implements IdSource {
   @GuardedBy("lock") private long requests;
   @GuardedBy("lock") private long lastRequestNanos;
   @GuardedBy("lock") private long servedAtLastRequest;
+  /** The {@code valid_for} of the last range that had one, 0 before any: caps the lifetime. */
+  @GuardedBy("lock") private long validForNanos;
   /** IDs that waiting callers still need: a lease is never smaller. */
   @GuardedBy("lock") private long waitingDemand;
   @GuardedBy("lock") private int waiting;
@@ -139,6 +230,8 @@ final class LeasedIdSource implements IdSource {
   @GuardedBy("lock") private long waits;
   @GuardedBy("lock") private long waitNanos;
   @GuardedBy("lock") private long failedCalls;
+  /** IDs dropped unused because their range expired. */
+  @GuardedBy("lock") private long idsExpired;
 
   LeasedIdSource(
       String sequence, ClientSettings settings, Endpoints endpoints, ScheduledExecutorService executor) {
@@ -248,19 +341,26 @@ final class LeasedIdSource implements IdSource {
     lock.lock();
     try {
       return new IdSourceStats(sequence, retiredIds + current.used(), leases, leaseSize, idsLeftLocked(),
-          waits, Duration.ofNanos(waitNanos), failedCalls);
+          waits, Duration.ofNanos(waitNanos), failedCalls, idsExpired);
     } finally {
       lock.unlock();
     }
   }
 
+  /** The lease being handed out, for tests that check its state. */
+  Lease currentLease() {
+    return current;
+  }
+
   /**
-   * Cancels the call in flight and any scheduled retry, drops what the source holds (a gap, never a
-   * duplicate), and fails waiting and later callers with {@link IdGenClientException.Reason#CLOSED}.
+   * Cancels the call in flight, any scheduled retry and expiry tasks, drops what the source holds (a
+   * gap, never a duplicate), and fails waiting and later callers with
+   * {@link IdGenClientException.Reason#CLOSED}.
    */
   void close() {
     Attempt a;
     ScheduledFuture<?> f;
+    List<ScheduledFuture<?>> expiryTasks = new ArrayList<>();
     lock.lock();
     try {
       if (closed) {
@@ -269,6 +369,13 @@ final class LeasedIdSource implements IdSource {
       closed = true;
       retiredIds += current.used();
       current = Lease.empty();
+      if (currentRange != null) {
+        forgetLocked(currentRange, expiryTasks);
+        currentRange = null;
+      }
+      for (Range r : queue) {
+        forgetLocked(r, expiryTasks);
+      }
       queue.clear();
       queuedIds = 0;
       inFlight = false;
@@ -285,6 +392,18 @@ final class LeasedIdSource implements IdSource {
     }
     if (f != null) {
       f.cancel(false);
+    }
+    for (ScheduledFuture<?> t : expiryTasks) {
+      t.cancel(false);
+    }
+  }
+
+  /** On close: the range is gone, and its expiry task, if any, is to be cancelled once unlocked. */
+  @GuardedBy("lock")
+  private void forgetLocked(Range r, List<ScheduledFuture<?>> expiryTasks) {
+    r.gone = true;
+    if (r.expiryTask != null) {
+      expiryTasks.add(r.expiryTask);
     }
   }
 
@@ -423,20 +542,151 @@ final class LeasedIdSource implements IdSource {
 
   /**
    * Makes the next queued range the current lease, with its refill mark, and says whether a request
-   * should be launched now. Only when the current lease is used up.
+   * should be launched now. Only when the current lease is used up. Queued ranges that are due by the
+   * ticker are dropped first; if none is left, the current lease stays (used up) and only the refill
+   * rule is checked.
    */
   @GuardedBy("lock")
   private boolean installNextLocked() {
+    dropDueQueuedLocked();
     Range r = queue.pollFirst();
-    queuedIds -= r.count();
+    if (r == null) {
+      return requestLocked(false);
+    }
+    queuedIds -= r.count;
     retiredIds += current.used();
-    long left = r.count() + queuedIds;
+    if (currentRange != null) {
+      currentRange.gone = true;
+    }
+    currentRange = r;
+    long left = r.count + queuedIds;
     // After taking index i of r, left - (i + 1) IDs are left: the mark is the first i where that is
     // at most the threshold. Before r, or beyond it: no mark in this lease (checked now, or at the
     // next install).
     long mark = left - threshold - 1;
-    current = new Lease(r.first(), r.stride(), r.count(), mark >= 0 && mark < r.count() ? mark : -1);
+    current = new Lease(r.first, r.stride, r.count, mark >= 0 && mark < r.count ? mark : -1);
     return requestLocked(false);
+  }
+
+  // ---- expiry ---------------------------------------------------------------------------------
+
+  /**
+   * Drops the queued ranges that are due by the ticker (read only if a queued range expires at all),
+   * and returns how many IDs that dropped.
+   */
+  @GuardedBy("lock")
+  private long dropDueQueuedLocked() {
+    long dropped = 0;
+    long now = 0;
+    boolean read = false;
+    for (Iterator<Range> it = queue.iterator(); it.hasNext(); ) {
+      Range r = it.next();
+      if (!r.expires) {
+        continue;
+      }
+      if (!read) {
+        now = settings.ticker().nanos();
+        read = true;
+      }
+      if (r.dueAt(now)) {
+        it.remove();
+        r.gone = true;
+        queuedIds -= r.count;
+        dropped += r.count;
+      }
+    }
+    idsExpired += dropped;
+    return dropped;
+  }
+
+  /**
+   * Drops one range the source holds: the current lease in one atomic step (see {@link
+   * Lease#expire()}), or a queued range. Returns how many IDs that dropped.
+   */
+  @GuardedBy("lock")
+  private long expireLocked(Range r) {
+    long dropped;
+    r.gone = true;
+    if (r == currentRange) {
+      dropped = current.expire();
+      currentRange = null;
+    } else {
+      queue.remove(r);
+      queuedIds -= r.count;
+      dropped = r.count;
+    }
+    idsExpired += dropped;
+    return dropped;
+  }
+
+  /** Schedules the expiry task of a range that was queued, once the lock is released. */
+  private void scheduleExpiry(Range r) {
+    long delay = r.expiresAt - settings.ticker().nanos();
+    ScheduledFuture<?> f;
+    try {
+      f = executor.schedule(() -> expiryDue(r, false), Math.max(0, delay), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      // No task can drop the range later: drop it now (a gap, never a duplicate).
+      expiryDue(r, true);
+      return;
+    }
+    boolean cancel;
+    lock.lock();
+    try {
+      cancel = closed || r.gone;
+      if (!cancel) {
+        r.expiryTask = f;
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (cancel) {
+      f.cancel(false);
+    }
+  }
+
+  /**
+   * The expiry task of {@code r} (or, {@code force}, its replacement when the executor refused it):
+   * drops every range that is due, and then installs the next range or requests the next lease, as a
+   * caller that found the lease used up would. See "Lease expiry" in the class comment.
+   */
+  private void expiryDue(Range r, boolean force) {
+    boolean early;
+    boolean launch = false;
+    lock.lock();
+    try {
+      if (closed || r.gone) {
+        return;
+      }
+      long now = settings.ticker().nanos();
+      early = !force && !r.dueAt(now); // by the ticker: scheduled again below, once unlocked
+      if (!early) {
+        long dropped = 0;
+        if (force) {
+          dropped += expireLocked(r);
+        }
+        if (currentRange != null && currentRange.dueAt(now)) {
+          dropped += expireLocked(currentRange);
+        }
+        dropped += dropDueQueuedLocked();
+        if (dropped > 0 && logger.isLoggable(Level.FINE)) {
+          logger.log(Level.FINE, "sequence ''{0}'': dropped {1} unused IDs of expired leases",
+              new Object[] {sequence, dropped});
+        }
+        launch = current.remaining() == 0 && !queue.isEmpty() ? installNextLocked() : requestLocked(false);
+        if (waiting > 0) {
+          changed.signalAll();
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (early) {
+      scheduleExpiry(r);
+    }
+    if (launch) {
+      launch();
+    }
   }
 
   /**
@@ -495,13 +745,17 @@ final class LeasedIdSource implements IdSource {
     if (requests > 0) {
       long consumed = served - servedAtLastRequest;
       long elapsed = now - lastRequestNanos;
+      long lifetime = settings.leaseLifetimeNanos();
+      if (validForNanos > 0) {
+        lifetime = Math.min(lifetime, validForNanos / 2);
+      }
       double desired;
       if (consumed <= 0) {
         desired = 0;
       } else if (elapsed <= 0) {
         desired = Double.POSITIVE_INFINITY;
       } else {
-        desired = Math.ceil((double) consumed * settings.leaseLifetimeNanos() / elapsed);
+        desired = Math.ceil((double) consumed * lifetime / elapsed);
       }
       long growthCap = leaseSize > settings.maxLeaseSize() / 4 ? settings.maxLeaseSize() : leaseSize * 4;
       leaseSize = (long) Math.max(settings.minLeaseSize(), Math.min(growthCap, desired));
@@ -540,9 +794,11 @@ final class LeasedIdSource implements IdSource {
     AllocateRequest request =
         AllocateRequest.newBuilder().setSequence(sequence).setCount(a.count).build();
     try {
-      endpoints.get(a.endpoint).stub
-          .withDeadlineAfter(settings.callDeadlineNanos(), TimeUnit.NANOSECONDS)
-          .allocate(request, a);
+      IdGenGrpc.IdGenStub stub = endpoints.get(a.endpoint).stub
+          .withDeadlineAfter(settings.callDeadlineNanos(), TimeUnit.NANOSECONDS);
+      // The "sent" time the ranges of this call expire from: read before the call can send anything.
+      a.sentNanos = settings.ticker().nanos();
+      stub.allocate(request, a);
     } catch (RuntimeException e) {
       a.onError(e);
       return;
@@ -550,27 +806,63 @@ final class LeasedIdSource implements IdSource {
     a.started();
   }
 
-  private void received(Attempt a, IdRange r) {
+  /** Queues a range; returns it if its expiry task must be scheduled (once unlocked), else null. */
+  private Range received(Attempt a, IdRange r) {
     lock.lock();
     try {
       if (closed || active != a) {
-        return;
+        return null;
       }
-      if (r.getCount() < 1 || r.getStride() < 1) {
+      long validFor = validForOf(r);
+      if (r.getCount() < 1 || r.getStride() < 1 || validFor < 0) {
         logger.log(Level.WARNING, "sequence ''{0}'': ignoring a malformed range from {1}: {2}",
             new Object[] {sequence, endpoints.get(a.endpoint).name, r});
-        return;
+        return null;
       }
       a.delivered += r.getCount();
-      queue.addLast(new Range(r.getFirst(), r.getCount(), r.getStride()));
-      queuedIds += r.getCount();
+      if (validFor > 0) {
+        validForNanos = validFor;
+      }
+      boolean expires = validFor > 0 && validFor <= MAX_VALID_FOR_NANOS;
+      Range range = new Range(r.getFirst(), r.getCount(), r.getStride(), expires, expires ? a.sentNanos + validFor : 0);
+      if (expires && range.dueAt(settings.ticker().nanos())) {
+        // Expired on arrival (valid_for shorter than the call took): never handed out.
+        range.gone = true;
+        idsExpired += range.count;
+        a.expiredOnArrival += range.count;
+        logger.log(Level.FINE, "sequence ''{0}'': dropped a range of {1} IDs from {2} that expired on arrival",
+            new Object[] {sequence, range.count, endpoints.get(a.endpoint).name});
+        return null;
+      }
+      queue.addLast(range);
+      queuedIds += range.count;
       threshold = idsLeftLocked() / 2;
       if (waiting > 0) {
         changed.signalAll();
       }
+      return expires ? range : null;
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * The range's {@code valid_for} in nanoseconds: 0 if unset or zero (no limit), {@code -1} if
+   * negative or not a valid {@code Duration} (a malformed range), saturated at {@code Long.MAX_VALUE}.
+   */
+  private static long validForOf(IdRange r) {
+    if (!r.hasValidFor()) {
+      return 0;
+    }
+    long seconds = r.getValidFor().getSeconds();
+    int nanos = r.getValidFor().getNanos();
+    if (seconds < 0 || nanos < 0 || nanos > 999_999_999) {
+      return -1;
+    }
+    if (seconds >= Long.MAX_VALUE / 1_000_000_000L) {
+      return Long.MAX_VALUE;
+    }
+    return seconds * 1_000_000_000L + nanos;
   }
 
   private void completed(Attempt a) {
@@ -590,7 +882,9 @@ final class LeasedIdSource implements IdSource {
         changed.signalAll();
       }
       // Much may have been used while the call was in flight (a mark taken meanwhile was ignored).
-      launch = requestLocked(false);
+      // Unless everything the call delivered had expired on arrival: asking again at once would only
+      // repeat that, in a loop; a caller that finds nothing left still asks (and waits for it).
+      launch = (a.delivered == 0 || a.expiredOnArrival < a.delivered) && requestLocked(false);
     } finally {
       lock.unlock();
     }
@@ -712,6 +1006,10 @@ final class LeasedIdSource implements IdSource {
     final long count;
     /** IDs this call delivered so far. */
     @GuardedBy("LeasedIdSource.this.lock") long delivered;
+    /** Of those, IDs of ranges that had already expired when they arrived. */
+    @GuardedBy("LeasedIdSource.this.lock") long expiredOnArrival;
+    /** The ticker reading just before the call was started: its ranges expire {@code valid_for} after it. */
+    volatile long sentNanos;
 
     private volatile ClientCallStreamObserver<AllocateRequest> call;
     /** Set once {@code allocate()} returned: a call is cancelled only once it has fully started. */
@@ -762,7 +1060,10 @@ final class LeasedIdSource implements IdSource {
 
     @Override
     public void onNext(IdRange range) {
-      received(this, range);
+      Range r = received(this, range);
+      if (r != null) {
+        scheduleExpiry(r);
+      }
     }
 
     @Override

@@ -2,7 +2,8 @@ package dev.idgen.client;
 
 /**
  * A source of monotonic nanoseconds that an {@link IdSource} uses to measure its consumption rate, and
- * so the size of its leases. Injectable through {@link IdGenClientBuilder#ticker(Ticker)} so that tests
+ * so the size of its leases, and to time the expiry of its leases ({@code valid_for} counted from when
+ * each request was sent). Injectable through {@link IdGenClientBuilder#ticker(Ticker)} so that tests
  * control time instead of sleeping; production code keeps the {@linkplain #system() system ticker}.
  */
 @FunctionalInterface

@@ -17,7 +17,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Many threads over several sources of two clients, each client balancing over two in-process
  * servers of one cluster, with the clients' real background executors. Tiny leases force thousands
- * of lease changes while threads race on them.
+ * of lease changes while threads race on them; in the second test the servers also make every range
+ * expire a few milliseconds after it was requested, on the real clock, so that expiry tasks race
+ * with the threads too.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ConcurrencyTest {
@@ -27,11 +29,22 @@ class ConcurrencyTest {
 
   @Test
   void should_never_hand_out_an_id_twice_across_threads_sources_and_clients() throws Exception {
+    run(null);
+  }
+
+  @Test
+  void should_never_hand_out_an_id_twice_while_leases_expire() throws Exception {
+    run(Duration.ofMillis(3));
+  }
+
+  private static void run(Duration validFor) throws Exception {
     try (FakeCluster cluster = new FakeCluster()) {
       cluster.backend.create("alpha").create("beta").create("striped", 1_000, 3, Long.MAX_VALUE);
       FakeCluster.FakeServer one = cluster.server();
       FakeCluster.FakeServer two = cluster.server();
       two.service().splitInto(3);
+      one.service().validFor(validFor);
+      two.service().validFor(validFor);
       IdGenClient[] clients = {client("one", one, two), client("two", two, one)};
       IdSource[][] sources = new IdSource[2][SEQUENCES.length];
       for (int c = 0; c < 2; c++) {
@@ -105,6 +118,18 @@ class ConcurrencyTest {
       }
       assertThat(servedPerClient).containsExactly(collectedPerClient);
       assertThat(one.service().calls.get() + two.service().calls.get()).as("leases").isGreaterThan(1_000);
+      if (validFor != null) {
+        // Idle now, each source lets what it holds expire (and renews it): the drops are counted.
+        Await.until("IDs dropped by expiry are counted", () -> {
+          long expired = 0;
+          for (IdSource[] mine : sources) {
+            for (IdSource source : mine) {
+              expired += source.stats().idsExpired();
+            }
+          }
+          return expired > 0;
+        });
+      }
       for (IdGenClient client : clients) {
         client.close();
       }

@@ -1,5 +1,6 @@
 package dev.idgen.client;
 
+import com.google.protobuf.Duration;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
@@ -14,8 +15,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A correct fake {@code IdGen} server over a {@link FakeBackend}, with switches: fail with a status
- * (always, or the next n calls), hold calls until released, hang (never answer), and split each
- * answer into several ranges. It counts calls and cancellations and records the counts asked for.
+ * (always, or the next n calls), hold calls until released, hang (never answer), split each answer
+ * into several ranges, and stamp ranges with a {@code valid_for}. It counts calls and cancellations
+ * and records the counts asked for.
  */
 final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
   private final FakeBackend backend;
@@ -31,6 +33,7 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
   private volatile boolean hold;
   private final List<Runnable> held = new ArrayList<>();
   private volatile int pieces = 1;
+  private volatile java.time.Duration validFor;
 
   FakeIdGenService(FakeBackend backend) {
     this.backend = backend;
@@ -78,6 +81,15 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
     return this;
   }
 
+  /**
+   * Stamps every range answered from now on (held calls included) with this {@code valid_for}; null:
+   * leave it unset, as an older server does.
+   */
+  FakeIdGenService validFor(java.time.Duration validFor) {
+    this.validFor = validFor;
+    return this;
+  }
+
   @Override
   public void allocate(AllocateRequest request, StreamObserver<IdRange> responses) {
     calls.incrementAndGet();
@@ -114,9 +126,14 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
       return;
     }
     List<FakeBackend.Leased> ranges = backend.allocate(name, request.getCount(), pieces);
+    java.time.Duration valid = validFor;
     long delivered = 0;
     for (FakeBackend.Leased r : ranges) {
-      responses.onNext(IdRange.newBuilder().setFirst(r.first()).setCount(r.count()).setStride(r.stride()).build());
+      IdRange.Builder range = IdRange.newBuilder().setFirst(r.first()).setCount(r.count()).setStride(r.stride());
+      if (valid != null) {
+        range.setValidFor(Duration.newBuilder().setSeconds(valid.getSeconds()).setNanos(valid.getNano()));
+      }
+      responses.onNext(range.build());
       delivered += r.count();
     }
     if (delivered < request.getCount()) {
