@@ -9,9 +9,11 @@ import picocli.CommandLine.Parameters;
 @Command(name = "advance", mixinStandardHelpOptions = true,
     description = {
         "Moves a sequence past IDs assigned elsewhere.",
-        "Once it returns, no server leases an ID at or below the floor. Advancing backwards changes",
-        "nothing. Prints the sequence.",
-        "RESOURCE_EXHAUSTED if the floor is at or above the sequence's max.",
+        "Once it returns, no server and no client stub hands out an ID at or below the floor: it waits",
+        "until every live server confirmed, then for client leases to expire (10 s by default).",
+        "Advancing backwards changes nothing. Prints the sequence.",
+        "RESOURCE_EXHAUSTED if the floor is at or above the sequence's max; UNAVAILABLE naming the",
+        "servers that did not confirm in time (the floor is in force in the store: run it again).",
     },
     footer = {"", "Example: idgen advance orders --floor 50000"})
 final class AdvanceCommand extends RpcCommand {
@@ -22,6 +24,11 @@ final class AdvanceCommand extends RpcCommand {
   @Option(names = "--floor", paramLabel = "ID", required = true,
       description = "No ID at or below this one is handed out afterwards.")
   private long floor;
+
+  @Override
+  java.time.Duration defaultDeadline() {
+    return java.time.Duration.ofSeconds(60);
+  }
 
   @Override
   void run(Calls calls, Output out) {

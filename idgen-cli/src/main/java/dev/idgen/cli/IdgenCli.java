@@ -104,7 +104,8 @@ public final class IdgenCli {
 
   @Option(names = "--deadline", scope = ScopeType.INHERIT, paramLabel = "DURATION",
       converter = DurationConverter.class,
-      description = "The deadline of each call: 500ms, 10s, 2m, or ISO-8601 (PT10S). Default: 10s.")
+      description = "The deadline of each call: 500ms, 10s, 2m, or ISO-8601 (PT10S). Default: 10s"
+          + " (advance: 60s, since it waits for every server and for client leases to expire).")
   private Duration deadline;
 
   @Option(names = {"-o", "--output"}, scope = ScopeType.INHERIT, paramLabel = "FORMAT",
@@ -185,13 +186,18 @@ public final class IdgenCli {
 
   /** The connection settings of this run, with the defaults and the environment applied. */
   Connection connection(CommandLine commandLine) {
+    return connection(commandLine, DEFAULT_DEADLINE);
+  }
+
+  /** {@link #connection(CommandLine)} for a command whose calls need a longer default deadline. */
+  Connection connection(CommandLine commandLine, Duration defaultDeadline) {
     String resolvedTarget = target != null ? target
         : environment.getOrDefault(TARGET_VARIABLE, DEFAULT_TARGET);
     String resolvedToken = token != null ? token : environment.get(TOKEN_VARIABLE);
     if (resolvedToken != null && resolvedToken.isBlank()) {
       resolvedToken = null;
     }
-    Duration resolvedDeadline = deadline != null ? deadline : DEFAULT_DEADLINE;
+    Duration resolvedDeadline = deadline != null ? deadline : defaultDeadline;
     Connection connection = new Connection(resolvedTarget, plaintext, caCert, clientCert, clientKey,
         resolvedToken, resolvedDeadline);
     String problem = connection.problem();

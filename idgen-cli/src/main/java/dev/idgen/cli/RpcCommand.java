@@ -40,7 +40,7 @@ abstract class RpcCommand implements Callable<Integer> {
 
   @Override
   public final Integer call() throws InterruptedException {
-    Connection connection = cli.connection(spec.commandLine());
+    Connection connection = cli.connection(spec.commandLine(), defaultDeadline());
     io.grpc.ChannelCredentials credentials;
     try {
       credentials = connection.credentials();
@@ -63,6 +63,11 @@ abstract class RpcCommand implements Callable<Integer> {
       channel.shutdownNow();
       channel.awaitTermination(2, TimeUnit.SECONDS);
     }
+  }
+
+  /** The deadline of each call when {@code --deadline} is not given. */
+  Duration defaultDeadline() {
+    return IdgenCli.DEFAULT_DEADLINE;
   }
 
   private static ClientInterceptor bearer(String token) {

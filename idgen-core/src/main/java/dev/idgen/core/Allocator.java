@@ -246,10 +246,12 @@ public final class Allocator implements AutoCloseable {
     AdvanceReceipt receipt = store.advance(def, floor);
     rt.raiseFloor(floor);
     sync.confirm(receipt, sequence, floor, System.nanoTime() + confirmTimeoutNanos);
-    // Leases handed to client stubs before the servers confirmed expire within their lifetime.
+    // Leases handed to client stubs before the servers confirmed expire within their lifetime; the
+    // margin covers a client whose expiry task runs a little late.
     if (clientLeaseLifetimeNanos > 0) {
+      long margin = Math.max(TimeUnit.SECONDS.toNanos(1), clientLeaseLifetimeNanos / 4);
       try {
-        TimeUnit.NANOSECONDS.sleep(clientLeaseLifetimeNanos);
+        TimeUnit.NANOSECONDS.sleep(clientLeaseLifetimeNanos + margin);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new StoreUnavailableException("sequence '" + sequence + "': floor " + floor + " is in force"

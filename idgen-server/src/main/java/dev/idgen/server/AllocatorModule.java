@@ -18,11 +18,18 @@ final class AllocatorModule extends AbstractModule {
   @Provides
   @Singleton
   Allocator allocator(RangeStore store, ServerSettings settings, IdGenMetrics metrics) {
-    return Allocator.builder(metrics.metered(store))
+    Allocator.Builder b = Allocator.builder(metrics.metered(store));
+    if (!settings.serverName().isEmpty() || settings.grpcPort() != 0) {
+      b.serverName(settings.effectiveServerName(settings.grpcPort()));
+    } // else: any free port, so no stable name: the allocator's own (host, process, instance)
+    return b
         .maxIdsPerCall(settings.maxIdsPerCall())
         .targetRunway(settings.targetRunway())
         .minNodeBlock(settings.minNodeBlock())
         .refillThreshold(settings.refillThreshold())
+        .serverLease(settings.serverLease())
+        .advanceConfirmTimeout(settings.advanceConfirmTimeout())
+        .clientLeaseLifetime(settings.clientLeaseLifetime())
         .build();
   }
 }

@@ -3,14 +3,17 @@ package dev.idgen.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idgen.api.v1.AdvanceSequenceRequest;
 import dev.idgen.api.v1.CreateSequenceRequest;
 import dev.idgen.client.IdGenClient;
 import dev.idgen.client.IdGenClientException;
 import dev.idgen.client.IdSource;
+import dev.idgen.server.config.ServerSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -60,6 +63,23 @@ class ClientAgainstServerTest {
       assertThat(duplicates.get()).isZero();
       assertThat(seenOrders.size() + seenStriped.size()).isEqualTo(6 * 20_000);
       assertThat(seenOrders).allSatisfy(id -> assertThat(id).isPositive());
+    }
+  }
+
+  @Test
+  void should_hand_out_nothing_at_or_below_a_floor_after_the_advance_returned_though_it_held_a_lease() {
+    try (TestServer server = TestServer.start(Map.of(ServerSettings.CLIENT_LEASE_LIFETIME, "1s"));
+        IdGenClient client = IdGenClient.builder().channel(server.channel).minLeaseSize(1_000).build()) {
+      server.admin().createSequence(CreateSequenceRequest.newBuilder().setName("legacy").build());
+      IdSource source = client.sequence("legacy");
+      assertThat(source.next()).as("the stub now holds a lease of IDs far below the floor").isLessThan(1_000);
+
+      server.admin().advanceSequence(AdvanceSequenceRequest.newBuilder().setName("legacy").setFloor(100_000).build());
+
+      for (int i = 0; i < 3_000; i++) {
+        assertThat(source.next()).isGreaterThan(100_000);
+      }
+      assertThat(source.stats().idsExpired()).as("the lease's unused IDs were dropped").isGreaterThan(0);
     }
   }
 

@@ -113,6 +113,8 @@ public final class TestServer implements AutoCloseable {
     Map<String, Object> values = new HashMap<>();
     values.put(ServerSettings.QUIET_PERIOD, "0s");
     values.put(ServerSettings.SHUTDOWN_TIMEOUT, "5s");
+    // Advances return at once unless a test asks for client leases that expire.
+    values.put(ServerSettings.CLIENT_LEASE_LIFETIME, "0s");
     values.put("idgen.metrics.host", "127.0.0.1");
     values.put("idgen.metrics.port", 0);
     values.putAll(overrides);

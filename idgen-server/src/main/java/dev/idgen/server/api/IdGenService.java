@@ -46,6 +46,8 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
   private static final Logger log = LoggerFactory.getLogger(IdGenService.class);
 
   private final Allocator allocator;
+  /** Stamped on every range: how long a client may keep it (null: no limit). */
+  @Nullable private final com.google.protobuf.Duration validFor;
   private final Duration maxWait;
   private final LongConsumer abandoned;
   private final Executor waits;
@@ -62,6 +64,7 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
 
   private IdGenService(Allocator allocator, ServerSettings settings, LongConsumer abandoned, Executor waits) {
     this.allocator = allocator;
+    this.validFor = allocator == null ? null : SequenceMessages.validFor(allocator.clientLeaseLifetime());
     this.maxWait = settings.maxWait();
     this.abandoned = abandoned;
     this.waits = waits;
@@ -70,7 +73,7 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
   @Override
   public void allocate(AllocateRequest request, StreamObserver<IdRange> responses) {
     RangeStream stream = new RangeStream(request.getSequence(), (ServerCallStreamObserver<IdRange>) responses,
-        abandoned);
+        abandoned, validFor);
     stream.start();
     List<dev.idgen.core.IdRange> now = allocator.tryAllocate(request.getSequence(), request.getCount());
     if (now != null) {
@@ -134,6 +137,7 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     private final String sequence;
     private final ServerCallStreamObserver<IdRange> call;
     private final LongConsumer abandoned;
+    @Nullable private final com.google.protobuf.Duration validFor;
     private final Object lock = new Object();
 
     /** Null until {@link #send}. */
@@ -150,10 +154,12 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     @GuardedBy("lock")
     private boolean finished;
 
-    RangeStream(String sequence, ServerCallStreamObserver<IdRange> call, LongConsumer abandoned) {
+    RangeStream(String sequence, ServerCallStreamObserver<IdRange> call, LongConsumer abandoned,
+        @Nullable com.google.protobuf.Duration validFor) {
       this.sequence = sequence;
       this.call = call;
       this.abandoned = abandoned;
+      this.validFor = validFor;
     }
 
     /** Registers the handlers; must be called before the service method returns. */
@@ -193,7 +199,7 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
           return; // onReady before the outcome: send() drains
         }
         while (!finished && next < ranges.size() && call.isReady()) {
-          call.onNext(SequenceMessages.toProto(ranges.get(next++)));
+          call.onNext(SequenceMessages.toProto(ranges.get(next++), validFor));
         }
         if (!finished && next == ranges.size()) {
           finished = true;

@@ -7,18 +7,32 @@ import dev.idgen.api.v1.StripeState;
 import dev.idgen.core.Allocator.SequenceView;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceState;
+import javax.annotation.Nullable;
 
 /** Conversions between the core's values and the {@code idgen.v1} messages. */
 final class SequenceMessages {
 
   private SequenceMessages() {}
 
-  static IdRange toProto(dev.idgen.core.IdRange range) {
-    return IdRange.newBuilder()
+  static IdRange toProto(dev.idgen.core.IdRange range, @Nullable com.google.protobuf.Duration validFor) {
+    IdRange.Builder b = IdRange.newBuilder()
         .setFirst(range.first())
         .setCount(range.count())
-        .setStride(range.stride())
-        .build();
+        .setStride(range.stride());
+    if (validFor != null) {
+      b.setValidFor(validFor);
+    }
+    return b.build();
+  }
+
+  /** The client lease lifetime as {@code IdRange.valid_for}; null (unset: no limit) when zero. */
+  @Nullable
+  static com.google.protobuf.Duration validFor(java.time.Duration lifetime) {
+    if (lifetime.isZero()) {
+      return null;
+    }
+    return com.google.protobuf.Duration.newBuilder().setSeconds(lifetime.getSeconds())
+        .setNanos(lifetime.getNano()).build();
   }
 
   /** A sequence's definition and live state, as GetSequence and friends return it. */
@@ -50,7 +64,7 @@ final class SequenceMessages {
           .setStripe(reserve.stripe())
           .setIds(reserve.ids()));
     }
-    return sequence.setServerReserve(view.serverReserve()).build();
+    return sequence.setServerReserve(view.serverReserve()).addAllUnread(state.unread()).build();
   }
 
   /**

@@ -26,7 +26,11 @@ public record ServerSettings(
     double refillThreshold,
     Duration maxWait,
     Duration quietPeriod,
-    Duration shutdownTimeout) {
+    Duration shutdownTimeout,
+    String serverName,
+    Duration serverLease,
+    Duration advanceConfirmTimeout,
+    Duration clientLeaseLifetime) {
 
   public static final String GRPC_HOST = "idgen.grpc.host";
   public static final String GRPC_PORT = "idgen.grpc.port";
@@ -39,6 +43,10 @@ public record ServerSettings(
   public static final String MAX_WAIT = "idgen.allocator.max-wait";
   public static final String QUIET_PERIOD = "idgen.shutdown.quiet-period";
   public static final String SHUTDOWN_TIMEOUT = "idgen.shutdown.timeout";
+  public static final String SERVER_NAME = "idgen.server-name";
+  public static final String SERVER_LEASE = "idgen.advance.server-lease";
+  public static final String ADVANCE_CONFIRM_TIMEOUT = "idgen.advance.confirm-timeout";
+  public static final String CLIENT_LEASE_LIFETIME = "idgen.advance.client-lease-lifetime";
 
   /** The largest per-call limit: a single call should not be able to take a whole sequence's blocks. */
   static final long MAX_IDS_PER_CALL_LIMIT = SequenceDefinition.MAX_BLOCK_SIZE;
@@ -65,6 +73,27 @@ public record ServerSettings(
     Objects.requireNonNull(maxWait, "maxWait");
     Objects.requireNonNull(quietPeriod, "quietPeriod");
     Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
+    Objects.requireNonNull(serverName, "serverName");
+    Objects.requireNonNull(serverLease, "serverLease");
+    Objects.requireNonNull(advanceConfirmTimeout, "advanceConfirmTimeout");
+    Objects.requireNonNull(clientLeaseLifetime, "clientLeaseLifetime");
+  }
+
+  /**
+   * This server's name among the store's live servers: {@code idgen.server-name}, or the host name and
+   * the gRPC port. A restart under the same name replaces the old process's announcement at once.
+   */
+  public String effectiveServerName(int boundPort) {
+    if (!serverName.isEmpty()) {
+      return serverName;
+    }
+    String host;
+    try {
+      host = java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.io.IOException e) {
+      host = "localhost";
+    }
+    return host + ":" + boundPort;
   }
 
   /**
@@ -115,8 +144,13 @@ public record ServerSettings(
     Duration quiet = duration(config, QUIET_PERIOD, Duration.ZERO);
     Duration timeout = duration(config, SHUTDOWN_TIMEOUT, Duration.ZERO);
 
-    return new ServerSettings(
-        host, port, store, dir, maxIds, runway, minBlock, threshold, maxWait, quiet, timeout);
+    String serverName = config.getString(SERVER_NAME).trim();
+    Duration serverLease = duration(config, SERVER_LEASE, Duration.ofSeconds(4));
+    Duration confirmTimeout = duration(config, ADVANCE_CONFIRM_TIMEOUT, Duration.ZERO);
+    Duration clientLease = duration(config, CLIENT_LEASE_LIFETIME, Duration.ZERO);
+
+    return new ServerSettings(host, port, store, dir, maxIds, runway, minBlock, threshold, maxWait, quiet,
+        timeout, serverName, serverLease, confirmTimeout, clientLease);
   }
 
   /** A one-line description of the store, for the start-up log. */

@@ -116,6 +116,8 @@ public final class MetricsModule extends AbstractModule {
         "unknown", CasStats::unknown,
         "resolved_applied", CasStats::resolvedApplied,
         "resolved_not_applied", CasStats::resolvedNotApplied,
+        "resolved_ambiguous", CasStats::resolvedAmbiguous,
+        "recovered", CasStats::recovered,
         "unresolved", CasStats::unresolved);
     tiers.forEach((tier, stats) -> {
       outcomes.forEach((outcome, value) -> FunctionCounter

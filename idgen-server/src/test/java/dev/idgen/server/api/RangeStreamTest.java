@@ -80,7 +80,7 @@ class RangeStreamTest {
   void should_count_every_id_as_abandoned_when_the_client_cancels_before_the_outcome() {
     FakeCall call = new FakeCall();
     List<Long> abandoned = new ArrayList<>();
-    IdGenService.RangeStream stream = new IdGenService.RangeStream("s", call, abandoned::add);
+    IdGenService.RangeStream stream = new IdGenService.RangeStream("s", call, abandoned::add, null);
     stream.start();
 
     call.onCancel.run();
@@ -97,7 +97,7 @@ class RangeStreamTest {
     FakeCall call = new FakeCall();
     call.ready = false;
     List<Long> abandoned = new ArrayList<>();
-    IdGenService.RangeStream stream = new IdGenService.RangeStream("s", call, abandoned::add);
+    IdGenService.RangeStream stream = new IdGenService.RangeStream("s", call, abandoned::add, null);
     stream.start();
     stream.send(THREE, Status.OK);
     call.readyFor(1);
@@ -109,7 +109,7 @@ class RangeStreamTest {
   }
 
   private static IdGenService.RangeStream stream(FakeCall call) {
-    IdGenService.RangeStream stream = new IdGenService.RangeStream("s", call, ids -> {});
+    IdGenService.RangeStream stream = new IdGenService.RangeStream("s", call, ids -> {}, null);
     stream.start();
     return stream;
   }

@@ -56,13 +56,15 @@ class ServerSettingsTest {
   void should_map_every_environment_variable_to_a_documented_key() {
     Map<String, String> environment = Map.of(
         "IDGEN_GRPC_PORT", "1", "IDGEN_GRPC_HOST", "h", "IDGEN_STORE", "cassandra",
-        "IDGEN_EMBEDDED_DIR", "/d", "IDGEN_MAX_IDS_PER_CALL", "7", "IDGEN_ALLOCATOR_MAX_WAIT", "1ms");
+        "IDGEN_EMBEDDED_DIR", "/d", "IDGEN_MAX_IDS_PER_CALL", "7", "IDGEN_ALLOCATOR_MAX_WAIT", "1ms",
+        "IDGEN_SERVER_NAME", "idgen-0:7070");
 
     ServerSettings settings = ServerSettings.from(load(Optional.empty(), environment, new Properties()));
 
     assertThat(settings).isEqualTo(new ServerSettings("h", 1, ServerSettings.StoreKind.CASSANDRA, Path.of("/d"),
         7, Duration.ofSeconds(60), 100, 0.5, Duration.ofMillis(1), Duration.ofSeconds(1),
-        Duration.ofSeconds(20)));
+        Duration.ofSeconds(20), "idgen-0:7070", Duration.ofMinutes(10), Duration.ofSeconds(10),
+        Duration.ofSeconds(10)));
   }
 
   @ParameterizedTest

@@ -110,6 +110,6 @@ public record CassandraSettings(
       Map<String, Integer> replication) {
     return new CassandraSettings(contactPoints, localDatacenter, keyspace, true, replication,
         Optional.empty(), Optional.empty(), false, Optional.empty(), Optional.empty(),
-        Duration.ofSeconds(2), Duration.ofSeconds(10), 0.5, Duration.ofSeconds(1), Duration.ofHours(12));
+        Duration.ofSeconds(5), Duration.ofSeconds(10), 0.5, Duration.ofSeconds(1), Duration.ofHours(12));
   }
 }
