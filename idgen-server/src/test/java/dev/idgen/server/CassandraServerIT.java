@@ -13,6 +13,8 @@ import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.client.IdGenClient;
 import dev.idgen.client.IdSource;
+import dev.idgen.testing.CassandraExtension;
+import dev.idgen.testing.TestCassandra;
 import io.grpc.ManagedChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -29,13 +31,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The server jar with {@code idgen.store = cassandra}, one process in each datacenter of the local
- * two-datacenter cluster that the build starts ({@code deploy/cassandra/cassandra.sh}), driven through
+ * two-datacenter cluster that the build starts (idgen-testing's {@code CassandraExtension}), driven through
  * gRPC exactly as grpcurl or the client would.
  */
+@ExtendWith(CassandraExtension.class)
 class CassandraServerIT {
   @TempDir
   Path dir;
@@ -68,8 +72,8 @@ class CassandraServerIT {
 
   @Test
   void should_serve_unique_ids_from_servers_in_both_datacenters_and_honour_an_advance() throws Exception {
-    ServerProcess dc1 = server("dc1", property("idgenCassandraDc1"), true);
-    ServerProcess dc2 = server("dc2", property("idgenCassandraDc2"), false);
+    ServerProcess dc1 = server("dc1", CassandraExtension.cluster().contactPoint(TestCassandra.DC1), true);
+    ServerProcess dc2 = server("dc2", CassandraExtension.cluster().contactPoint(TestCassandra.DC2), false);
     SequenceAdminGrpc.newBlockingStub(dc1.channel()).withDeadlineAfter(30, TimeUnit.SECONDS)
         .createSequence(CreateSequenceRequest.newBuilder().setName("orders").setStart(1000)
             .setStripes(2).setNodeBlockSize(300).setDcBlockSize(3_000).build());
@@ -157,11 +161,5 @@ class CassandraServerIT {
       }
     });
     return ids;
-  }
-
-  private static String property(String name) {
-    String value = System.getProperty(name);
-    assertThat(value).as("system property %s (set by failsafe)", name).isNotNull();
-    return value;
   }
 }

@@ -9,6 +9,8 @@ import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
+import dev.idgen.testing.CassandraExtension;
+import dev.idgen.testing.TestCassandra;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -24,6 +26,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -31,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * concurrent callers on a server in each datacenter of the running two-datacenter cluster: every remaining
  * ID exactly once (no faults, so nothing is abandoned), then RESOURCE_EXHAUSTED on both, never above max.
  */
+@ExtendWith(CassandraExtension.class)
 class Int32ExhaustionCassandraIT {
   private static final long INT32_MAX = 2_147_483_647L;
   private static final String SEQUENCE = "legacy32";
@@ -50,8 +54,8 @@ class Int32ExhaustionCassandraIT {
 
   @Test
   void should_hand_out_every_remaining_id_once_in_both_datacenters_then_resource_exhausted() throws Exception {
-    ServerProcess dc1 = server("dc1", property("idgenCassandraDc1"));
-    ServerProcess dc2 = server("dc2", property("idgenCassandraDc2"));
+    ServerProcess dc1 = server("dc1", CassandraExtension.cluster().contactPoint(TestCassandra.DC1));
+    ServerProcess dc2 = server("dc2", CassandraExtension.cluster().contactPoint(TestCassandra.DC2));
     long start = INT32_MAX - 39_999;
     SequenceAdminGrpc.newBlockingStub(dc1.channel()).withDeadlineAfter(30, TimeUnit.SECONDS)
         .createSequence(CreateSequenceRequest.newBuilder().setName(SEQUENCE).setStart(start).setMax(INT32_MAX)
@@ -125,11 +129,5 @@ class Int32ExhaustionCassandraIT {
         "idgen.cassandra.replication.dc2=1"));
     servers.add(s);
     return s;
-  }
-
-  private static String property(String name) {
-    String value = System.getProperty(name);
-    assertThat(value).as("system property %s (set by failsafe)", name).isNotNull();
-    return value;
   }
 }
