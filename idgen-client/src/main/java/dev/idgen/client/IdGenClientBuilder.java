@@ -67,7 +67,7 @@ public final class IdGenClientBuilder {
    * a request that fails with {@code UNAVAILABLE} is retried on another one.
    *
    * <p>The client creates, owns and closes the channels of its targets; creating them needs a gRPC
-   * transport on the runtime classpath (see the README's "Transport" section).
+   * transport on the runtime classpath (see docs/client.md, "Transport").
    *
    * @param target a gRPC target, such as {@code idgen.internal:7070} or {@code dns:///idgen:7070}
    * @return this builder

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The names of idgen's own metrics, and the meters that the request path records into. Names are the
  * Prometheus names without the {@code _total} suffix that the Prometheus registry adds to counters
- * (README.md, "Metrics to alert on", lists them as scraped).
+ * (docs/operations.md, "Metrics to alert on", lists them as scraped).
  *
  * <p>Thread-safe: Micrometer meters are; meters are looked up (and created once) per call.
  */
