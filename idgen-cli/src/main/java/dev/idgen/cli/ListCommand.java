@@ -3,6 +3,7 @@ package dev.idgen.cli;
 import dev.idgen.api.v1.ListSequencesRequest;
 import dev.idgen.api.v1.ListSequencesResponse;
 import dev.idgen.api.v1.Sequence;
+import dev.idgen.api.v1.SequenceView;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Command;
@@ -10,7 +11,8 @@ import picocli.CommandLine.Option;
 
 /** {@code idgen list}: SequenceAdmin/ListSequences, every page. */
 @Command(name = "list", mixinStandardHelpOptions = true,
-    description = "Lists every sequence in name order (all pages, fetched one after the other).")
+    description = "Lists every sequence in name order with its live state (all pages, fetched one after"
+        + " the other). Reading takes no reserve: the servers load nothing for it.")
 final class ListCommand extends RpcCommand {
 
   @Option(names = "--page-size", paramLabel = "N", defaultValue = "100",
@@ -25,6 +27,7 @@ final class ListCommand extends RpcCommand {
       ListSequencesResponse page = calls.admin().listSequences(ListSequencesRequest.newBuilder()
           .setPageSize(pageSize)
           .setPageToken(token)
+          .setView(SequenceView.SEQUENCE_VIEW_FULL) // the table shows remaining and headroom
           .build());
       sequences.addAll(page.getSequencesList());
       token = page.getNextPageToken();

@@ -131,9 +131,19 @@ public final class Allocator implements AutoCloseable {
     return definition;
   }
 
-  /** The definition of a sequence; {@link SequenceNotFoundException} if it does not exist. */
+  /**
+   * The definition of a sequence; {@link SequenceNotFoundException} if it does not exist. Does not load
+   * the sequence (no reserve is taken for it).
+   */
   public SequenceDefinition definition(String name) {
-    return runtime(name).definition;
+    SequenceRuntime rt = name == null ? null : sequences.get(name);
+    return rt != null ? rt.definition : find(name);
+  }
+
+  private SequenceDefinition find(String name) {
+    SequenceDefinition.checkName(name);
+    return store.find(name).orElseThrow(() -> new SequenceNotFoundException("sequence '" + name
+        + "' does not exist (sequences are created explicitly with CreateSequence)"));
   }
 
   /** Up to {@code limit} definitions in name order after {@code afterName} ("" for the first page). */
@@ -267,14 +277,20 @@ public final class Allocator implements AutoCloseable {
     return Duration.ofNanos(clientLeaseLifetimeNanos);
   }
 
-  /** The sequence's definition and live state (store and this process's reserve). */
+  /**
+   * The sequence's definition and live state (store and this process's reserve). Reading it has no side
+   * effect: a sequence this allocator has not loaded stays unloaded, with a reserve of 0.
+   */
   public SequenceView describe(String sequence) {
-    SequenceRuntime rt = runtime(sequence);
+    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
+    SequenceDefinition def = rt != null ? rt.definition : find(sequence);
     long reserve = 0;
-    for (StripePool pool : rt.pools) {
-      reserve += pool.available();
+    if (rt != null) {
+      for (StripePool pool : rt.pools) {
+        reserve += pool.available();
+      }
     }
-    return new SequenceView(rt.definition, store.state(rt.definition), reserve);
+    return new SequenceView(def, store.state(def), reserve);
   }
 
   /** Counters of this allocator since it started, summed over every sequence it served. */
@@ -353,11 +369,8 @@ public final class Allocator implements AutoCloseable {
     if (rt != null) {
       return rt;
     }
-    SequenceDefinition.checkName(name);
     // Read outside computeIfAbsent: store I/O must not block other sequences' map bins.
-    SequenceDefinition def = store.find(name)
-        .orElseThrow(() -> new SequenceNotFoundException("sequence '" + name + "' does not exist"
-            + " (sequences are created explicitly with CreateSequence)"));
+    SequenceDefinition def = find(name);
     SequenceRuntime created = new SequenceRuntime(def, store, poolSettings);
     SequenceRuntime raced = sequences.putIfAbsent(name, created);
     if (raced != null) {

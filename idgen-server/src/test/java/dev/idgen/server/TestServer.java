@@ -150,6 +150,11 @@ public final class TestServer implements AutoCloseable {
     return server.port();
   }
 
+  /** The server's one allocator: to look at what it has loaded. */
+  public dev.idgen.core.Allocator allocator() {
+    return injector.getInstance(dev.idgen.core.Allocator.class);
+  }
+
   public IdGenGrpc.IdGenBlockingStub idGen() {
     return IdGenGrpc.newBlockingStub(channel);
   }

@@ -9,6 +9,7 @@ import dev.idgen.api.v1.GetSequenceRequest;
 import dev.idgen.api.v1.ListSequencesRequest;
 import dev.idgen.api.v1.ListSequencesResponse;
 import dev.idgen.api.v1.Sequence;
+import dev.idgen.api.v1.SequenceView;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.InvalidRequestException;
@@ -79,8 +80,10 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
       boolean more = definitions.size() > pageSize;
       List<SequenceDefinition> page = more ? definitions.subList(0, pageSize) : definitions;
       ListSequencesResponse.Builder response = ListSequencesResponse.newBuilder();
+      boolean full = request.getView() == SequenceView.SEQUENCE_VIEW_FULL;
       for (SequenceDefinition definition : page) {
-        response.addSequences(SequenceMessages.toProto(allocator.describe(definition.name())));
+        response.addSequences(full ? SequenceMessages.toProto(allocator.describe(definition.name()))
+            : SequenceMessages.toProto(definition));
       }
       if (more) {
         response.setNextPageToken(page.get(page.size() - 1).name());

@@ -35,17 +35,26 @@ final class SequenceMessages {
         .setNanos(lifetime.getNano()).build();
   }
 
-  /** A sequence's definition and live state, as GetSequence and friends return it. */
-  static Sequence toProto(SequenceView view) {
-    SequenceDefinition definition = view.definition();
-    SequenceState state = view.state();
-    Sequence.Builder sequence = Sequence.newBuilder()
+  /** A sequence's definition only (ListSequences' basic view): no live state. */
+  static Sequence toProto(SequenceDefinition definition) {
+    return definition(definition).build();
+  }
+
+  private static Sequence.Builder definition(SequenceDefinition definition) {
+    return Sequence.newBuilder()
         .setName(definition.name())
         .setStart(definition.start())
         .setMax(definition.max())
         .setStripes(definition.stripes())
         .setNodeBlockSize(definition.nodeBlockSize())
         .setDcBlockSize(definition.dcBlockSize());
+  }
+
+  /** A sequence's definition and live state, as GetSequence and friends return it. */
+  static Sequence toProto(SequenceView view) {
+    SequenceDefinition definition = view.definition();
+    SequenceState state = view.state();
+    Sequence.Builder sequence = definition(definition);
     for (SequenceState.Stripe stripe : state.stripes()) {
       StripeState.Builder stripeState = StripeState.newBuilder()
           .setStripe(stripe.stripe())

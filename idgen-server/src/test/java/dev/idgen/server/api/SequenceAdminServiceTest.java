@@ -11,6 +11,7 @@ import dev.idgen.api.v1.GetSequenceRequest;
 import dev.idgen.api.v1.ListSequencesRequest;
 import dev.idgen.api.v1.ListSequencesResponse;
 import dev.idgen.api.v1.Sequence;
+import dev.idgen.api.v1.SequenceView;
 import dev.idgen.api.v1.StripeState;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.server.TestServer;
@@ -181,7 +182,7 @@ class SequenceAdminServiceTest {
     assertThat(second.getSequencesList()).extracting(Sequence::getName).containsExactly("c", "d");
     assertThat(third.getSequencesList()).extracting(Sequence::getName).containsExactly("e");
     assertThat(third.getNextPageToken()).isEmpty();
-    assertThat(third.getSequences(0).getStripeStatesList()).hasSize(1); // live state, as GetSequence
+    assertThat(third.getSequences(0).getStripeStatesList()).as("the basic view: no live state").isEmpty();
   }
 
   @Test
@@ -282,6 +283,31 @@ class SequenceAdminServiceTest {
   private Sequence advance(String name, long floor) {
     return server.admin().advanceSequence(
         AdvanceSequenceRequest.newBuilder().setName(name).setFloor(floor).build());
+  }
+
+  @Test
+  void should_list_and_describe_without_loading_any_sequence_into_the_server() {
+    for (int i = 0; i < 40; i++) {
+      server.create(String.format("tenant-%02d", i));
+    }
+    ListSequencesResponse basic = list(1000, "");
+    ListSequencesResponse full = server.admin().listSequences(ListSequencesRequest.newBuilder()
+        .setPageSize(1000).setView(SequenceView.SEQUENCE_VIEW_FULL).build());
+    server.admin().getSequence(GetSequenceRequest.newBuilder().setName("tenant-07").build());
+
+    assertThat(basic.getSequencesList()).hasSize(40).allSatisfy(s -> {
+      assertThat(s.getName()).startsWith("tenant-");
+      assertThat(s.hasRemaining()).as("basic view: definitions only").isFalse();
+      assertThat(s.getStripeStatesList()).isEmpty();
+    });
+    assertThat(full.getSequencesList()).hasSize(40)
+        .allSatisfy(s -> assertThat(s.hasRemaining()).as("full view: live state").isTrue());
+    for (int i = 0; i < 40; i++) {
+      assertThat(server.allocator().isLoaded(String.format("tenant-%02d", i)))
+          .as("an admin read takes no reserve").isFalse();
+    }
+    server.allocate("tenant-03", 1);
+    assertThat(server.allocator().isLoaded("tenant-03")).isTrue();
   }
 
   private ListSequencesResponse list(int pageSize, String token) {
