@@ -295,7 +295,7 @@ public final class Allocator implements AutoCloseable {
 
   /** Counters of this allocator since it started, summed over every sequence it served. */
   public Stats stats() {
-    long served = 0, reservations = 0, dropped = 0, held = 0;
+    long served = 0, reservations = 0, dropped = 0, held = 0, returned = 0;
     for (SequenceRuntime rt : sequences.values()) {
       for (StripePool p : rt.pools) {
         StripePool.Counters c = p.counters();
@@ -303,9 +303,10 @@ public final class Allocator implements AutoCloseable {
         reservations += c.reservations();
         dropped += c.dropped();
         held += c.available();
+        returned += c.returned();
       }
     }
-    return new Stats(served, reservations, dropped, held);
+    return new Stats(served, reservations, dropped, held, returned);
   }
 
   /**
@@ -335,8 +336,10 @@ public final class Allocator implements AutoCloseable {
   }
 
   /**
-   * Stops refills and wakes waiting callers (they fail with {@link StoreUnavailableException}). What the
-   * pools hold is abandoned: a gap, never a duplicate. Does not close the store.
+   * Stops refills and wakes waiting callers (they fail with {@link StoreUnavailableException}), then
+   * gives what the pools hold back to the store ({@link RangeStore#giveBack}): a graceful stop loses
+   * nothing where the store takes it back; the rest is a gap, never a duplicate. Call it only once
+   * nothing calls {@link #allocate} any more (the server has stopped serving). Does not close the store.
    */
   @Override
   public void close() {
@@ -344,13 +347,24 @@ public final class Allocator implements AutoCloseable {
       return;
     }
     closed = true;
-    for (SequenceRuntime rt : sequences.values()) {
-      for (StripePool p : rt.pools) {
-        p.close();
-      }
-    }
     if (floorPoller != null) {
       floorPoller.shutdownNow();
+    }
+    // A graceful stop: every pool is closed first (nothing can hand its IDs out any more), then what
+    // it held goes back to the store; what the store does not take back for certain stays a gap.
+    for (SequenceRuntime rt : sequences.values()) {
+      for (int k = 0; k < rt.pools.length; k++) {
+        List<IdRange> held = rt.pools[k].closeAndTake();
+        if (held.isEmpty()) {
+          continue;
+        }
+        try {
+          rt.pools[k].returned(store.giveBack(rt.definition, k, held));
+        } catch (RuntimeException e) {
+          log.warn("could not give back the reserve of sequence '{}' stripe {} ({} IDs, now a gap): {}",
+              rt.definition.name(), k, held.stream().mapToLong(IdRange::count).sum(), e.toString());
+        }
+      }
     }
     sync.withdraw();
     directExecutor.shutdownNow();
@@ -410,9 +424,10 @@ public final class Allocator implements AutoCloseable {
 
   /**
    * Counters: IDs handed out, store reservations (refills and direct reservations), IDs dropped by
-   * {@link #advance} or abandoned by {@link #close}, and IDs held in reserve now.
+   * {@link #advance} or abandoned by {@link #close} (not given back), IDs held in reserve now, and IDs
+   * given back to the store by {@link #close}.
    */
-  public record Stats(long served, long reservations, long dropped, long held) {}
+  public record Stats(long served, long reservations, long dropped, long held, long returned) {}
 
   /**
    * One sequence's counters in this allocator: IDs handed out, store reservations, IDs dropped below a

@@ -107,6 +107,18 @@ public interface RangeStore extends AutoCloseable {
     return Duration.ZERO;
   }
 
+  /**
+   * Gives back IDs of one stripe that this process reserved and never handed out (a graceful stop), so
+   * that they are handed out later instead of being a gap. The caller guarantees that nothing can hand
+   * them out any more. An addition to the store: an attempt whose outcome is unknown is never repeated
+   * (its IDs are then counted lost, never handed out twice).
+   *
+   * @return how many of the IDs are back in the store for certain; the rest are a gap
+   */
+  default long giveBack(SequenceDefinition sequence, int stripe, List<IdRange> ranges) {
+    return 0;
+  }
+
   /** How far each stripe is reserved, and what each datacenter holds, as the store sees it now. */
   SequenceState state(SequenceDefinition sequence);
 

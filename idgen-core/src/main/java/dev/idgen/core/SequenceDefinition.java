@@ -90,6 +90,11 @@ public record SequenceDefinition(
     return start + stripe + index * stripes;
   }
 
+  /** The index within stripe {@code stripe} of {@code id}, an ID of that stripe: the inverse of {@link #idAt}. */
+  public long indexOf(int stripe, long id) {
+    return (id - (start + stripe)) / stripes;
+  }
+
   /**
    * The range of stripe {@code stripe} from index {@code fromIndex} (inclusive) to {@code toIndex}
    * (exclusive), which must be non-empty and within the stripe.

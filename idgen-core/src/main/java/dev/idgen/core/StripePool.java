@@ -50,7 +50,7 @@ final class StripePool {
       Executor directExecutor) {}
 
   /** A snapshot of a pool's counters. */
-  record Counters(long served, long reservations, long dropped, long abandoned, long available) {}
+  record Counters(long served, long reservations, long dropped, long abandoned, long available, long returned) {}
 
   private final SequenceDefinition definition;
   private final int stripe;
@@ -81,6 +81,8 @@ final class StripePool {
   @GuardedBy("lock") private long dropped;
   /** The part of {@code dropped} abandoned because the pool was closed (the rest: below a floor). */
   @GuardedBy("lock") private long abandoned;
+  /** IDs given back to the store by a graceful stop (see {@link #closeAndTake}). */
+  @GuardedBy("lock") private long returned;
 
   StripePool(SequenceDefinition definition, int stripe, RangeStore store, Settings settings) {
     this.definition = definition;
@@ -434,7 +436,7 @@ final class StripePool {
   Counters counters() {
     lock.lock();
     try {
-      return new Counters(served, reservations, dropped, abandoned, available);
+      return new Counters(served, reservations, dropped, abandoned, available, returned);
     } finally {
       lock.unlock();
     }
@@ -442,14 +444,37 @@ final class StripePool {
 
   /** Abandons what the pool holds and wakes waiters, which then fail. */
   void close() {
+    closeAndTake();
+  }
+
+  /**
+   * Closes the pool and takes what it holds, for a graceful stop to give back to the store: nothing can
+   * hand these IDs out any more (a closed pool serves nothing and abandons refills that land later). They
+   * count as abandoned until {@link #returned} says the store took them back.
+   */
+  List<IdRange> closeAndTake() {
     lock.lock();
     try {
       closed = true;
+      List<IdRange> held = List.copyOf(ranges);
       dropped += available;
       abandoned += available;
       available = 0;
       ranges.clear();
       changed.signalAll();
+      return held;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** {@code n} IDs of {@link #closeAndTake} are back in the store: no longer abandoned (not a gap). */
+  void returned(long n) {
+    lock.lock();
+    try {
+      dropped -= n;
+      abandoned -= n;
+      returned += n;
     } finally {
       lock.unlock();
     }

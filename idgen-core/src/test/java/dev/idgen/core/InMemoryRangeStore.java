@@ -50,6 +50,15 @@ public class InMemoryRangeStore implements RangeStore {
       if (r == null) {
         throw new SequenceNotFoundException("sequence '" + d.name() + "' does not exist");
       }
+      java.util.ArrayDeque<IdRange> back = returned.get(d.name() + "/" + stripe);
+      if (back != null && !back.isEmpty()) {
+        IdRange first = back.pollFirst();
+        if (first.count() > size) {
+          back.addFirst(first.tail(size));
+          return first.head(size);
+        }
+        return first;
+      }
       long from = r[stripe];
       long total = d.stripeSize(stripe);
       if (from == total) {
@@ -59,6 +68,22 @@ public class InMemoryRangeStore implements RangeStore {
       r[stripe] = to;
       return d.range(stripe, from, to);
     }
+  }
+
+  private final Map<String, java.util.ArrayDeque<IdRange>> returned = new HashMap<>();
+  /** IDs given back, ever. */
+  public long givenBack;
+
+  @Override
+  public synchronized long giveBack(SequenceDefinition d, int stripe, List<IdRange> ranges) {
+    java.util.ArrayDeque<IdRange> back = returned.computeIfAbsent(d.name() + "/" + stripe, k -> new java.util.ArrayDeque<>());
+    long n = 0;
+    for (IdRange r : ranges) {
+      back.addLast(r);
+      n += r.count();
+    }
+    givenBack += n;
+    return n;
   }
 
   /** A hook for tests: runs before each reservation, outside the lock (may block or throw). */

@@ -452,6 +452,117 @@ public final class CassandraRangeStore implements RangeStore {
     }
   }
 
+  /**
+   * Puts IDs this server reserved and never handed out back at the front of its datacenter's pool, so
+   * that the next reservations take them. An addition that cannot be recorded the way DC blocks are (a
+   * returned range may be consumed again before a read-back sees it), so it is retried only after a
+   * definite "not applied" from Cassandra. After an unknown outcome the row decides: it carries this
+   * operation's op id, or still holds some of the returned IDs (nobody else can have put them there:
+   * this server held them alone), and then they are back; otherwise they are counted lost, never
+   * appended again.
+   */
+  @Override
+  public long giveBack(SequenceDefinition d, int stripe, List<IdRange> ranges) {
+    List<Long> mine = new ArrayList<>();
+    for (IdRange r : ranges) {
+      long from = d.indexOf(stripe, r.first());
+      mine.add(from);
+      mine.add(from + r.count());
+    }
+    long total = size(mine);
+    long deadline = deadline();
+    Attempts<Void> attempts = new Attempts<>();
+    for (int attempt = 0; ; attempt++) {
+      PoolRow pool;
+      try {
+        pool = readPool(d, stripe, dc, null, deadline);
+      } catch (StoreUnavailableException e) {
+        return lostGivingBack(d, stripe, total, e.getMessage());
+      }
+      // An AdvanceSequence may have raised the floor since these IDs were reserved.
+      long minIndex = pool == null || pool.floor == null ? 0 : d.firstIndexAbove(stripe, pool.floor);
+      List<Long> kept = trim(mine, minIndex);
+      if (kept.isEmpty()) {
+        idsDropped.add(total);
+        return 0;
+      }
+      List<Long> blocks = merge(pool == null ? List.of() : pool.blocks, kept);
+      UUID op = attempts.next(null, pool == null ? null : pool.op);
+      BoundStatement cas = pool == null
+          ? local(insertPool.bind(d.name(), stripe, dc, blocks, null, List.of(), Long.MIN_VALUE, op))
+          : local(updatePool.bind(blocks, pool.floor, pool.taken, op, d.name(), stripe, dc, pool.op));
+      CasResult result;
+      try {
+        result = cas(poolTier, CasKind.POOL_GIVE_BACK, cas, op, pool == null ? null : pool.op, attempts,
+            () -> readPoolRow(d, stripe, dc, null, deadline), deadline);
+      } catch (StoreUnavailableException e) {
+        return lostGivingBack(d, stripe, total, e.getMessage());
+      }
+      if (result.applied()) {
+        idsDropped.add(total - size(kept));
+        return size(kept);
+      }
+      if (result.resolved()) {
+        // Unknown outcome, not found applied: look once more, then never repeat it.
+        try {
+          PoolRow now = readPool(d, stripe, dc, null, deadline);
+          if (now != null && (attempts.mine(now.op) || overlaps(now.blocks, kept))) {
+            poolTier.recovered.increment();
+            idsDropped.add(total - size(kept));
+            return size(kept);
+          }
+        } catch (StoreUnavailableException e) {
+          // counted lost below
+        }
+        return lostGivingBack(d, stripe, total, "its compare-and-set had an unknown outcome");
+      }
+      try {
+        backoff(attempt, deadline, "giving back to " + dc + "'s pool of sequence '" + d.name() + "' stripe " + stripe);
+      } catch (StoreUnavailableException e) {
+        return lostGivingBack(d, stripe, total, e.getMessage());
+      }
+    }
+  }
+
+  private long lostGivingBack(SequenceDefinition d, int stripe, long n, String why) {
+    poolTier.idsLost.add(n);
+    log.warn("could not give back {} IDs of sequence '{}' stripe {} to {}'s pool; they are a counted gap: {}",
+        n, d.name(), stripe, dc, why);
+    return 0;
+  }
+
+  /** Whether the intervals hold any index of the other intervals. */
+  static boolean overlaps(List<Long> blocks, List<Long> other) {
+    for (int i = 0; i < other.size(); i += 2) {
+      if (overlaps(blocks, other.get(i), other.get(i + 1))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Two disjoint interval lists as one, in index order (returned IDs come first: they are the lowest). */
+  static List<Long> merge(List<Long> a, List<Long> b) {
+    List<long[]> all = new ArrayList<>();
+    for (List<Long> list : List.of(a, b)) {
+      for (int i = 0; i < list.size(); i += 2) {
+        all.add(new long[] {list.get(i), list.get(i + 1)});
+      }
+    }
+    all.sort((x, y) -> Long.compare(x[0], y[0]));
+    List<Long> out = new ArrayList<>();
+    for (long[] r : all) {
+      int n = out.size();
+      if (n > 0 && out.get(n - 1) == r[0]) {
+        out.set(n - 1, r[1]); // adjacent: one interval
+      } else {
+        out.add(r[0]);
+        out.add(r[1]);
+      }
+    }
+    return out;
+  }
+
   private void awaitRefill(SequenceDefinition d, int stripe, long deadline) {
     CompletableFuture<Void> refill = startRefill(d, stripe);
     try {
@@ -968,7 +1079,7 @@ public final class CassandraRangeStore implements RangeStore {
       ResultSet rs = casExecutor.execute(kind, statement, session::execute);
       if (rs.wasApplied()) {
         tier.applied.increment();
-        return new CasResult(Outcome.APPLIED, op);
+        return new CasResult(Outcome.APPLIED, op, false);
       }
       tier.conflicts.increment();
       return CasResult.NOT_APPLIED;
@@ -1013,14 +1124,19 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   /** What a compare-and-set is for: named in logs, and seen by the fault-injection seam. */
-  enum CasKind { CREATE, GLOBAL_TAKE, GLOBAL_ADVANCE, POOL_APPEND, POOL_RESERVE, POOL_TRIM, FLOOR_LOG }
+  enum CasKind { CREATE, GLOBAL_TAKE, GLOBAL_ADVANCE, POOL_APPEND, POOL_RESERVE, POOL_TRIM, POOL_GIVE_BACK, FLOOR_LOG }
 
   /** The three ways an attempt can end. */
   enum Outcome { APPLIED, NOT_APPLIED, AMBIGUOUS }
 
   /** How an attempt ended, and which op id applied (possibly an earlier attempt's). */
-  private record CasResult(Outcome outcome, UUID op) {
-    static final CasResult NOT_APPLIED = new CasResult(Outcome.NOT_APPLIED, null);
+  private record CasResult(Outcome outcome, UUID op, boolean resolved) {
+    /** Cassandra said so: the condition did not hold, nothing was written. */
+    static final CasResult NOT_APPLIED = new CasResult(Outcome.NOT_APPLIED, null, false);
+
+    CasResult(Outcome outcome, UUID op) {
+      this(outcome, op, true);
+    }
 
     boolean applied() {
       return outcome == Outcome.APPLIED;

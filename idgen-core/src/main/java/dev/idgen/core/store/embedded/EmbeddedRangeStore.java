@@ -228,13 +228,21 @@ public final class EmbeddedRangeStore implements RangeStore {
 
   /**
    * Schema version 2: the floor log that processes sharing the file read to learn each other's advances,
-   * and their announcements (see {@link RangeStore#announce}).
+   * their announcements (see {@link RangeStore#announce}), and the IDs given back at graceful stops.
    */
   private static void createFloorTables(Statement s) throws SQLException {
     s.execute("CREATE TABLE IF NOT EXISTS floor_log ("
         + " version INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,"
         + " name TEXT NOT NULL,"
         + " floor INTEGER NOT NULL)");
+    // IDs a server gave back at a graceful stop, by index of their stripe: reserved again first.
+    s.execute("CREATE TABLE IF NOT EXISTS returned ("
+        + " name TEXT NOT NULL REFERENCES sequences (name),"
+        + " stripe INTEGER NOT NULL,"
+        + " from_index INTEGER NOT NULL,"
+        + " to_index INTEGER NOT NULL CHECK (to_index > from_index),"
+        + " PRIMARY KEY (name, stripe, from_index)"
+        + ") WITHOUT ROWID");
     s.execute("CREATE TABLE IF NOT EXISTS servers ("
         + " server TEXT NOT NULL PRIMARY KEY,"
         + " incarnation TEXT NOT NULL,"
@@ -314,6 +322,10 @@ public final class EmbeddedRangeStore implements RangeStore {
     String name = sequence.name();
     IdRange range = inWriteTransaction("reserve from stripe " + stripe + " of sequence '" + name + "'", () -> {
       checkMatchesStore(sequence);
+      IdRange back = takeReturned(sequence, stripe, size);
+      if (back != null) {
+        return back;
+      }
       long from = reservedIndex(name, stripe);
       if (from >= stripeSize) {
         throw new SequenceExhaustedException(name, sequence.max());
@@ -331,6 +343,77 @@ public final class EmbeddedRangeStore implements RangeStore {
     return range;
   }
 
+  /** Reserves from the IDs given back first (the lowest), in the caller's transaction; null if none. */
+  private IdRange takeReturned(SequenceDefinition sequence, int stripe, long size) throws SQLException {
+    PreparedStatement select = prepare("SELECT from_index, to_index FROM returned WHERE name = ? AND stripe = ?"
+        + " ORDER BY from_index LIMIT 1");
+    select.setString(1, sequence.name());
+    select.setInt(2, stripe);
+    long from;
+    long to;
+    try (ResultSet rs = select.executeQuery()) {
+      if (!rs.next()) {
+        return null;
+      }
+      from = rs.getLong(1);
+      to = rs.getLong(2);
+    }
+    long end = size >= to - from ? to : from + size;
+    PreparedStatement delete = prepare("DELETE FROM returned WHERE name = ? AND stripe = ? AND from_index = ?");
+    delete.setString(1, sequence.name());
+    delete.setInt(2, stripe);
+    delete.setLong(3, from);
+    delete.executeUpdate();
+    if (end < to) {
+      insertReturned(sequence.name(), stripe, end, to);
+    }
+    return sequence.range(stripe, from, end);
+  }
+
+  private void insertReturned(String name, int stripe, long from, long to) throws SQLException {
+    PreparedStatement insert = prepare("INSERT INTO returned (name, stripe, from_index, to_index) VALUES (?, ?, ?, ?)");
+    insert.setString(1, name);
+    insert.setInt(2, stripe);
+    insert.setLong(3, from);
+    insert.setLong(4, to);
+    insert.executeUpdate();
+  }
+
+  /**
+   * Puts IDs this process reserved and never handed out back, in one durable transaction: either all are
+   * back (then returned) or none (an exception: they are a gap). IDs at or below an advanced floor are
+   * left out (dropped, as an advance drops them).
+   */
+  @Override
+  public long giveBack(SequenceDefinition sequence, int stripe, List<IdRange> ranges) {
+    Objects.requireNonNull(sequence, "sequence");
+    String name = sequence.name();
+    return inWriteTransaction("give back IDs of stripe " + stripe + " of sequence '" + name + "'", () -> {
+      checkMatchesStore(sequence);
+      long floorIndex = 0;
+      PreparedStatement floorOf = prepare("SELECT max(floor) FROM floor_log WHERE name = ?");
+      floorOf.setString(1, name);
+      try (ResultSet rs = floorOf.executeQuery()) {
+        if (rs.next()) {
+          long f = rs.getLong(1);
+          if (!rs.wasNull()) {
+            floorIndex = sequence.firstIndexAbove(stripe, f);
+          }
+        }
+      }
+      long back = 0;
+      for (IdRange r : ranges) {
+        long from = Math.max(sequence.indexOf(stripe, r.first()), floorIndex);
+        long to = sequence.indexOf(stripe, r.first()) + r.count();
+        if (from < to) {
+          insertReturned(name, stripe, from, to);
+          back += to - from;
+        }
+      }
+      return back;
+    });
+  }
+
   @Override
   public AdvanceReceipt advance(SequenceDefinition sequence, long floor) {
     Objects.requireNonNull(sequence, "sequence");
@@ -346,6 +429,28 @@ public final class EmbeddedRangeStore implements RangeStore {
         update.setInt(3, k);
         update.setLong(4, index);
         update.executeUpdate();
+      }
+      // IDs given back below the floor are dropped, as the stripes' own are.
+      PreparedStatement returned = prepare("SELECT stripe, from_index, to_index FROM returned WHERE name = ?");
+      returned.setString(1, name);
+      List<long[]> cut = new ArrayList<>();
+      try (ResultSet rs = returned.executeQuery()) {
+        while (rs.next()) {
+          cut.add(new long[] {rs.getInt(1), rs.getLong(2), rs.getLong(3)});
+        }
+      }
+      for (long[] r : cut) {
+        long min = sequence.firstIndexAbove((int) r[0], floor);
+        if (r[1] < min) {
+          PreparedStatement delete = prepare("DELETE FROM returned WHERE name = ? AND stripe = ? AND from_index = ?");
+          delete.setString(1, name);
+          delete.setInt(2, (int) r[0]);
+          delete.setLong(3, r[1]);
+          delete.executeUpdate();
+          if (min < r[2]) {
+            insertReturned(name, (int) r[0], min, r[2]);
+          }
+        }
       }
       // In the same transaction: a process that reads this log entry reserves above the floor.
       PreparedStatement logged = prepare("INSERT INTO floor_log (name, floor) VALUES (?, ?)");

@@ -170,6 +170,45 @@ class CassandraAmbiguousCasIT {
     assertThat(lost()).isZero();
   }
 
+  @Test
+  void should_put_ids_given_back_at_the_front_of_the_pool_once_even_when_the_answer_is_lost() {
+    IdRange held = a.reserve(seq, 0, 40); // the server's reserve at a graceful stop
+    a.casExecutor = once(CasKind.POOL_GIVE_BACK, (k, st, session) -> {
+      session.apply(st);
+      throw timeout(); // applied, but the answer never came
+    });
+
+    assertThat(a.giveBack(seq, 0, List.of(held))).isEqualTo(40);
+
+    assertThat(a.poolStats().resolvedApplied()).isEqualTo(1);
+    IdRange next = b.reserve(seq, 0, 1_000);
+    assertThat(next.first()).as("the returned IDs are reserved first").isEqualTo(held.first());
+    assertThat(next.count()).as("once: the attempt was not repeated").isEqualTo(40);
+    Drained all = drain(new ArrayList<>(List.of(next)), new ArrayList<>());
+    assertThat(all.duplicates).isEmpty();
+    assertThat(all.handedOut + lost()).isEqualTo(SIZE);
+  }
+
+  @Test
+  void should_count_a_give_back_as_lost_and_never_repeat_it_when_its_outcome_cannot_be_known() {
+    IdRange held = a.reserve(seq, 0, 40);
+    List<IdRange> byB = new ArrayList<>();
+    a.casExecutor = once(CasKind.POOL_GIVE_BACK, (k, st, session) -> {
+      session.apply(st);
+      byB.add(b.reserve(seq, 0, 40)); // takes every returned ID before A reads the row back
+      throw timeout();
+    });
+
+    assertThat(a.giveBack(seq, 0, List.of(held))).as("not known to be back: nothing claimed").isZero();
+
+    assertThat(byB).singleElement().satisfies(r -> assertThat(r.first()).isEqualTo(held.first()));
+    assertThat(a.poolStats().resolvedAmbiguous()).isEqualTo(1);
+    assertThat(a.poolStats().idsLost()).as("counted lost (an upper bound: B had them)").isEqualTo(40);
+    Drained all = drain(new ArrayList<>(), byB);
+    assertThat(all.duplicates).as("the give-back was not repeated").isEmpty();
+    assertThat(all.handedOut).as("every ID handed out once").isEqualTo(SIZE);
+  }
+
   private long lost() {
     long n = 0;
     for (CassandraRangeStore s : stores) {

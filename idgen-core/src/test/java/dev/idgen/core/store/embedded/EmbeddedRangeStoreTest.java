@@ -46,6 +46,26 @@ class EmbeddedRangeStoreTest extends RangeStoreContractTest {
   // ---- durability
 
   @Test
+  void should_reserve_ids_given_back_first_durably_and_drop_those_an_advance_passes() {
+    SequenceDefinition d = created(prefix + "g", 1, 1_000_000, 2);
+    IdRange a = store.reserve(d, 1, 100); // 2, 4, ..., 200
+    IdRange b = store.reserve(d, 1, 100); // 202 ... 400
+    assertThat(store.giveBack(d, 1, List.of(a.tail(40), b))).isEqualTo(160);
+    store.close();
+
+    try (EmbeddedRangeStore reopened = EmbeddedRangeStore.open(dir)) {
+      IdRange first = reopened.reserve(d, 1, 50);
+      assertThat(first.first()).as("the lowest given-back ID first, after a restart").isEqualTo(a.get(40));
+      assertThat(first.count()).isEqualTo(50);
+      reopened.advance(d, 300);
+      IdRange next = reopened.reserve(d, 1, 1_000);
+      assertThat(next.first()).as("given-back IDs at or below an advanced floor are dropped").isEqualTo(302);
+      assertThat(next.last()).isEqualTo(b.last());
+      assertThat(reopened.reserve(d, 1, 1).first()).as("then the stripe's cursor").isEqualTo(b.last() + 2);
+    }
+  }
+
+  @Test
   void should_keep_definitions_and_cursors_across_close_and_reopen() {
     SequenceDefinition striped = created(prefix + "a", 1, 1_000_000, 3);
     SequenceDefinition advanced = created(prefix + "b", 1, 1_000_000, 1);
