@@ -30,6 +30,8 @@ class EmbeddedStoreServerTest {
 
       assertThat(count(restarted.allocate("orders", 1))).isEqualTo(1);
       assertThat(Collections.min(after)).isGreaterThan(Collections.max(before));
+      assertThat(Collections.min(after)).as("a graceful stop gave its reserve back: no gap")
+          .isEqualTo(Collections.max(before) + 1);
       assertThat(restarted.admin().getSequence(GetSequenceRequest.newBuilder().setName("orders").build())
           .getName()).isEqualTo("orders");
     }

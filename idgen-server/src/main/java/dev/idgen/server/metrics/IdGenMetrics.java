@@ -36,6 +36,7 @@ public final class IdGenMetrics {
   static final String REMAINING = "idgen.remaining.ids";
   static final String RESERVE = "idgen.reserve.ids";
   static final String IDS_LOST = "idgen.ids.lost";
+  static final String IDS_RETURNED = "idgen.ids.returned";
 
   /**
    * The {@code sequence} tag of calls on names this server has not loaded (unknown sequences, calls

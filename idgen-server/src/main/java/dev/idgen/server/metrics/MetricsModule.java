@@ -105,6 +105,9 @@ public final class MetricsModule extends AbstractModule {
         + (cassandra == null ? 0 : cassandra.idsDropped()));
     lost(registry, "dc_block", allocator, a -> cassandra == null ? 0
         : cassandra.globalStats().idsLost() + cassandra.poolStats().idsLost());
+    FunctionCounter.builder(IdGenMetrics.IDS_RETURNED, allocator, a -> a.stats().returned())
+        .description("IDs given back to the store by a graceful stop (handed out later: not a gap)")
+        .register(registry);
     if (cassandra == null) {
       return;
     }
