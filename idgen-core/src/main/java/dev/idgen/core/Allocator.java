@@ -15,8 +15,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.annotation.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The server tier of idgen: hands out IDs from blocks this process reserved in a {@link RangeStore},
@@ -38,7 +36,6 @@ import org.slf4j.LoggerFactory;
  */
 @ThreadSafe
 public final class Allocator implements AutoCloseable {
-  private static final Logger log = LoggerFactory.getLogger(Allocator.class);
 
   public static final long DEFAULT_MAX_IDS_PER_CALL = 1_000_000;
   public static final Duration DEFAULT_TARGET_RUNWAY = Duration.ofSeconds(60);
