@@ -3,6 +3,7 @@ package dev.idgen.chaos;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -100,7 +101,7 @@ public final class ChaosCommand implements Callable<Integer> {
   static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {
-      String v = value.trim().toLowerCase();
+      String v = value.trim().toLowerCase(Locale.ROOT);
       if (v.startsWith("pt")) {
         return Duration.parse(v);
       }

@@ -134,6 +134,7 @@ final class LeasedIdSource implements IdSource {
    * A range received from a server: waiting in {@code queue} for its turn, then the current lease
    * ({@code currentRange}) until replaced, and until then possibly dropped when it expires.
    */
+  @SuppressWarnings("ClassCanBeStatic") // inner, so that its fields can be @GuardedBy the source's lock
   private final class Range {
     final long first;
     final long count;
@@ -141,10 +142,16 @@ final class LeasedIdSource implements IdSource {
     /** Whether the range has a {@code valid_for}; if so it expires at {@code expiresAt} (ticker time). */
     final boolean expires;
     final long expiresAt;
-    /** Set once the source no longer holds the range: replaced, expired, or the source closed. */
-    @GuardedBy("LeasedIdSource.this.lock") boolean gone;
-    /** The task scheduled for its expiry, cancelled on close. */
-    @GuardedBy("LeasedIdSource.this.lock") ScheduledFuture<?> expiryTask;
+    /**
+     * Set once the source no longer holds the range: replaced, expired, or the source closed. Read and
+     * written only through the source's {@code isGone} and {@code markGone}.
+     */
+    @GuardedBy("LeasedIdSource.this.lock") private boolean gone;
+    /**
+     * The task scheduled for its expiry, cancelled on close. Read and written only through the
+     * source's {@code expiryTask} and {@code setExpiryTask}.
+     */
+    @GuardedBy("LeasedIdSource.this.lock") private ScheduledFuture<?> expiryTask;
 
     Range(long first, long count, long stride, boolean expires, long expiresAt) {
       this.first = first;
@@ -157,6 +164,34 @@ final class LeasedIdSource implements IdSource {
     boolean dueAt(long now) {
       return expires && now - expiresAt >= 0;
     }
+  }
+
+  // A range's mutable fields, for the source that holds it. Every Range is created by (and only ever
+  // held by) this source, so LeasedIdSource.this.lock of a range is this.lock; Error Prone cannot relate
+  // the two, hence these accessors: their callers must hold this.lock, which is checked.
+
+  @GuardedBy("lock")
+  @SuppressWarnings("GuardedBy") // r's enclosing instance is this source: r's lock is this.lock
+  private boolean isGone(Range r) {
+    return r.gone;
+  }
+
+  @GuardedBy("lock")
+  @SuppressWarnings("GuardedBy") // r's enclosing instance is this source: r's lock is this.lock
+  private void markGone(Range r) {
+    r.gone = true;
+  }
+
+  @GuardedBy("lock")
+  @SuppressWarnings("GuardedBy") // r's enclosing instance is this source: r's lock is this.lock
+  private ScheduledFuture<?> expiryTask(Range r) {
+    return r.expiryTask;
+  }
+
+  @GuardedBy("lock")
+  @SuppressWarnings("GuardedBy") // r's enclosing instance is this source: r's lock is this.lock
+  private void setExpiryTask(Range r, ScheduledFuture<?> task) {
+    r.expiryTask = task;
   }
 
   /** The longest {@code valid_for} taken as a limit: about 73 years; beyond it, none. */
@@ -197,6 +232,10 @@ final class LeasedIdSource implements IdSource {
   @GuardedBy("lock") private int failedAttempts;
   @GuardedBy("lock") private int lastEndpoint = -1;
   @GuardedBy("lock") private Attempt active;
+  /** IDs the {@code active} attempt delivered so far. */
+  @GuardedBy("lock") private long activeDelivered;
+  /** Of those, IDs of ranges that had already expired when they arrived. */
+  @GuardedBy("lock") private long activeExpiredOnArrival;
   @GuardedBy("lock") private ScheduledFuture<?> retry;
 
   // Outcomes callers need to see.
@@ -401,9 +440,10 @@ final class LeasedIdSource implements IdSource {
   /** On close: the range is gone, and its expiry task, if any, is to be cancelled once unlocked. */
   @GuardedBy("lock")
   private void forgetLocked(Range r, List<ScheduledFuture<?>> expiryTasks) {
-    r.gone = true;
-    if (r.expiryTask != null) {
-      expiryTasks.add(r.expiryTask);
+    markGone(r);
+    ScheduledFuture<?> task = expiryTask(r);
+    if (task != null) {
+      expiryTasks.add(task);
     }
   }
 
@@ -417,17 +457,6 @@ final class LeasedIdSource implements IdSource {
     long rejectionsAtStart;
     /** What this caller still needs, counted in {@code waitingDemand}. */
     long demand;
-
-    @GuardedBy("lock")
-    void startLocked(long need) {
-      waiting = true;
-      startNanos = System.nanoTime();
-      deadlineNanos = startNanos + settings.waitDeadlineNanos();
-      rejectionsAtStart = rejections;
-      demand = need;
-      waitingDemand += need;
-      waits++;
-    }
 
     /** Accounts for the wait, if there was one; called once, when the caller leaves. */
     void done() {
@@ -444,6 +473,18 @@ final class LeasedIdSource implements IdSource {
         lock.unlock();
       }
     }
+  }
+
+  /** Starts {@code w}'s wait for {@code need} IDs. */
+  @GuardedBy("lock")
+  private void startWaitingLocked(Waiter w, long need) {
+    w.waiting = true;
+    w.startNanos = System.nanoTime();
+    w.deadlineNanos = w.startNanos + settings.waitDeadlineNanos();
+    w.rejectionsAtStart = rejections;
+    w.demand = need;
+    waitingDemand += need;
+    waits++;
   }
 
   /**
@@ -476,7 +517,7 @@ final class LeasedIdSource implements IdSource {
                 "the sequence is exhausted: " + exhausted.describe(), exhausted.cause());
           }
           if (!w.waiting) {
-            w.startLocked(need);
+            startWaitingLocked(w, need);
             if (rejections != reportedRejections) {
               // The last request failed while nobody waited: this caller is the first to hear.
               throw rejectedLocked();
@@ -556,7 +597,7 @@ final class LeasedIdSource implements IdSource {
     queuedIds -= r.count;
     retiredIds += current.used();
     if (currentRange != null) {
-      currentRange.gone = true;
+      markGone(currentRange);
     }
     currentRange = r;
     long left = r.count + queuedIds;
@@ -590,7 +631,7 @@ final class LeasedIdSource implements IdSource {
       }
       if (r.dueAt(now)) {
         it.remove();
-        r.gone = true;
+        markGone(r);
         queuedIds -= r.count;
         dropped += r.count;
       }
@@ -606,7 +647,7 @@ final class LeasedIdSource implements IdSource {
   @GuardedBy("lock")
   private long expireLocked(Range r) {
     long dropped;
-    r.gone = true;
+    markGone(r);
     if (r == currentRange) {
       dropped = current.expire();
       currentRange = null;
@@ -633,9 +674,9 @@ final class LeasedIdSource implements IdSource {
     boolean cancel;
     lock.lock();
     try {
-      cancel = closed || r.gone;
+      cancel = closed || isGone(r);
       if (!cancel) {
-        r.expiryTask = f;
+        setExpiryTask(r, f);
       }
     } finally {
       lock.unlock();
@@ -655,7 +696,7 @@ final class LeasedIdSource implements IdSource {
     boolean launch = false;
     lock.lock();
     try {
-      if (closed || r.gone) {
+      if (closed || isGone(r)) {
         return;
       }
       long now = settings.ticker().nanos();
@@ -673,7 +714,7 @@ final class LeasedIdSource implements IdSource {
           logger.log(Level.FINE, "sequence ''{0}'': dropped {1} unused IDs of expired leases",
               new Object[] {sequence, dropped});
         }
-        launch = current.remaining() == 0 && !queue.isEmpty() ? installNextLocked() : requestLocked(false);
+        launch = (current.remaining() == 0 && !queue.isEmpty()) ? installNextLocked() : requestLocked(false);
         if (waiting > 0) {
           changed.signalAll();
         }
@@ -758,7 +799,7 @@ final class LeasedIdSource implements IdSource {
         desired = Math.ceil((double) consumed * lifetime / elapsed);
       }
       long growthCap = leaseSize > settings.maxLeaseSize() / 4 ? settings.maxLeaseSize() : leaseSize * 4;
-      leaseSize = (long) Math.max(settings.minLeaseSize(), Math.min(growthCap, desired));
+      leaseSize = (long) Math.max((double) settings.minLeaseSize(), Math.min((double) growthCap, desired));
     }
     requests++;
     lastRequestNanos = now;
@@ -787,6 +828,8 @@ final class LeasedIdSource implements IdSource {
       lastEndpoint = endpoint;
       a = new Attempt(endpoint, requestCount);
       active = a;
+      activeDelivered = 0;
+      activeExpiredOnArrival = 0;
       retry = null;
     } finally {
       lock.unlock();
@@ -819,7 +862,7 @@ final class LeasedIdSource implements IdSource {
             new Object[] {sequence, endpoints.get(a.endpoint).name, r});
         return null;
       }
-      a.delivered += r.getCount();
+      activeDelivered += r.getCount();
       if (validFor > 0) {
         validForNanos = validFor;
       }
@@ -827,9 +870,9 @@ final class LeasedIdSource implements IdSource {
       Range range = new Range(r.getFirst(), r.getCount(), r.getStride(), expires, expires ? a.sentNanos + validFor : 0);
       if (expires && range.dueAt(settings.ticker().nanos())) {
         // Expired on arrival (valid_for shorter than the call took): never handed out.
-        range.gone = true;
+        markGone(range);
         idsExpired += range.count;
-        a.expiredOnArrival += range.count;
+        activeExpiredOnArrival += range.count;
         logger.log(Level.FINE, "sequence ''{0}'': dropped a range of {1} IDs from {2} that expired on arrival",
             new Object[] {sequence, range.count, endpoints.get(a.endpoint).name});
         return null;
@@ -854,8 +897,9 @@ final class LeasedIdSource implements IdSource {
     if (!r.hasValidFor()) {
       return 0;
     }
-    long seconds = r.getValidFor().getSeconds();
-    int nanos = r.getValidFor().getNanos();
+    com.google.protobuf.Duration validFor = r.getValidFor();
+    long seconds = validFor.getSeconds();
+    int nanos = validFor.getNanos();
     if (seconds < 0 || nanos < 0 || nanos > 999_999_999) {
       return -1;
     }
@@ -875,7 +919,7 @@ final class LeasedIdSource implements IdSource {
       active = null;
       inFlight = false;
       lastRetryable = null;
-      if (a.delivered > 0) {
+      if (activeDelivered > 0) {
         leases++;
       }
       if (waiting > 0) {
@@ -884,7 +928,7 @@ final class LeasedIdSource implements IdSource {
       // Much may have been used while the call was in flight (a mark taken meanwhile was ignored).
       // Unless everything the call delivered had expired on arrival: asking again at once would only
       // repeat that, in a loop; a caller that finds nothing left still asks (and waits for it).
-      launch = (a.delivered == 0 || a.expiredOnArrival < a.delivered) && requestLocked(false);
+      launch = (activeDelivered == 0 || activeExpiredOnArrival < activeDelivered) && requestLocked(false);
     } finally {
       lock.unlock();
     }
@@ -903,7 +947,7 @@ final class LeasedIdSource implements IdSource {
       }
       active = null;
       failedCalls++;
-      if (a.delivered > 0) {
+      if (activeDelivered > 0) {
         leases++;
       }
       Failure f = new Failure(status, endpoints.get(a.endpoint).name, t);
@@ -1004,10 +1048,6 @@ final class LeasedIdSource implements IdSource {
     final int endpoint;
     /** IDs this call asks for. */
     final long count;
-    /** IDs this call delivered so far. */
-    @GuardedBy("LeasedIdSource.this.lock") long delivered;
-    /** Of those, IDs of ranges that had already expired when they arrived. */
-    @GuardedBy("LeasedIdSource.this.lock") long expiredOnArrival;
     /** The ticker reading just before the call was started: its ranges expire {@code valid_for} after it. */
     volatile long sentNanos;
 

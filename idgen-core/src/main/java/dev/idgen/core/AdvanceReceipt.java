@@ -9,6 +9,7 @@ import java.util.Map;
  * process uses. Immutable.
  */
 @Immutable
+@SuppressWarnings("Immutable") // components are Map.copyOf: unmodifiable
 public record AdvanceReceipt(Map<String, Long> versions) {
   public static final AdvanceReceipt NONE = new AdvanceReceipt(Map.of());
 

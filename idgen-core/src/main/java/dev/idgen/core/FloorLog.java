@@ -14,6 +14,7 @@ import java.util.List;
  *     the newest ones only): the reader must then re-read the floor of every sequence it holds
  */
 @Immutable
+@SuppressWarnings("Immutable") // components are List.copyOf: unmodifiable
 public record FloorLog(long version, List<Change> changes, boolean complete) {
   /** The log of a store that only one process uses: nothing to learn. */
   public static final FloorLog EMPTY = new FloorLog(0, List.of(), true);

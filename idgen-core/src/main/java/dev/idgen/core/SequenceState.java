@@ -11,6 +11,7 @@ import java.util.List;
  *     are cut off), in words; the values then come from this datacenter's replicas and may be behind
  */
 @Immutable
+@SuppressWarnings("Immutable") // components are List.copyOf: unmodifiable
 public record SequenceState(List<Stripe> stripes, List<DatacenterReserve> datacenterReserves,
     List<String> unread) {
 

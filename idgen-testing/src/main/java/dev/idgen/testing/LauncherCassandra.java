@@ -110,7 +110,7 @@ final class LauncherCassandra extends AbstractTestCassandra {
     started = false;
     resumeAll();
     // stop sends SIGCONT then SIGKILL to both nodes, and waits until their ports are free.
-    Processes.Result r = Processes.run(command("stop"), Duration.ofSeconds(120), false);
+    Processes.Result r = Processes.run(command("stop"), Duration.ofMinutes(2), false);
     if (!r.ok()) {
       System.err.println("[idgen-testing] " + script + " stop failed (exit " + r.exitStatus() + "):\n" + r.output());
     }

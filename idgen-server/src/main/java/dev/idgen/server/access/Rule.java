@@ -14,7 +14,9 @@ import java.util.regex.Pattern;
 @Immutable
 final class Rule {
   private final Pattern identity;
+  @SuppressWarnings("Immutable") // Stream.toList(): unmodifiable
   private final List<Pattern> allocate;
+  @SuppressWarnings("Immutable") // Stream.toList(): unmodifiable
   private final List<Pattern> admin;
 
   Rule(OperationsSettings.AccessRule rule) {
@@ -55,7 +57,8 @@ final class Rule {
   static Pattern glob(String glob) {
     StringBuilder regex = new StringBuilder();
     StringBuilder literal = new StringBuilder();
-    for (char c : glob.toCharArray()) {
+    for (int k = 0; k < glob.length(); k++) {
+      char c = glob.charAt(k);
       if (c == '*' || c == '?') {
         if (literal.length() > 0) {
           regex.append(Pattern.quote(literal.toString()));

@@ -42,6 +42,7 @@ public record OperationsSettings(Metrics metrics, Alarms alarms, Tls tls, Access
 
   /** {@code idgen.alarms}: when the log warns. Runway warnings of zero are off. */
   @Immutable
+  @SuppressWarnings("Immutable") // components are List.copyOf: unmodifiable
   public record Alarms(List<Double> headroomWarnings, Duration nodeRunwayWarning, Duration dcRunwayWarning) {
     public Alarms {
       headroomWarnings = List.copyOf(headroomWarnings);
@@ -65,6 +66,7 @@ public record OperationsSettings(Metrics metrics, Alarms alarms, Tls tls, Access
    * the identity each stands for) and the rules.
    */
   @Immutable
+  @SuppressWarnings("Immutable") // components are List.copyOf / Map.copyOf: unmodifiable
   public record Access(boolean enabled, Map<String, String> tokenDigests, List<AccessRule> rules,
       Map<Path, String> tokenFiles, Duration tokenRefreshInterval) {
     public Access {
@@ -80,6 +82,7 @@ public record OperationsSettings(Metrics metrics, Alarms alarms, Tls tls, Access
    * interceptor compiles and applies them.
    */
   @Immutable
+  @SuppressWarnings("Immutable") // components are List.copyOf: unmodifiable
   public record AccessRule(String identity, List<String> allocate, List<String> admin) {
     public AccessRule {
       allocate = List.copyOf(allocate);
@@ -270,7 +273,7 @@ public record OperationsSettings(Metrics metrics, Alarms alarms, Tls tls, Access
 
   private static Duration duration(Config config, String key, Duration min) {
     Duration value = config.getDuration(key);
-    boolean valid = value.isZero() || value.compareTo(min) >= 0 && value.compareTo(Duration.ofDays(30)) <= 0;
+    boolean valid = value.isZero() || (value.compareTo(min) >= 0 && value.compareTo(Duration.ofDays(30)) <= 0);
     check(config, key, valid, "0 (off) or " + ServerSettings.format(min) + " to 30d, got " + value);
     return value;
   }

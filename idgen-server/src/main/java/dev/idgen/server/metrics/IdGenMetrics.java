@@ -87,7 +87,7 @@ public final class IdGenMetrics {
     SequenceCounters counters = bySequence.computeIfAbsent(sequence, SequenceCounters::new);
     counters.calls(status).increment();
     if (ids > 0) {
-      counters.ids.increment(ids);
+      counters.ids.increment((double) ids);
       counters.leases.increment();
     }
   }

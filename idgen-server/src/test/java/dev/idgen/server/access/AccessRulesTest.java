@@ -81,7 +81,7 @@ class AccessRulesTest {
     basic.put(AccessInterceptor.AUTHORIZATION, "Basic b3BzOm9wcw==");
     StatusRuntimeException malformed = failure(() -> IdGenGrpc.newBlockingStub(server.channel)
         .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(basic))
-        .allocate(AllocateRequest.newBuilder().setSequence("orders").setCount(1).build()).hasNext());
+        .allocate(AllocateRequest.newBuilder().setSequence("orders").setCount(1).build()).next());
 
     assertThat(unknown.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
     assertThat(unknown.getStatus().getDescription()).contains("unknown bearer token")

@@ -124,7 +124,7 @@ class LimitsTest {
     StatusRuntimeException e = failure(() -> IdGenGrpc.newBlockingStub(server.channel)
         .withDeadlineAfter(10, TimeUnit.SECONDS)
         .allocate(AllocateRequest.newBuilder().setSequence("x".repeat(2_000)).setCount(1).build())
-        .hasNext());
+        .next());
 
     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
   }
@@ -144,7 +144,7 @@ class LimitsTest {
       // A second call on the same connection waits for a stream until its deadline …
       StatusRuntimeException waited = failure(() -> IdGenGrpc.newBlockingStub(server.channel)
           .withDeadlineAfter(500, TimeUnit.MILLISECONDS)
-          .allocate(AllocateRequest.newBuilder().setSequence("orders").setCount(1).build()).hasNext());
+          .allocate(AllocateRequest.newBuilder().setSequence("orders").setCount(1).build()).next());
       // … while another connection has streams of its own.
       long ids = count(List.of(IdGenGrpc.newBlockingStub(otherConnection).withDeadlineAfter(30, TimeUnit.SECONDS)
           .allocate(AllocateRequest.newBuilder().setSequence("orders").setCount(3).build()).next()));

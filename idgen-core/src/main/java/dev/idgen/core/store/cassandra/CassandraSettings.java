@@ -30,6 +30,7 @@ import java.util.regex.Pattern;
  *     are sized to it between ten node blocks and the sequence's {@code dc_block_size}
  */
 @Immutable
+@SuppressWarnings("Immutable") // components are List.copyOf / Map.copyOf: unmodifiable
 public record CassandraSettings(
     List<String> contactPoints,
     String localDatacenter,

@@ -84,12 +84,9 @@ public final class EmbeddedRangeStore implements RangeStore {
   private final Path file;
   private final Object lock = new Object();
 
+  /** The connection; used only under {@code lock}, which hands it to the work it runs. */
   @GuardedBy("lock")
-  private final Connection connection;
-
-  /** Prepared once per SQL text: parsing dominates a reserve otherwise. */
-  @GuardedBy("lock")
-  private final Map<String, PreparedStatement> statements = new HashMap<>();
+  private final Session session;
 
   @GuardedBy("lock")
   private boolean closed;
@@ -98,7 +95,7 @@ public final class EmbeddedRangeStore implements RangeStore {
 
   private EmbeddedRangeStore(Path file, Connection connection) {
     this.file = file;
-    this.connection = connection;
+    this.session = new Session(connection);
   }
 
   /**
@@ -261,11 +258,11 @@ public final class EmbeddedRangeStore implements RangeStore {
   public void create(SequenceDefinition definition) {
     Objects.requireNonNull(definition, "definition");
     String name = definition.name();
-    inWriteTransaction("create sequence '" + name + "'", () -> {
-      if (storedDefinition(name).isPresent()) {
+    inWriteTransaction("create sequence '" + name + "'", db -> {
+      if (storedDefinition(db, name).isPresent()) {
         throw new SequenceAlreadyExistsException("sequence '" + name + "' already exists");
       }
-      PreparedStatement insert = prepare("INSERT INTO sequences"
+      PreparedStatement insert = db.prepare("INSERT INTO sequences"
           + " (name, start, max, stripes, node_block_size, dc_block_size) VALUES (?, ?, ?, ?, ?, ?)");
       insert.setString(1, name);
       insert.setLong(2, definition.start());
@@ -274,7 +271,7 @@ public final class EmbeddedRangeStore implements RangeStore {
       insert.setLong(5, definition.nodeBlockSize());
       insert.setLong(6, definition.dcBlockSize());
       insert.executeUpdate();
-      PreparedStatement stripe = prepare("INSERT INTO stripes (name, stripe, reserved) VALUES (?, ?, 0)");
+      PreparedStatement stripe = db.prepare("INSERT INTO stripes (name, stripe, reserved) VALUES (?, ?, 0)");
       for (int k = 0; k < definition.stripes(); k++) {
         stripe.setString(1, name);
         stripe.setInt(2, k);
@@ -287,7 +284,7 @@ public final class EmbeddedRangeStore implements RangeStore {
   @Override
   public Optional<SequenceDefinition> find(String name) {
     Objects.requireNonNull(name, "name");
-    return read("find sequence '" + name + "'", () -> storedDefinition(name));
+    return read("find sequence '" + name + "'", db -> storedDefinition(db, name));
   }
 
   @Override
@@ -296,9 +293,9 @@ public final class EmbeddedRangeStore implements RangeStore {
     if (limit < 1) {
       throw new IllegalArgumentException("limit: " + limit + " (expected: >= 1)");
     }
-    return read("list sequences", () -> {
+    return read("list sequences", db -> {
       // Names are ASCII, so SQLite's BINARY collation is String.compareTo order.
-      PreparedStatement select = prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size"
+      PreparedStatement select = db.prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size"
           + " FROM sequences WHERE name > ? ORDER BY name LIMIT ?");
       select.setString(1, afterName);
       select.setInt(2, limit);
@@ -320,19 +317,19 @@ public final class EmbeddedRangeStore implements RangeStore {
     }
     long stripeSize = sequence.stripeSize(stripe); // also checks the stripe number
     String name = sequence.name();
-    IdRange range = inWriteTransaction("reserve from stripe " + stripe + " of sequence '" + name + "'", () -> {
-      checkMatchesStore(sequence);
-      IdRange back = takeReturned(sequence, stripe, size);
+    IdRange range = inWriteTransaction("reserve from stripe " + stripe + " of sequence '" + name + "'", db -> {
+      checkMatchesStore(db, sequence);
+      IdRange back = takeReturned(db, sequence, stripe, size);
       if (back != null) {
         return back;
       }
-      long from = reservedIndex(name, stripe);
+      long from = reservedIndex(db, name, stripe);
       if (from >= stripeSize) {
         throw new SequenceExhaustedException(name, sequence.max());
       }
       // Not from + size: that overflows when a caller asks for "everything left".
       long to = size >= stripeSize - from ? stripeSize : from + size;
-      PreparedStatement update = prepare("UPDATE stripes SET reserved = ? WHERE name = ? AND stripe = ?");
+      PreparedStatement update = db.prepare("UPDATE stripes SET reserved = ? WHERE name = ? AND stripe = ?");
       update.setLong(1, to);
       update.setString(2, name);
       update.setInt(3, stripe);
@@ -344,8 +341,9 @@ public final class EmbeddedRangeStore implements RangeStore {
   }
 
   /** Reserves from the IDs given back first (the lowest), in the caller's transaction; null if none. */
-  private IdRange takeReturned(SequenceDefinition sequence, int stripe, long size) throws SQLException {
-    PreparedStatement select = prepare("SELECT from_index, to_index FROM returned WHERE name = ? AND stripe = ?"
+  private static IdRange takeReturned(Session db, SequenceDefinition sequence, int stripe, long size)
+      throws SQLException {
+    PreparedStatement select = db.prepare("SELECT from_index, to_index FROM returned WHERE name = ? AND stripe = ?"
         + " ORDER BY from_index LIMIT 1");
     select.setString(1, sequence.name());
     select.setInt(2, stripe);
@@ -359,19 +357,20 @@ public final class EmbeddedRangeStore implements RangeStore {
       to = rs.getLong(2);
     }
     long end = size >= to - from ? to : from + size;
-    PreparedStatement delete = prepare("DELETE FROM returned WHERE name = ? AND stripe = ? AND from_index = ?");
+    PreparedStatement delete = db.prepare("DELETE FROM returned WHERE name = ? AND stripe = ? AND from_index = ?");
     delete.setString(1, sequence.name());
     delete.setInt(2, stripe);
     delete.setLong(3, from);
     delete.executeUpdate();
     if (end < to) {
-      insertReturned(sequence.name(), stripe, end, to);
+      insertReturned(db, sequence.name(), stripe, end, to);
     }
     return sequence.range(stripe, from, end);
   }
 
-  private void insertReturned(String name, int stripe, long from, long to) throws SQLException {
-    PreparedStatement insert = prepare("INSERT INTO returned (name, stripe, from_index, to_index) VALUES (?, ?, ?, ?)");
+  private static void insertReturned(Session db, String name, int stripe, long from, long to)
+      throws SQLException {
+    PreparedStatement insert = db.prepare("INSERT INTO returned (name, stripe, from_index, to_index) VALUES (?, ?, ?, ?)");
     insert.setString(1, name);
     insert.setInt(2, stripe);
     insert.setLong(3, from);
@@ -388,10 +387,10 @@ public final class EmbeddedRangeStore implements RangeStore {
   public long giveBack(SequenceDefinition sequence, int stripe, List<IdRange> ranges) {
     Objects.requireNonNull(sequence, "sequence");
     String name = sequence.name();
-    return inWriteTransaction("give back IDs of stripe " + stripe + " of sequence '" + name + "'", () -> {
-      checkMatchesStore(sequence);
+    return inWriteTransaction("give back IDs of stripe " + stripe + " of sequence '" + name + "'", db -> {
+      checkMatchesStore(db, sequence);
       long floorIndex = 0;
-      PreparedStatement floorOf = prepare("SELECT max(floor) FROM floor_log WHERE name = ?");
+      PreparedStatement floorOf = db.prepare("SELECT max(floor) FROM floor_log WHERE name = ?");
       floorOf.setString(1, name);
       try (ResultSet rs = floorOf.executeQuery()) {
         if (rs.next()) {
@@ -406,7 +405,7 @@ public final class EmbeddedRangeStore implements RangeStore {
         long from = Math.max(sequence.indexOf(stripe, r.first()), floorIndex);
         long to = sequence.indexOf(stripe, r.first()) + r.count();
         if (from < to) {
-          insertReturned(name, stripe, from, to);
+          insertReturned(db, name, stripe, from, to);
           back += to - from;
         }
       }
@@ -418,10 +417,10 @@ public final class EmbeddedRangeStore implements RangeStore {
   public AdvanceReceipt advance(SequenceDefinition sequence, long floor) {
     Objects.requireNonNull(sequence, "sequence");
     String name = sequence.name();
-    long version = inWriteTransaction("advance sequence '" + name + "' past " + floor, () -> {
-      checkMatchesStore(sequence);
+    long version = inWriteTransaction("advance sequence '" + name + "' past " + floor, db -> {
+      checkMatchesStore(db, sequence);
       PreparedStatement update =
-          prepare("UPDATE stripes SET reserved = ? WHERE name = ? AND stripe = ? AND reserved < ?");
+          db.prepare("UPDATE stripes SET reserved = ? WHERE name = ? AND stripe = ? AND reserved < ?");
       for (int k = 0; k < sequence.stripes(); k++) {
         long index = sequence.firstIndexAbove(k, floor);
         update.setLong(1, index);
@@ -431,7 +430,7 @@ public final class EmbeddedRangeStore implements RangeStore {
         update.executeUpdate();
       }
       // IDs given back below the floor are dropped, as the stripes' own are.
-      PreparedStatement returned = prepare("SELECT stripe, from_index, to_index FROM returned WHERE name = ?");
+      PreparedStatement returned = db.prepare("SELECT stripe, from_index, to_index FROM returned WHERE name = ?");
       returned.setString(1, name);
       List<long[]> cut = new ArrayList<>();
       try (ResultSet rs = returned.executeQuery()) {
@@ -442,22 +441,22 @@ public final class EmbeddedRangeStore implements RangeStore {
       for (long[] r : cut) {
         long min = sequence.firstIndexAbove((int) r[0], floor);
         if (r[1] < min) {
-          PreparedStatement delete = prepare("DELETE FROM returned WHERE name = ? AND stripe = ? AND from_index = ?");
+          PreparedStatement delete = db.prepare("DELETE FROM returned WHERE name = ? AND stripe = ? AND from_index = ?");
           delete.setString(1, name);
           delete.setInt(2, (int) r[0]);
           delete.setLong(3, r[1]);
           delete.executeUpdate();
           if (min < r[2]) {
-            insertReturned(name, (int) r[0], min, r[2]);
+            insertReturned(db, name, (int) r[0], min, r[2]);
           }
         }
       }
       // In the same transaction: a process that reads this log entry reserves above the floor.
-      PreparedStatement logged = prepare("INSERT INTO floor_log (name, floor) VALUES (?, ?)");
+      PreparedStatement logged = db.prepare("INSERT INTO floor_log (name, floor) VALUES (?, ?)");
       logged.setString(1, name);
       logged.setLong(2, floor);
       logged.executeUpdate();
-      try (ResultSet rs = prepare("SELECT last_insert_rowid()").executeQuery()) {
+      try (ResultSet rs = db.prepare("SELECT last_insert_rowid()").executeQuery()) {
         rs.next();
         return rs.getLong(1);
       }
@@ -467,8 +466,8 @@ public final class EmbeddedRangeStore implements RangeStore {
 
   @Override
   public long floor(SequenceDefinition sequence) {
-    return read("read the floor of sequence '" + sequence.name() + "'", () -> {
-      PreparedStatement select = prepare("SELECT max(floor) FROM floor_log WHERE name = ?");
+    return read("read the floor of sequence '" + sequence.name() + "'", db -> {
+      PreparedStatement select = db.prepare("SELECT max(floor) FROM floor_log WHERE name = ?");
       select.setString(1, sequence.name());
       try (ResultSet rs = select.executeQuery()) {
         long f = rs.next() ? rs.getLong(1) : 0;
@@ -479,8 +478,8 @@ public final class EmbeddedRangeStore implements RangeStore {
 
   @Override
   public FloorLog floorLog(long afterVersion) {
-    return read("read the floor log", () -> {
-      PreparedStatement select = prepare("SELECT version, name, floor FROM floor_log WHERE version > ?"
+    return read("read the floor log", db -> {
+      PreparedStatement select = db.prepare("SELECT version, name, floor FROM floor_log WHERE version > ?"
           + " ORDER BY version LIMIT 10000");
       select.setLong(1, afterVersion);
       List<FloorLog.Change> changes = new ArrayList<>();
@@ -496,8 +495,8 @@ public final class EmbeddedRangeStore implements RangeStore {
 
   @Override
   public void announce(String server, UUID incarnation, long appliedVersion, Duration lease) {
-    inWriteTransaction("announce server " + server, () -> {
-      PreparedStatement upsert = prepare("INSERT OR REPLACE INTO servers (server, incarnation, applied,"
+    inWriteTransaction("announce server " + server, db -> {
+      PreparedStatement upsert = db.prepare("INSERT OR REPLACE INTO servers (server, incarnation, applied,"
           + " expires_at_millis) VALUES (?, ?, ?, ?)");
       upsert.setString(1, server);
       upsert.setString(2, incarnation.toString());
@@ -510,8 +509,8 @@ public final class EmbeddedRangeStore implements RangeStore {
 
   @Override
   public void withdraw(String server, UUID incarnation) {
-    inWriteTransaction("withdraw server " + server, () -> {
-      PreparedStatement delete = prepare("DELETE FROM servers WHERE server = ? AND incarnation = ?");
+    inWriteTransaction("withdraw server " + server, db -> {
+      PreparedStatement delete = db.prepare("DELETE FROM servers WHERE server = ? AND incarnation = ?");
       delete.setString(1, server);
       delete.setString(2, incarnation.toString());
       delete.executeUpdate();
@@ -525,8 +524,8 @@ public final class EmbeddedRangeStore implements RangeStore {
     if (version == null) {
       return List.of();
     }
-    return read("read the servers' announcements", () -> {
-      PreparedStatement select = prepare("SELECT server FROM servers WHERE applied < ? AND expires_at_millis > ?"
+    return read("read the servers' announcements", db -> {
+      PreparedStatement select = db.prepare("SELECT server FROM servers WHERE applied < ? AND expires_at_millis > ?"
           + " ORDER BY server");
       select.setLong(1, version);
       select.setLong(2, System.currentTimeMillis());
@@ -553,9 +552,9 @@ public final class EmbeddedRangeStore implements RangeStore {
   public SequenceState state(SequenceDefinition sequence) {
     Objects.requireNonNull(sequence, "sequence");
     String name = sequence.name();
-    return read("read the state of sequence '" + name + "'", () -> {
-      checkMatchesStore(sequence);
-      PreparedStatement select = prepare("SELECT stripe, reserved FROM stripes WHERE name = ? ORDER BY stripe");
+    return read("read the state of sequence '" + name + "'", db -> {
+      checkMatchesStore(db, sequence);
+      PreparedStatement select = db.prepare("SELECT stripe, reserved FROM stripes WHERE name = ? ORDER BY stripe");
       select.setString(1, name);
       List<SequenceState.Stripe> stripes = new ArrayList<>();
       try (ResultSet rs = select.executeQuery()) {
@@ -585,11 +584,7 @@ public final class EmbeddedRangeStore implements RangeStore {
       }
       closed = true;
       try {
-        for (PreparedStatement s : statements.values()) {
-          s.close();
-        }
-        statements.clear();
-        connection.close();
+        session.close();
         logger.debug("Closed embedded store {}", file);
       } catch (SQLException e) {
         // Every commit is already durable; a failed close loses nothing, so it must not fail a shutdown.
@@ -605,18 +600,55 @@ public final class EmbeddedRangeStore implements RangeStore {
 
   /** A pragma's value on this store's connection, for tests. */
   String pragma(String name) {
-    return read("read pragma " + name, () -> {
-      try (Statement s = connection.createStatement(); ResultSet rs = s.executeQuery("PRAGMA " + name)) {
+    return read("read pragma " + name, db -> {
+      try (Statement s = db.connection.createStatement(); ResultSet rs = s.executeQuery("PRAGMA " + name)) {
         return rs.next() ? rs.getString(1) : null;
       }
     });
   }
 
-  // ---- transactions and statements; everything below runs under lock
+  // ---- transactions and statements
 
+  /**
+   * The connection and its prepared statements. Not thread-safe: only the thread that holds the
+   * store's {@code lock} uses it, in {@code inWriteTransaction} and {@code read}, which hand it to the
+   * work they run (so that the work needs no access to guarded fields).
+   */
+  private static final class Session {
+    final Connection connection;
+    /** Prepared once per SQL text: parsing dominates a reserve otherwise. */
+    private final Map<String, PreparedStatement> statements = new HashMap<>();
+
+    Session(Connection connection) {
+      this.connection = connection;
+    }
+
+    PreparedStatement prepare(String sql) throws SQLException {
+      PreparedStatement s = statements.get(sql);
+      if (s == null) {
+        s = connection.prepareStatement(sql);
+        statements.put(sql, s);
+      }
+      return s;
+    }
+
+    void execute(String sql) throws SQLException {
+      prepare(sql).execute();
+    }
+
+    void close() throws SQLException {
+      for (PreparedStatement s : statements.values()) {
+        s.close();
+      }
+      statements.clear();
+      connection.close();
+    }
+  }
+
+  /** Work that runs under {@code lock}, on the session it is given. */
   @FunctionalInterface
   private interface SqlWork<T> {
-    T run() throws SQLException;
+    T run(Session db) throws SQLException;
   }
 
   /** Runs {@code work} in one write transaction, committed (and fsync'd) before this returns. */
@@ -624,11 +656,11 @@ public final class EmbeddedRangeStore implements RangeStore {
     synchronized (lock) {
       checkOpen();
       try {
-        execute("BEGIN IMMEDIATE");
+        session.execute("BEGIN IMMEDIATE");
         T result;
         try {
-          result = work.run();
-          execute("COMMIT");
+          result = work.run(session);
+          session.execute("COMMIT");
         } catch (Throwable t) {
           rollback(t);
           throw t;
@@ -645,7 +677,7 @@ public final class EmbeddedRangeStore implements RangeStore {
     synchronized (lock) {
       checkOpen();
       try {
-        return work.run();
+        return work.run(session);
       } catch (SQLException e) {
         throw failure(operation, e);
       }
@@ -660,33 +692,17 @@ public final class EmbeddedRangeStore implements RangeStore {
   }
 
   @GuardedBy("lock")
-  private void execute(String sql) throws SQLException {
-    prepare(sql).execute();
-  }
-
-  @GuardedBy("lock")
   private void rollback(Throwable cause) {
     try {
-      execute("ROLLBACK");
+      session.execute("ROLLBACK");
     } catch (SQLException e) {
       // Also when SQLite already rolled back by itself (after an I/O error, for instance).
       cause.addSuppressed(e);
     }
   }
 
-  @GuardedBy("lock")
-  private PreparedStatement prepare(String sql) throws SQLException {
-    PreparedStatement s = statements.get(sql);
-    if (s == null) {
-      s = connection.prepareStatement(sql);
-      statements.put(sql, s);
-    }
-    return s;
-  }
-
-  @GuardedBy("lock")
-  private Optional<SequenceDefinition> storedDefinition(String name) throws SQLException {
-    PreparedStatement select = prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size"
+  private static Optional<SequenceDefinition> storedDefinition(Session db, String name) throws SQLException {
+    PreparedStatement select = db.prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size"
         + " FROM sequences WHERE name = ?");
     select.setString(1, name);
     try (ResultSet rs = select.executeQuery()) {
@@ -698,18 +714,16 @@ public final class EmbeddedRangeStore implements RangeStore {
    * Refuses a definition whose ID space differs from the stored one: the ranges are computed from the
    * caller's definition, so a stale or forged one could hand out IDs of another stripe.
    */
-  @GuardedBy("lock")
-  private void checkMatchesStore(SequenceDefinition given) throws SQLException {
-    SequenceDefinition stored = storedDefinition(given.name()).orElseThrow(() -> notFound(given.name()));
+  private static void checkMatchesStore(Session db, SequenceDefinition given) throws SQLException {
+    SequenceDefinition stored = storedDefinition(db, given.name()).orElseThrow(() -> notFound(given.name()));
     if (stored.start() != given.start() || stored.max() != given.max() || stored.stripes() != given.stripes()) {
       throw new IllegalArgumentException("sequence '" + given.name() + "': the definition " + given
           + " does not match the stored one " + stored);
     }
   }
 
-  @GuardedBy("lock")
-  private long reservedIndex(String name, int stripe) throws SQLException {
-    PreparedStatement select = prepare("SELECT reserved FROM stripes WHERE name = ? AND stripe = ?");
+  private long reservedIndex(Session db, String name, int stripe) throws SQLException {
+    PreparedStatement select = db.prepare("SELECT reserved FROM stripes WHERE name = ? AND stripe = ?");
     select.setString(1, name);
     select.setInt(2, stripe);
     try (ResultSet rs = select.executeQuery()) {

@@ -90,7 +90,7 @@ class CassandraAmbiguousCasIT {
   void should_not_append_a_block_twice_when_it_applied_and_another_store_wrote_the_pool_before_the_read_back() {
     List<IdRange> byB = new ArrayList<>();
     a.casExecutor = once(CasKind.POOL_APPEND, (k, st, session) -> {
-      session.apply(st); // applied ...
+      ResultSet unused = session.apply(st); // applied ...
       byB.add(b.reserve(seq, 0, 10)); // ... then B takes from the block before A reads the row back
       throw timeout();
     });
@@ -112,7 +112,9 @@ class CassandraAmbiguousCasIT {
     a.casExecutor = once(CasKind.POOL_APPEND, new CasExecutor() {
       @Override
       public ResultSet execute(CasKind k, BoundStatement st, Function<BoundStatement, ResultSet> session) {
-        heldBack.set(() -> session.apply(st)); // still queued somewhere when the driver gives up
+        heldBack.set(() -> {
+          ResultSet unused = session.apply(st); // still queued somewhere when the driver gives up
+        });
         throw timeout();
       }
 
@@ -140,7 +142,7 @@ class CassandraAmbiguousCasIT {
     a.reserve(seq, 0, 10); // the pool has a block now
     List<IdRange> byB = new ArrayList<>();
     a.casExecutor = once(CasKind.POOL_RESERVE, (k, st, session) -> {
-      session.apply(st);
+      ResultSet unused = session.apply(st); // applied, but its answer is lost
       byB.add(b.reserve(seq, 0, 10));
       throw timeout();
     });
@@ -157,7 +159,7 @@ class CassandraAmbiguousCasIT {
   void should_resolve_an_applied_reservation_whose_answer_was_lost() {
     a.reserve(seq, 0, 10);
     a.casExecutor = once(CasKind.POOL_RESERVE, (k, st, session) -> {
-      session.apply(st);
+      ResultSet unused = session.apply(st); // applied, but its answer is lost
       throw timeout();
     });
     IdRange got = a.reserve(seq, 0, 5);
@@ -174,7 +176,7 @@ class CassandraAmbiguousCasIT {
   void should_put_ids_given_back_at_the_front_of_the_pool_once_even_when_the_answer_is_lost() {
     IdRange held = a.reserve(seq, 0, 40); // the server's reserve at a graceful stop
     a.casExecutor = once(CasKind.POOL_GIVE_BACK, (k, st, session) -> {
-      session.apply(st);
+      ResultSet unused = session.apply(st);
       throw timeout(); // applied, but the answer never came
     });
 
@@ -194,7 +196,7 @@ class CassandraAmbiguousCasIT {
     IdRange held = a.reserve(seq, 0, 40);
     List<IdRange> byB = new ArrayList<>();
     a.casExecutor = once(CasKind.POOL_GIVE_BACK, (k, st, session) -> {
-      session.apply(st);
+      ResultSet unused = session.apply(st);
       byB.add(b.reserve(seq, 0, 40)); // takes every returned ID before A reads the row back
       throw timeout();
     });
