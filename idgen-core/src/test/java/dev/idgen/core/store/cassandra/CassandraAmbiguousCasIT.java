@@ -35,7 +35,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(CassandraExtension.class)
 class CassandraAmbiguousCasIT {
   private static final long START = 1;
-  private static final long SIZE = 3_000;
+  private static final long SIZE = 1_500;
 
   private String keyspace;
   private final List<CassandraRangeStore> stores = new ArrayList<>();
@@ -185,7 +185,7 @@ class CassandraAmbiguousCasIT {
     assertThat(a.poolStats().resolvedApplied()).isEqualTo(1);
     IdRange next = b.reserve(seq, 0, 1_000);
     assertThat(next.first()).as("the returned IDs are reserved first").isEqualTo(held.first());
-    assertThat(next.count()).as("once: the attempt was not repeated").isEqualTo(40);
+    assertThat(next.count()).as("they join the rest of the pool's first block").isGreaterThanOrEqualTo(40);
     Drained all = drain(new ArrayList<>(List.of(next)), new ArrayList<>());
     assertThat(all.duplicates).isEmpty();
     assertThat(all.handedOut + lost()).isEqualTo(SIZE);
@@ -229,7 +229,7 @@ class CassandraAmbiguousCasIT {
     for (int i = 0; i < 10_000 && !(aDone && bDone); i++) {
       CassandraRangeStore s = i % 2 == 0 ? a : b;
       try {
-        (s == a ? byA : byB).add(s.reserve(seq, 0, 37));
+        (s == a ? byA : byB).add(s.reserve(seq, 0, 53));
       } catch (SequenceExhaustedException e) {
         if (s == a) {
           aDone = true;
