@@ -7,17 +7,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idgen.core.AdvanceReceipt;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.FloorLog;
+import dev.idgen.core.ForwardingRangeStore;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceDefinition;
-import dev.idgen.core.SequenceState;
 import dev.idgen.testing.CassandraExtension;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -60,7 +58,7 @@ class CassandraAdvanceIT {
     CassandraRangeStore storeB = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
     CountDownLatch stalling = new CountDownLatch(1);
     AtomicBoolean stallNext = new AtomicBoolean();
-    RangeStore slowB = new Delegating(storeB) {
+    RangeStore slowB = new ForwardingRangeStore(storeB) {
       @Override
       public FloorLog floorLog(long afterVersion) {
         if (stallNext.getAndSet(false)) {
@@ -71,7 +69,7 @@ class CassandraAdvanceIT {
             Thread.currentThread().interrupt();
           }
         }
-        return super.floorLog(afterVersion);
+        return delegate().floorLog(afterVersion);
       }
     };
     Allocator a = closeLater(Allocator.builder(storeA).serverName("a").minNodeBlock(1_000).build());
@@ -107,77 +105,5 @@ class CassandraAdvanceIT {
     assertThat(min(a.allocate("local", 10, WAIT))).isGreaterThan(500_000);
     assertThat(a.describe("local").state().datacenterReserves())
         .allSatisfy(r -> assertThat(r.datacenter()).isEqualTo(DC1));
-  }
-
-  /** A store that forwards everything: tests override what they slow down. */
-  private static class Delegating implements RangeStore {
-    private final RangeStore d;
-
-    Delegating(RangeStore d) {
-      this.d = d;
-    }
-
-    @Override
-    public void create(SequenceDefinition definition) {
-      d.create(definition);
-    }
-
-    @Override
-    public Optional<SequenceDefinition> find(String name) {
-      return d.find(name);
-    }
-
-    @Override
-    public List<SequenceDefinition> list(String afterName, int limit) {
-      return d.list(afterName, limit);
-    }
-
-    @Override
-    public IdRange reserve(SequenceDefinition sequence, int stripe, long size) {
-      return d.reserve(sequence, stripe, size);
-    }
-
-    @Override
-    public AdvanceReceipt advance(SequenceDefinition sequence, long floor) {
-      return d.advance(sequence, floor);
-    }
-
-    @Override
-    public long floor(SequenceDefinition sequence) {
-      return d.floor(sequence);
-    }
-
-    @Override
-    public FloorLog floorLog(long afterVersion) {
-      return d.floorLog(afterVersion);
-    }
-
-    @Override
-    public void announce(String server, UUID incarnation, long appliedVersion, Duration lease) {
-      d.announce(server, incarnation, appliedVersion, lease);
-    }
-
-    @Override
-    public void withdraw(String server, UUID incarnation) {
-      d.withdraw(server, incarnation);
-    }
-
-    @Override
-    public List<String> unconfirmed(AdvanceReceipt receipt) {
-      return d.unconfirmed(receipt);
-    }
-
-    @Override
-    public Duration floorRefreshInterval() {
-      return d.floorRefreshInterval();
-    }
-
-    @Override
-    public SequenceState state(SequenceDefinition sequence) {
-      return d.state(sequence);
-    }
-
-    @Override
-    public void close() {}
   }
 }

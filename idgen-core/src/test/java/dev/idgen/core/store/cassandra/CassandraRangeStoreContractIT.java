@@ -1,14 +1,9 @@
 package dev.idgen.core.store.cassandra;
 
-import dev.idgen.core.AdvanceReceipt;
-import dev.idgen.core.IdRange;
+import dev.idgen.core.ForwardingRangeStore;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.RangeStoreContractTest;
-import dev.idgen.core.SequenceDefinition;
-import dev.idgen.core.SequenceState;
 import dev.idgen.testing.CassandraExtension;
-import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -38,39 +33,6 @@ class CassandraRangeStoreContractIT extends RangeStoreContractTest {
   /** One session for the class; the suite's per-test close() must not close it. */
   @Override
   protected RangeStore newStore() {
-    return new RangeStore() {
-      @Override
-      public void create(SequenceDefinition definition) {
-        shared.create(definition);
-      }
-
-      @Override
-      public Optional<SequenceDefinition> find(String name) {
-        return shared.find(name);
-      }
-
-      @Override
-      public List<SequenceDefinition> list(String afterName, int limit) {
-        return shared.list(afterName, limit);
-      }
-
-      @Override
-      public IdRange reserve(SequenceDefinition sequence, int stripe, long size) {
-        return shared.reserve(sequence, stripe, size);
-      }
-
-      @Override
-      public AdvanceReceipt advance(SequenceDefinition sequence, long floor) {
-        return shared.advance(sequence, floor);
-      }
-
-      @Override
-      public SequenceState state(SequenceDefinition sequence) {
-        return shared.state(sequence);
-      }
-
-      @Override
-      public void close() {}
-    };
+    return new ForwardingRangeStore(shared) {}; // close() does not close the shared store
   }
 }
