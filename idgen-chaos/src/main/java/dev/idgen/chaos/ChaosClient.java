@@ -7,6 +7,7 @@ import dev.idgen.client.IdGenClient;
 import dev.idgen.client.IdGenClientBuilder;
 import dev.idgen.client.IdGenClientException;
 import dev.idgen.client.IdSource;
+import dev.idgen.client.IdSourceStats;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.Grpc;
@@ -28,7 +29,12 @@ import java.util.concurrent.TimeUnit;
  * record file: either a client stub ({@link IdGenClient}, one {@link IdSource} per sequence, callers taking
  * batches of IDs at a bounded rate) or a raw {@code Allocate} caller (random counts on random servers).
  * Every range it receives is recorded by a {@link RecordingInterceptor} on its channels; a stub also records
- * each ID it hands out.
+ * each batch it hands out, with the time it was asked for ({@link Recorder#served}).
+ *
+ * <p>The stub is the real {@link IdGenClient}: it honours the ranges' {@code valid_for} (unused IDs of a lease
+ * are dropped that long after the lease was requested), which is what lets an {@code AdvanceSequence} that
+ * returned OK promise that no stub hands out an ID at or below its floor afterwards; the checker holds every
+ * batch to that.
  *
  * <p>{@link #kill()} models the client process dying mid-stream: its channels are shut down at once, which
  * cuts its open calls (ranges in flight are never read) and strands the leases it held. The loop is bounded
@@ -53,6 +59,8 @@ final class ChaosClient {
   private final Thread thread;
   private volatile boolean stopped;
   private volatile IdGenClient client;
+  /** The stub's sources, once built (empty for a raw caller). */
+  private volatile List<IdSource> stubSources = List.of();
 
   ChaosClient(int id, boolean stub, List<String> targets, List<String> sequences, Path dir, RunClock clock,
       long seed, long deadlineNanos, long rate) {
@@ -63,11 +71,10 @@ final class ChaosClient {
     this.random = new Random(seed);
     this.deadlineNanos = deadlineNanos;
     this.rate = rate;
-    RecordingInterceptor interceptor = new RecordingInterceptor(recorder);
-    for (String target : targets) {
-      ManagedChannel ch = Grpc.newChannelBuilder(target, InsecureChannelCredentials.create()).build();
+    for (int slot = 0; slot < targets.size(); slot++) {
+      ManagedChannel ch = Grpc.newChannelBuilder(targets.get(slot), InsecureChannelCredentials.create()).build();
       channels.add(ch);
-      recorded.add(ClientInterceptors.intercept(ch, interceptor));
+      recorded.add(ClientInterceptors.intercept(ch, new RecordingInterceptor(recorder, slot)));
     }
     this.thread = new Thread(this::run, (stub ? "chaos-stub-" : "chaos-raw-") + id);
     thread.setDaemon(true);
@@ -83,6 +90,11 @@ final class ChaosClient {
 
   void start() {
     thread.start();
+  }
+
+  /** The stub's counters per sequence (served, expired by {@code valid_for}, …); empty for a raw caller. */
+  List<IdSourceStats> stubStats() {
+    return stubSources.stream().map(IdSource::stats).toList();
   }
 
   /** After a server restart: reconnect now rather than after gRPC's reconnect back-off. */
@@ -155,6 +167,7 @@ final class ChaosClient {
     for (String s : sequences) {
       sources.add(client.sequence(s));
     }
+    stubSources = List.copyOf(sources);
     Set<String> exhausted = new HashSet<>();
     long served = 0;
     long startNanos = System.nanoTime();
@@ -168,8 +181,9 @@ final class ChaosClient {
       }
       int batch = 1 + random.nextInt(64);
       try {
+        long asked = recorder.clock().nanos();
         long[] ids = source.next(batch);
-        recorder.served(source.sequence(), ids, ids.length);
+        recorder.served(source.sequence(), asked, ids, ids.length);
         served += ids.length;
       } catch (IdGenClientException e) {
         switch (e.reason()) {

@@ -8,6 +8,7 @@ import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.api.v1.StripeState;
 import dev.idgen.chaos.RunLog.SequenceSpec;
+import dev.idgen.client.IdSourceStats;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -17,13 +18,18 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
 
 /**
  * One chaos run: the two-datacenter Cassandra (started here or already running), {@code servers} idgen
@@ -38,10 +44,17 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code client-kill}: a random client dies mid-stream ({@link ChaosClient#kill()}) and a new one takes
  *       its place;
  *   <li>{@code advance-burst}: 3–6 concurrent {@code AdvanceSequence} calls on random servers, floors a little
- *       above the sequence's current cursors. Never within 25 s after a pause ended: a server cut off from
- *       its datacenter's Cassandra learns a floor only when it reconnects (README, "AdvanceSequence"), which
- *       this harness would otherwise report as a violation of a promise the design does not make.
+ *       above the sequence's current cursors (so every ID cached anywhere, in a pool, a server or a stub's
+ *       lease, is at or below them). A burst runs on threads of its own, at any time: the fault thread goes
+ *       on meanwhile, and a pause or a kill also starts one while its node is frozen or its server dead
+ *       (always in the first round, then one time in three). An advance returns OK only when every live
+ *       server confirmed the floor and the stubs' leases from before have expired ({@code valid_for}, here
+ *       {@value #CLIENT_LEASE_LIFETIME}); those that cannot (a paused datacenter cannot be trimmed, a dead
+ *       server has not confirmed) fail, are recorded as failed, and promise nothing.
  * </ul>
+ * The first round injects each of the four kinds once, in an order drawn from the seed; then kinds are drawn
+ * at random. The checker holds every range whose call started, and every batch a stub was asked for, after
+ * an advance returned OK to that advance's floor.
  *
  * <p><b>The lost-ID bound.</b> IDs leave the global cursors and are then either received by a client, still
  * held (a datacenter pool, a live server's memory) at the end, or lost. Each fault may lose at most:
@@ -68,7 +81,13 @@ final class ChaosRun {
       Path serverJar, Path repoRoot, long rate, long int32Space) {}
 
   private static final long INT32_MAX = 2_147_483_647L;
-  private static final long PAUSE_SHADOW_NANOS = TimeUnit.SECONDS.toNanos(25);
+  /**
+   * The servers' {@code idgen.advance.client-lease-lifetime} (their ranges' {@code valid_for}): short, so that
+   * an advance takes about 3 s (this plus a margin of max(1 s, a quarter)) and bursts stay short.
+   */
+  static final String CLIENT_LEASE_LIFETIME = "2s";
+  /** How long the end of a run waits for the advance bursts still under way. */
+  private static final long BURST_WAIT_SECONDS = 120;
 
   private final Settings settings;
   private final RunClock clock = new RunClock();
@@ -83,7 +102,15 @@ final class ChaosRun {
   private RunLog log;
   private int nextClientId;
   private int faults;
-  private long lastPauseEndNanos = Long.MIN_VALUE / 2;
+  /** Advance bursts run here, beside the fault thread. */
+  private final ExecutorService advancePool = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "chaos-advance");
+    t.setDaemon(true);
+    return t;
+  });
+  private final List<Future<?>> bursts = new ArrayList<>();
+  /** The highest cursor each sequence was seen at, for a burst whose GetSequence fails. */
+  private final Map<String, Long> lastCursor = new ConcurrentHashMap<>();
   private long deadlineNanos;
   private boolean startedCassandra;
 
@@ -103,6 +130,7 @@ final class ChaosRun {
   /** Runs, records everything in {@code out}, and returns once everything it started is stopped. */
   void run() throws Exception {
     Files.createDirectories(settings.out());
+    clearEarlierRun();
     Thread hook = new Thread(this::emergencyStop, "chaos-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
     try (RunLog runLog = new RunLog(settings.out())) {
@@ -127,6 +155,7 @@ final class ChaosRun {
         faults(runNanos);
         finish();
       } finally {
+        advancePool.shutdownNow();
         cassandra.resumeAll();
         for (ChaosClient c : clients) {
           c.kill();
@@ -143,8 +172,33 @@ final class ChaosRun {
     }
   }
 
+  /**
+   * Removes what an earlier run left in the output directory (its record and its servers' logs): the checker
+   * reads every {@code client-*.bin} there, and must see this run's only.
+   */
+  private void clearEarlierRun() throws IOException {
+    List<Path> stale = new ArrayList<>();
+    try (Stream<Path> files = Files.list(settings.out())) {
+      files.filter(p -> p.getFileName().toString().matches("client-\\d+\\.bin")
+          || p.getFileName().toString().equals(RunLog.FILE)).forEach(stale::add);
+    }
+    Path serverLogs = settings.out().resolve("servers");
+    if (Files.isDirectory(serverLogs)) {
+      try (Stream<Path> files = Files.list(serverLogs)) {
+        files.filter(p -> p.getFileName().toString().matches("server-\\d+-\\d+\\.log")).forEach(stale::add);
+      }
+    }
+    for (Path p : stale) {
+      Files.delete(p);
+    }
+    if (!stale.isEmpty()) {
+      say("removed " + stale.size() + " files of an earlier run from " + settings.out());
+    }
+  }
+
   /** The shutdown hook: never leave a node frozen or a server running. */
   private void emergencyStop() {
+    advancePool.shutdownNow();
     cassandra.resumeAll();
     for (ServerNode s : servers) {
       try {
@@ -176,6 +230,8 @@ final class ChaosRun {
           "idgen.cassandra.replication.dc1=1",
           "idgen.cassandra.replication.dc2=1",
           "idgen.cassandra.floor-refresh=500ms",
+          // Advances wait this (+ a margin) after every live server confirmed; stubs drop leases this old.
+          "idgen.advance.client-lease-lifetime=" + CLIENT_LEASE_LIFETIME,
           // Each server's metrics endpoint on a port of its own, kept across restarts.
           "idgen.metrics.host=127.0.0.1",
           "idgen.metrics.port=" + freePort()));
@@ -220,6 +276,7 @@ final class ChaosRun {
     List<String> targets = servers.stream().map(ServerNode::target).toList();
     ChaosClient c = new ChaosClient(id, stub, targets, sequences.stream().map(SequenceSpec::name).toList(),
         settings.out(), clock, settings.seed() * 31 + id, deadlineNanos, settings.rate());
+    log.line("client", id, stub ? "stub" : "raw");
     clients.add(c);
     c.start();
   }
@@ -231,34 +288,33 @@ final class ChaosRun {
     long warmup = Math.min(TimeUnit.SECONDS.toNanos(10), runNanos / 8);
     long cooldown = Math.min(TimeUnit.SECONDS.toNanos(20), runNanos / 6);
     Thread.sleep(TimeUnit.NANOSECONDS.toMillis(warmup));
-    // Every kind once first (in a seeded order, the advance burst before the pause so that it is not held
-    // back by the pause's shadow), then kinds drawn at random.
+    // Every kind once first (in a seeded order), then kinds drawn at random.
     List<String> firstRound = new ArrayList<>(List.of("server-kill", "cassandra-pause", "client-kill",
         "advance-burst"));
     Collections.shuffle(firstRound, random);
-    if (firstRound.indexOf("cassandra-pause") < firstRound.indexOf("advance-burst")) {
-      Collections.swap(firstRound, firstRound.indexOf("cassandra-pause"),
-          firstRound.indexOf("advance-burst"));
-    }
     // The first round always completes (even on a slow machine), so that every run sees every kind.
-    while (faults < firstRound.size() || System.nanoTime() - start < runNanos - cooldown) {
+    // (`drawn` counts the draws; `faults` also counts the bursts that come along with a pause or a kill.)
+    int drawn = 0;
+    while (drawn < firstRound.size() || System.nanoTime() - start < runNanos - cooldown) {
       Thread.sleep(1_000 + random.nextInt(4_000));
-      if (faults >= firstRound.size() && System.nanoTime() - start >= runNanos - cooldown) {
+      if (drawn >= firstRound.size() && System.nanoTime() - start >= runNanos - cooldown) {
         break;
       }
       String kind;
-      if (faults < firstRound.size()) {
-        kind = firstRound.get(faults);
+      boolean firstRoundFault = drawn < firstRound.size();
+      drawn++;
+      if (firstRoundFault) {
+        kind = firstRound.get(drawn - 1);
       } else {
         int pick = random.nextInt(10);
         kind = pick < 3 ? "server-kill" : pick < 5 ? "cassandra-pause" : pick < 8 ? "client-kill" : "advance-burst";
       }
-      if (kind.equals("advance-burst") && System.nanoTime() < lastPauseEndNanos + PAUSE_SHADOW_NANOS) {
-        kind = "client-kill";
-      }
+      // A pause or a kill brings an advance burst along while its node is frozen or its server is dead:
+      // always in the first round, so that every run sees both; then one time in three.
+      boolean withBurst = firstRoundFault || random.nextInt(3) == 0;
       switch (kind) {
-        case "server-kill" -> killServer();
-        case "cassandra-pause" -> pauseCassandra();
+        case "server-kill" -> killServer(withBurst);
+        case "cassandra-pause" -> pauseCassandra(withBurst);
         case "client-kill" -> killClient();
         default -> advanceBurst();
       }
@@ -281,32 +337,54 @@ final class ChaosRun {
     return stubs * sequences.size() * ChaosClient.STUB_MAX_LEASE + raws * ChaosClient.RAW_MAX_COUNT;
   }
 
-  private void killServer() throws Exception {
+  private void killServer(boolean withBurst) throws Exception {
     ServerNode node = servers.get(random.nextInt(servers.size()));
     long delay = 500 + random.nextInt(1_500);
     long bound = blocksPerServer() + callsInFlightBound();
     log.fault(clock.millis(), "server-kill", bound, node.name() + " restart-after-ms=" + delay);
     report(node, "kill"); // what it is about to lose, in its own words
+    Burst burst = withBurst ? planBurst("server-kill:" + node.name()) : null;
+    long cursor = burst == null ? 0 : cursorNow(burst.seq(), burst.asked());
     say("kill -9 " + node);
+    long downAt = clock.millis();
     node.kill();
-    Thread.sleep(delay);
-    startServer(node);
+    try {
+      if (burst != null) {
+        startBurst(burst, cursor);
+        faults++;
+      }
+      Thread.sleep(delay);
+      startServer(node);
+    } finally {
+      log.line("down", "server-kill", node.name(), downAt, clock.millis());
+    }
     clients.forEach(ChaosClient::resetConnectBackoff);
     say("restarted " + node);
   }
 
-  private void pauseCassandra() throws Exception {
+  private void pauseCassandra(boolean withBurst) throws Exception {
     String dc = random.nextBoolean() ? "dc1" : "dc2";
     long pauseMillis = 2_000 + random.nextInt(4_000);
+    long burstAfter = withBurst ? random.nextInt((int) (pauseMillis / 2)) : -1;
+    Burst burst = withBurst ? planBurst("cassandra-pause:" + dc) : null;
+    // The cursor is read before the pause: read during it, it could wait for the frozen node, and the burst
+    // would start late.
+    long cursor = burst == null ? 0 : cursorNow(burst.seq(), burst.asked());
     long bound = 2 * servers.size() * blocksPerServer();
     log.fault(clock.millis(), "cassandra-pause", bound, dc + " " + cassandra.describe(dc) + " ms=" + pauseMillis);
     say("pausing cassandra " + dc + " for " + pauseMillis + " ms");
+    long downAt = clock.millis();
     try {
       cassandra.pause(dc);
-      Thread.sleep(pauseMillis);
+      if (burst != null) {
+        Thread.sleep(burstAfter);
+        startBurst(burst, cursor);
+        faults++;
+      }
+      Thread.sleep(pauseMillis - Math.max(0, burstAfter));
     } finally {
       cassandra.resume(dc);
-      lastPauseEndNanos = System.nanoTime();
+      log.line("down", "cassandra-pause", dc, downAt, clock.millis());
     }
   }
 
@@ -316,52 +394,125 @@ final class ChaosRun {
     log.fault(clock.millis(), "client-kill", bound, victim.toString());
     say("killing " + victim);
     victim.kill();
+    logStubStats(victim);
     clients.remove(victim);
     startClient(victim.isStub());
   }
 
-  private void advanceBurst() throws Exception {
+  /** An advance burst as drawn from the seed: the sequence, the calls' floors above the cursor, their servers. */
+  private record Burst(SequenceSpec seq, ServerNode asked, long offset, long[] extra, ServerNode[] targets,
+      String during) {}
+
+  /**
+   * Draws a burst (on the fault thread, so the schedule stays the seed's). {@code during} names the pause or
+   * kill it comes with, or is empty.
+   */
+  private Burst planBurst(String during) {
     // Only the unbounded sequences: the 32-bit one is left to run out by itself.
     SequenceSpec seq = sequences.get(random.nextInt(2));
-    Sequence state = admin(servers.get(random.nextInt(servers.size())), 30)
-        .getSequence(GetSequenceRequest.newBuilder().setName(seq.name()).build());
-    long cursor = state.getStripeStatesList().stream().filter(StripeState::hasNextUnreserved)
-        .mapToLong(StripeState::getNextUnreserved).max().orElse(seq.start());
-    long base = cursor + random.nextInt((int) seq.dcBlock());
+    ServerNode asked = servers.get(random.nextInt(servers.size()));
+    long offset = random.nextInt((int) seq.dcBlock());
     int calls = 3 + random.nextInt(4);
-    log.fault(clock.millis(), "advance-burst", 0, seq.name() + " calls=" + calls + " base-floor=" + base);
-    say("advance burst on " + seq.name() + ": " + calls + " calls from floor " + base);
-    ExecutorService pool = Executors.newFixedThreadPool(calls);
-    try {
-      CountDownLatch go = new CountDownLatch(1);
-      List<Future<?>> done = new ArrayList<>();
-      for (int i = 0; i < calls; i++) {
-        long floor = base + random.nextInt(1_000);
-        ServerNode target = servers.get(random.nextInt(servers.size()));
-        done.add(pool.submit(() -> {
-          go.await();
-          try {
-            admin(target, 60).advanceSequence(
-                AdvanceSequenceRequest.newBuilder().setName(seq.name()).setFloor(floor).build());
-            log.line("advance", seq.name(), floor, clock.nanos(), "ok");
-          } catch (StatusRuntimeException e) {
-            log.line("advance", seq.name(), floor, clock.nanos(), "failed:" + e.getStatus().getCode());
-          }
-          return null;
-        }));
+    long[] extra = new long[calls];
+    ServerNode[] targets = new ServerNode[calls];
+    for (int i = 0; i < calls; i++) {
+      extra[i] = random.nextInt(1_000);
+      targets[i] = servers.get(random.nextInt(servers.size()));
+    }
+    return new Burst(seq, asked, offset, extra, targets, during);
+  }
+
+  /** An advance burst with no other fault: its cursor is read on its own thread. */
+  private void advanceBurst() {
+    Burst burst = planBurst("");
+    bursts.add(advancePool.submit(() -> {
+      runBurst(burst, cursorNow(burst.seq(), burst.asked()));
+      return null;
+    }));
+  }
+
+  /** Starts {@code burst} from {@code cursor} on its own threads and returns at once. */
+  private void startBurst(Burst burst, long cursor) {
+    bursts.add(advancePool.submit(() -> {
+      runBurst(burst, cursor);
+      return null;
+    }));
+  }
+
+  /** The burst's calls, all at once, each on a random server; logs each call's outcome when it returns. */
+  private void runBurst(Burst burst, long cursor) throws Exception {
+    SequenceSpec seq = burst.seq();
+    String during = burst.during();
+    int calls = burst.extra().length;
+    long base = cursor + burst.offset();
+    log.fault(clock.millis(), "advance-burst", 0, seq.name() + " calls=" + calls + " base-floor=" + base
+        + (during.isEmpty() ? "" : " during=" + during));
+    say("advance burst on " + seq.name() + ": " + calls + " calls from floor " + base
+        + (during.isEmpty() ? "" : " during " + during));
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<?>> done = new ArrayList<>();
+    for (int i = 0; i < calls; i++) {
+      long floor = base + burst.extra()[i];
+      ServerNode target = burst.targets()[i];
+      done.add(advancePool.submit(() -> {
+        go.await();
+        long started = clock.nanos();
+        String outcome;
+        try {
+          admin(target, 60).advanceSequence(
+              AdvanceSequenceRequest.newBuilder().setName(seq.name()).setFloor(floor).build());
+          outcome = "ok";
+        } catch (StatusRuntimeException e) {
+          outcome = "failed:" + e.getStatus().getCode();
+        }
+        // Taken after the call returned: a batch asked for, or a call started, later is certainly later.
+        log.line("advance", seq.name(), floor, clock.nanos(), outcome, started, target.name());
+        return null;
+      }));
+    }
+    go.countDown();
+    for (Future<?> f : done) {
+      f.get(90, TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * The sequence's highest global cursor as {@code first} (or, if it cannot answer, the next server) sees it;
+   * the highest seen before if none can say.
+   */
+  private long cursorNow(SequenceSpec seq, ServerNode first) {
+    int from = servers.indexOf(first);
+    for (int i = 0; i < servers.size(); i++) {
+      ServerNode node = servers.get((from + i) % servers.size());
+      try {
+        Sequence state = admin(node, 10).getSequence(GetSequenceRequest.newBuilder().setName(seq.name()).build());
+        long cursor = state.getStripeStatesList().stream().filter(StripeState::hasNextUnreserved)
+            .mapToLong(StripeState::getNextUnreserved).max().orElse(seq.start());
+        return lastCursor.merge(seq.name(), cursor, Math::max);
+      } catch (StatusRuntimeException e) {
+        // the next one
       }
-      go.countDown();
-      for (Future<?> f : done) {
-        f.get(90, TimeUnit.SECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
+    }
+    return lastCursor.getOrDefault(seq.name(), seq.start());
+  }
+
+  /** A stub's own counters, per sequence, when it ends (killed or stopped). */
+  private void logStubStats(ChaosClient c) {
+    for (IdSourceStats st : c.stubStats()) {
+      log.line("stub", "client-" + c.id(), st.sequence(), st.idsServed(), st.idsExpired());
     }
   }
 
   // --- the end -------------------------------------------------------------------------------------
 
   private void finish() throws Exception {
+    for (Future<?> burst : bursts) {
+      try {
+        burst.get(BURST_WAIT_SECONDS, TimeUnit.SECONDS);
+      } catch (ExecutionException | TimeoutException e) {
+        say("an advance burst did not end cleanly: " + e);
+      }
+    }
     cassandra.resumeAll();
     for (ServerNode s : servers) {
       if (!s.alive()) {
@@ -371,6 +522,7 @@ final class ChaosRun {
     say("stopping the clients");
     for (ChaosClient c : clients) {
       c.stop();
+      logStubStats(c);
     }
     // What is still held, once the servers' refills and floor polls have settled: two equal snapshots.
     List<String> previous = List.of();
@@ -392,7 +544,10 @@ final class ChaosRun {
     log.line("end", clock.millis());
   }
 
-  /** Logs what a server says it holds in memory (GetSequence) and has counted as lost (its metrics). */
+  /**
+   * Logs what a server says it holds in memory (GetSequence), has counted as lost, and its compare-and-set
+   * outcomes (its metrics, one scrape).
+   */
   private void report(ServerNode node, String when) {
     long held = 0;
     if (when.equals("kill")) {
@@ -406,7 +561,9 @@ final class ChaosRun {
         }
       }
     }
-    log.line("reported", node.name(), when, held, node.lostCounted());
+    ServerNode.Counters counters = node.counters();
+    log.line("reported", node.name(), when, held, counters == null ? -1 : counters.lost());
+    log.cas(node.name(), when, counters == null ? null : counters.cas());
   }
 
   private List<String> snapshot() {
@@ -433,7 +590,7 @@ final class ChaosRun {
     return SequenceAdminGrpc.newBlockingStub(node.adminChannel()).withDeadlineAfter(seconds, TimeUnit.SECONDS);
   }
 
-  private void say(String message) {
+  private synchronized void say(String message) {
     System.out.printf("[chaos %6.1fs] %s%n", clock.nanos() / 1e9, message);
   }
 

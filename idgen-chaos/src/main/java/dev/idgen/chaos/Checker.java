@@ -12,11 +12,15 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -31,8 +35,9 @@ import picocli.CommandLine.Parameters;
  *       handed to its callers more than once (must be 0);
  *   <li>{@code out_of_bounds}: IDs outside {@code [start, max]}, off their stripe (a range whose stride is not
  *       the sequence's stripes), or at or beyond the stripe's final global cursor, i.e. never reserved (0);
- *   <li>{@code below_floor}: IDs at or below an advanced floor in a range whose call started after that
- *       {@code AdvanceSequence} returned (0);
+ *   <li>{@code below_floor}: IDs at or below the floor of an {@code AdvanceSequence} that returned OK, in a
+ *       range whose call started after it returned, or in a batch a client stub was asked for after it
+ *       returned (0). Failed advances promise nothing and are not judged;
  *   <li>{@code unleased}: IDs a client stub handed out that are in none of the ranges it leased (0);
  *   <li>{@code bad_calls}: calls that ended OK with more or fewer IDs than they asked for (0);
  *   <li>{@code reported}: what the servers said of their own losses (reserves held just before each
@@ -43,7 +48,10 @@ import picocli.CommandLine.Parameters;
  *       what each fault may lose (see {@link ChaosRun}) and of what each failed or cancelled call had asked
  *       for and not received.
  * </ul>
- * It ends with one line, {@code checked ids=… duplicates=… … seed=…}, and exits non-zero on any violation.
+ * Before the verdict it prints up to ten lines of evidence per kind of violation (the ranges or batches, their
+ * clients, servers and times). It ends with the verdict line, {@code checked ids=… duplicates=… … seed=…},
+ * then one line of the servers' compare-and-set outcomes ({@code cas: applied=… … recovered=…}, not a
+ * verdict), and exits non-zero on any violation.
  */
 @Command(name = "idgen-chaos-check", mixinStandardHelpOptions = true,
     description = "Checks the files a chaos run recorded; exits 1 on any violation.")
@@ -55,6 +63,7 @@ public final class Checker implements Callable<Integer> {
   /** The verdict of one check. */
   public record Report(long ids, long served, long duplicates, long outOfBounds, long belowFloor,
       long unleased, long badCalls, long lost, long lostBound, long reported, long faults, long advances,
+      long advancesOk, long advancesDuringPause, long advancesDuringKill, long stubJudged, Map<String, Long> cas,
       String seed, boolean complete) {
 
     public boolean ok() {
@@ -69,32 +78,94 @@ public final class Checker implements Callable<Integer> {
           + " seed=" + seed
           + (complete ? "" : " INCOMPLETE") + (ok() ? "" : " FAILED");
     }
+
+    /** The servers' compare-and-set outcomes, summed over tiers, servers and incarnations read. */
+    public String casLine() {
+      StringBuilder sb = new StringBuilder("cas:");
+      for (String outcome : CAS_OUTCOMES) {
+        sb.append(' ').append(outcome).append('=').append(cas.getOrDefault(outcome, 0L));
+      }
+      cas.forEach((k, v) -> {
+        if (!CAS_OUTCOMES.contains(k)) {
+          sb.append(' ').append(k).append('=').append(v);
+        }
+      });
+      return sb.toString();
+    }
   }
 
-  private record Range(int client, long callStartNanos, long first, long count, long stride) {}
+  /** idgen_store_cas_total's outcomes, in the order printed. */
+  static final List<String> CAS_OUTCOMES = List.of("applied", "conflict", "unknown", "resolved_applied",
+      "resolved_not_applied", "resolved_ambiguous", "unresolved", "recovered");
 
-  /** Growable long array: the stubs' served IDs can be millions. */
-  private static final class Longs {
-    long[] a = new long[1024];
-    int n;
+  /** At most this many lines of evidence per kind of violation. */
+  private static final int EVIDENCE = 10;
 
-    void add(long v) {
-      if (n == a.length) {
-        a = Arrays.copyOf(a, a.length * 2);
-      }
-      a[n++] = v;
+  /** A range a client received: {@code server} is the slot it came from (-1: not recorded). */
+  private record Range(int client, int server, long callStartNanos, long receivedNanos, long first, long count,
+      long stride) {
+    String describe() {
+      return "client-" + client + " " + (server < 0 ? "server ?" : "server-" + server) + " range first="
+          + first + " count=" + count + " stride=" + stride + " call started " + secs(callStartNanos)
+          + " read " + secs(receivedNanos);
+    }
+  }
+
+  /** A run of IDs of a batch a stub handed out: asked for at {@code askedNanos}, handed out by {@code handedNanos}. */
+  private record Run(int client, long askedNanos, long handedNanos, long first, long count, long stride) {
+    String describe() {
+      return "client-" + client + " stub batch run first=" + first + " count=" + count + " stride=" + stride
+          + " asked " + secs(askedNanos) + " handed " + secs(handedNanos);
     }
   }
 
   private static final class PerSequence {
     final SequenceSpec spec;
     final List<Range> ranges = new ArrayList<>();
-    final Longs served = new Longs();
-    /** client -> its served IDs, for the "served only what it leased" check. */
-    final Map<Integer, Longs> servedByClient = new HashMap<>();
+    final List<Run> served = new ArrayList<>();
+    long servedIds;
 
     PerSequence(SequenceSpec spec) {
       this.spec = spec;
+    }
+  }
+
+  /** OK advances of one sequence in the order they returned, with the highest floor returned so far. */
+  private static final class Floors {
+    final long[] returned;
+    final long[] maxFloor;
+    final Advance[] by;
+
+    Floors(List<Advance> ok) {
+      List<Advance> sorted = new ArrayList<>(ok);
+      sorted.sort(Comparator.comparingLong(Advance::returnedNanos));
+      returned = new long[sorted.size()];
+      maxFloor = new long[sorted.size()];
+      by = new Advance[sorted.size()];
+      for (int i = 0; i < sorted.size(); i++) {
+        Advance a = sorted.get(i);
+        returned[i] = a.returnedNanos();
+        boolean higher = i == 0 || a.floor() > maxFloor[i - 1];
+        maxFloor[i] = higher ? a.floor() : maxFloor[i - 1];
+        by[i] = higher ? a : by[i - 1];
+      }
+    }
+
+    /** The index of the last advance that returned strictly before {@code t}, or -1. */
+    int before(long t) {
+      int lo = 0;
+      int hi = returned.length - 1;
+      int best = -1;
+      while (lo <= hi) {
+        int mid = (lo + hi) >>> 1;
+        if (returned[mid] < t) {
+          best = mid;
+          lo = mid + 1;
+        } else {
+          hi = mid - 1;
+        }
+      }
+      return best;
     }
   }
 
@@ -108,7 +179,10 @@ public final class Checker implements Callable<Integer> {
     return report.ok() ? 0 : 1;
   }
 
-  /** Checks the run in {@code dir}, printing details and, last, the one-line verdict to {@code out}. */
+  /**
+   * Checks the run in {@code dir}, printing details, the one-line verdict, and right after it the servers'
+   * compare-and-set outcomes ({@code cas: …}) to {@code out}.
+   */
   public static Report check(Path dir, PrintStream out) throws IOException {
     Contents run = RunLog.read(dir);
     Map<String, PerSequence> sequences = new HashMap<>();
@@ -120,13 +194,21 @@ public final class Checker implements Callable<Integer> {
     long outOfBounds = 0;
     long badCalls = 0;
     long failedOutstanding = 0;
+    List<String> evidence = new ArrayList<>();
     List<Path> files;
     try (Stream<Path> list = Files.list(dir)) {
       files = list.filter(p -> p.getFileName().toString().matches("client-\\d+\\.bin")).sorted().toList();
     }
+    if (!run.clients().isEmpty()) { // the run named its clients: any other file is not of this run
+      List<Path> others = files.stream().filter(p -> !run.clients().contains(clientOf(p))).toList();
+      if (!others.isEmpty()) {
+        out.printf("ignored %d client files the run did not start: %s%n", others.size(),
+            others.stream().map(p -> p.getFileName().toString()).toList());
+        files = files.stream().filter(p -> run.clients().contains(clientOf(p))).toList();
+      }
+    }
     for (Path file : files) {
-      String fileName = file.getFileName().toString();
-      int client = Integer.parseInt(fileName.substring("client-".length(), fileName.length() - ".bin".length()));
+      int client = clientOf(file);
       try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
         while (true) {
           int tag;
@@ -138,13 +220,15 @@ public final class Checker implements Callable<Integer> {
           String name = in.readUTF();
           PerSequence seq = sequences.get(name);
           switch (tag) {
-            case Recorder.RANGE -> {
-              long callStart = in.readLong();
-              in.readLong(); // the time the client read the range: for people; the verdict uses the call's start
-              Range r = new Range(client, callStart, in.readLong(), in.readLong(), in.readLong());
+            case Recorder.RANGE, Recorder.SERVER_RANGE -> {
+              int server = tag == Recorder.SERVER_RANGE ? in.readUnsignedByte() : -1;
+              // The call's start decides "after an advance"; the time the range was read is for people.
+              Range r = new Range(client, server, in.readLong(), in.readLong(), in.readLong(), in.readLong(),
+                  in.readLong());
               ids += r.count();
               if (seq == null) {
                 outOfBounds += r.count();
+                note(evidence, "out_of_bounds", "unknown sequence " + name + ": " + r.describe());
               } else {
                 seq.ranges.add(r);
               }
@@ -159,15 +243,32 @@ public final class Checker implements Callable<Integer> {
                 failedOutstanding += Math.max(0, requested - received);
               }
             }
-            case Recorder.SERVED -> {
-              int n = in.readInt();
-              Longs byClient = seq == null ? null : seq.servedByClient.computeIfAbsent(client, c -> new Longs());
-              for (int i = 0; i < n; i++) {
-                long id = in.readLong();
-                served++;
+            case Recorder.BATCH -> {
+              long asked = in.readLong();
+              long handed = in.readLong();
+              int runs = in.readInt();
+              for (int i = 0; i < runs; i++) {
+                Run r = new Run(client, asked, handed, in.readLong(), in.readLong(), in.readLong());
+                served += r.count();
                 if (seq != null) {
-                  seq.served.add(id);
-                  byClient.add(id);
+                  seq.served.add(r);
+                  seq.servedIds += r.count();
+                }
+              }
+            }
+            case Recorder.SERVED_IDS -> { // the format before batches: IDs one by one, no time
+              int n = in.readInt();
+              long[] batch = new long[n];
+              for (int i = 0; i < n; i++) {
+                batch[i] = in.readLong();
+              }
+              long[] runs = Recorder.runs(batch, n);
+              for (int i = 0; i < runs.length; i += 3) {
+                Run r = new Run(client, Long.MIN_VALUE, Long.MIN_VALUE, runs[i], runs[i + 1], runs[i + 2]);
+                served += r.count();
+                if (seq != null) {
+                  seq.served.add(r);
+                  seq.servedIds += r.count();
                 }
               }
             }
@@ -181,26 +282,29 @@ public final class Checker implements Callable<Integer> {
     long belowFloor = 0;
     long unleased = 0;
     long lost = 0;
+    long stubJudged = 0;
+    long stubSoonAfter = 0;
+    long stubStraddling = 0;
     for (PerSequence seq : sequences.values()) {
       SequenceSpec spec = seq.spec;
       int n = spec.stripes();
       // In-bounds ranges as intervals of stripe indexes: stripe k's i-th ID is start + k + i·n.
-      List<List<long[]>> byStripe = new ArrayList<>();
-      for (int k = 0; k < n; k++) {
-        byStripe.add(new ArrayList<>());
-      }
+      List<List<long[]>> byStripe = emptyStripes(n);
       Map<Integer, List<List<long[]>>> leasesByClient = new HashMap<>();
       long seqOut = 0;
-      for (Range r : seq.ranges) {
-        long last = lastId(r);
+      for (int ri = 0; ri < seq.ranges.size(); ri++) {
+        Range r = seq.ranges.get(ri);
+        long last = lastId(r.first(), r.count(), r.stride());
         if (r.stride() != n || r.count() < 1 || last == Long.MIN_VALUE || !spec.inBounds(r.first())
             || !spec.inBounds(last)) {
           seqOut += Math.max(r.count(), 0);
+          note(evidence, "out_of_bounds", spec.name() + " outside [" + spec.start() + ", " + spec.max()
+              + "] or off stripe: " + r.describe());
           continue;
         }
         int k = (int) ((r.first() - spec.start()) % n);
         long lo = (r.first() - spec.start()) / n;
-        long[] interval = {lo, lo + r.count() - 1};
+        long[] interval = {lo, lo + r.count() - 1, ri};
         byStripe.get(k).add(interval);
         leasesByClient.computeIfAbsent(r.client(), c -> emptyStripes(n)).get(k).add(interval);
       }
@@ -217,55 +321,140 @@ public final class Checker implements Callable<Integer> {
       long receivedAbove = 0;
       for (int k = 0; k < n; k++) {
         List<long[]> intervals = byStripe.get(k);
-        intervals.sort((x, y) -> Long.compare(x[0], y[0]));
+        intervals.sort(Comparator.comparingLong(x -> x[0]));
         long firstAbove = floor < spec.start() + k ? 0 : (floor - spec.start() - k) / n + 1;
         long cursor = cursorIndex(run, spec, k,
             intervals.stream().mapToLong(iv -> iv[1] + 1).max().orElse(0));
         reservedAbove += Math.max(0, cursor - firstAbove);
         long maxHi = -1;
+        long[] maxBy = null;
         for (long[] iv : intervals) {
           long lo = iv[0];
           long hi = iv[1];
           if (lo <= maxHi) {
             duplicates += Math.min(hi, maxHi) - lo + 1;
+            note(evidence, "duplicates", spec.name() + " stripe " + k + ": "
+                + seq.ranges.get((int) iv[2]).describe() + " overlaps " + seq.ranges.get((int) maxBy[2]).describe());
           }
           // The part of this interval not covered before (the union), split by the floor and the cursor.
           long newLo = Math.max(lo, maxHi + 1);
           if (newLo <= hi) {
             receivedAbove += overlap(newLo, hi, firstAbove, cursor - 1);
-            seqOut += overlap(newLo, hi, cursor, Long.MAX_VALUE); // handed out but never reserved
+            long never = overlap(newLo, hi, cursor, Long.MAX_VALUE); // handed out but never reserved
+            if (never > 0) {
+              seqOut += never;
+              note(evidence, "out_of_bounds", spec.name() + " stripe " + k + " at or beyond the final cursor (index "
+                  + cursor + "): " + seq.ranges.get((int) iv[2]).describe());
+            }
           }
-          maxHi = Math.max(maxHi, hi);
+          if (hi > maxHi) {
+            maxHi = hi;
+            maxBy = iv;
+          }
         }
       }
       outOfBounds += seqOut;
 
-      for (Advance a : run.advances()) {
-        if (!a.ok() || !a.name().equals(spec.name())) {
-          continue;
+      // Below a floor: IDs at or below the highest floor of the OK advances that returned before a range's
+      // call started, or before a stub was asked for a batch.
+      Floors floors = new Floors(run.advances().stream()
+          .filter(a -> a.ok() && a.name().equals(spec.name())).toList());
+      for (Range r : seq.ranges) {
+        int i = floors.before(r.callStartNanos());
+        long below = i < 0 ? 0 : idsAtOrBelow(r.first(), r.count(), r.stride(), floors.maxFloor[i]);
+        if (below > 0) {
+          belowFloor += below;
+          note(evidence, "below_floor", spec.name() + ": " + below + " IDs of " + r.describe()
+              + " at or below floor " + floors.maxFloor[i] + " of an advance that returned OK at "
+              + secs(floors.by[i].returnedNanos()));
         }
-        for (Range r : seq.ranges) {
-          if (r.callStartNanos() > a.returnedNanos() && r.first() <= a.floor() && r.stride() > 0) {
-            belowFloor += Math.min(r.count(), (a.floor() - r.first()) / r.stride() + 1);
+      }
+      for (Run r : seq.served) {
+        int i = floors.before(r.askedNanos());
+        long below = i < 0 ? 0 : idsAtOrBelow(r.first(), r.count(), r.stride(), floors.maxFloor[i]);
+        if (i >= 0) {
+          stubJudged += r.count();
+          if (r.askedNanos() - floors.returned[i] <= SOON) {
+            stubSoonAfter += r.count();
           }
+        }
+        if (below > 0) {
+          belowFloor += below;
+          note(evidence, "below_floor", spec.name() + ": " + below + " IDs of " + r.describe()
+              + " at or below floor " + floors.maxFloor[i] + " of an advance that returned OK at "
+              + secs(floors.by[i].returnedNanos()));
+        }
+        // Batches asked for before an advance returned and handed out after: not judged (their IDs may have
+        // been taken before it returned), but counted, as the place to look if anything ever leaks.
+        int j = floors.before(r.handedNanos());
+        if (j > i) {
+          stubStraddling += idsAtOrBelow(r.first(), r.count(), r.stride(), floors.maxFloor[j]) - below;
         }
       }
 
-      long[] all = Arrays.copyOf(seq.served.a, seq.served.n);
-      Arrays.sort(all);
-      for (int i = 1; i < all.length; i++) {
-        if (all[i] == all[i - 1]) {
-          duplicates++;
+      // The stubs' batches as intervals of stripe indexes: duplicates among them, and IDs not leased.
+      List<List<long[]>> servedByStripe = emptyStripes(n);
+      Map<Integer, List<List<long[]>>> servedByClient = new HashMap<>();
+      for (int ri = 0; ri < seq.served.size(); ri++) {
+        Run r = seq.served.get(ri);
+        List<List<long[]>> mine = servedByClient.computeIfAbsent(r.client(), c -> emptyStripes(n));
+        long last = lastId(r.first(), r.count(), r.stride());
+        if (r.count() < 1 || last == Long.MIN_VALUE) {
+          unleased += Math.max(0, r.count());
+          continue;
+        }
+        if (spec.inBounds(r.first()) && spec.inBounds(last) && (r.stride() == n || r.count() == 1)) {
+          int k = (int) ((r.first() - spec.start()) % n);
+          long lo = (r.first() - spec.start()) / n;
+          long[] interval = {lo, lo + r.count() - 1, ri};
+          servedByStripe.get(k).add(interval);
+          mine.get(k).add(interval);
+        } else if (r.count() <= 1_000_000) { // a run across stripes or bounds: ID by ID
+          for (long c = 0; c < r.count(); c++) {
+            long id = r.first() + c * r.stride();
+            if (!spec.inBounds(id)) {
+              unleased++;
+              note(evidence, "unleased", spec.name() + ": ID " + id + " out of bounds in " + r.describe());
+              continue;
+            }
+            int k = (int) ((id - spec.start()) % n);
+            long lo = (id - spec.start()) / n;
+            long[] interval = {lo, lo, ri};
+            servedByStripe.get(k).add(interval);
+            mine.get(k).add(interval);
+          }
+        } else {
+          unleased += r.count();
         }
       }
-      for (Map.Entry<Integer, Longs> e : seq.servedByClient.entrySet()) {
+      for (int k = 0; k < n; k++) {
+        List<long[]> intervals = servedByStripe.get(k);
+        intervals.sort(Comparator.comparingLong(x -> x[0]));
+        long maxHi = -1;
+        long[] maxBy = null;
+        for (long[] iv : intervals) {
+          if (iv[0] <= maxHi) {
+            duplicates += Math.min(iv[1], maxHi) - iv[0] + 1;
+            note(evidence, "duplicates", spec.name() + " stripe " + k + ": handed out twice: "
+                + seq.served.get((int) iv[2]).describe() + " and " + seq.served.get((int) maxBy[2]).describe());
+          }
+          if (iv[1] > maxHi) {
+            maxHi = iv[1];
+            maxBy = iv;
+          }
+        }
+      }
+      for (Map.Entry<Integer, List<List<long[]>>> e : servedByClient.entrySet()) {
         List<List<long[]>> leases = leasesByClient.getOrDefault(e.getKey(), emptyStripes(n));
-        leases.forEach(l -> l.sort((x, y) -> Long.compare(x[0], y[0])));
-        Longs mine = e.getValue();
-        for (int i = 0; i < mine.n; i++) {
-          long id = mine.a[i];
-          if (!spec.inBounds(id) || !covered(leases.get((int) ((id - spec.start()) % n)), (id - spec.start()) / n)) {
-            unleased++;
+        for (int k = 0; k < n; k++) {
+          List<long[]> union = union(leases.get(k));
+          for (long[] iv : e.getValue().get(k)) {
+            long missing = iv[1] - iv[0] + 1 - covered(union, iv[0], iv[1]);
+            if (missing > 0) {
+              unleased += missing;
+              note(evidence, "unleased", spec.name() + ": " + missing + " IDs never leased by this client in "
+                  + seq.served.get((int) iv[2]).describe());
+            }
           }
         }
       }
@@ -275,17 +464,50 @@ public final class Checker implements Callable<Integer> {
       long seqLost = reservedAbove - receivedAbove - held;
       lost += seqLost;
       out.printf("sequence %s: ranges=%d served=%d floor=%d reserved_above_floor=%d received_above_floor=%d "
-              + "held_at_end=%d lost=%d%n", spec.name(), seq.ranges.size(), seq.served.n, floor, reservedAbove,
+              + "held_at_end=%d lost=%d%n", spec.name(), seq.ranges.size(), seq.servedIds, floor, reservedAbove,
           receivedAbove, held, seqLost);
     }
 
     long faultBound = run.faults().stream().mapToLong(RunLog.Fault::lostBound).sum();
     out.printf("lost_bound = %d (faults) + %d (asked for by failed or cancelled calls, not received)%n",
         faultBound, failedOutstanding);
-    Map<String, Long> kinds = new HashMap<>();
+    Map<String, Long> kinds = new TreeMap<>();
     run.faults().forEach(f -> kinds.merge(f.kind(), 1L, Long::sum));
-    out.printf("faults by kind: %s; advances: %d; client files: %d; stub IDs served: %d%n", kinds,
-        run.advances().size(), files.size(), served);
+    long during = run.faults().stream().filter(f -> f.kind().equals("advance-burst")
+        && f.detail().contains("during=")).count();
+    Map<String, Long> outcomes = new TreeMap<>();
+    run.advances().forEach(a -> outcomes.merge(a.outcome(), 1L, Long::sum));
+    long advancesOk = outcomes.getOrDefault("ok", 0L);
+    out.printf("faults by kind: %s (advance bursts during a pause or a kill: %d); client files: %d; "
+        + "stub IDs served: %d%n", kinds, during, files.size(), served);
+    out.printf("advances: %d (ok %d, failed %d): %s%n", run.advances().size(), advancesOk,
+        run.advances().size() - advancesOk, outcomes);
+    // Advances in flight (from the call's start to its return) while a node was paused or a server dead.
+    Map<String, Long> duringPause = new TreeMap<>();
+    Map<String, Long> duringKill = new TreeMap<>();
+    for (Advance a : run.advances()) {
+      for (String kind : List.of("cassandra-pause", "server-kill")) {
+        boolean overlaps = a.startedNanos() != Long.MIN_VALUE && run.down().stream()
+            .anyMatch(d -> d.kind().equals(kind)
+                && a.startedNanos() < TimeUnit.MILLISECONDS.toNanos(d.toMillis())
+                && a.returnedNanos() > TimeUnit.MILLISECONDS.toNanos(d.fromMillis()));
+        if (overlaps) {
+          (kind.equals("server-kill") ? duringKill : duringPause).merge(a.outcome(), 1L, Long::sum);
+        }
+      }
+    }
+    long advancesDuringPause = duringPause.values().stream().mapToLong(Long::longValue).sum();
+    long advancesDuringKill = duringKill.values().stream().mapToLong(Long::longValue).sum();
+    out.printf("advances in flight while a Cassandra node was paused: %d %s; while a server was dead: %d %s%n",
+        advancesDuringPause, duringPause, advancesDuringKill, duringKill);
+    out.printf("stub IDs judged against an OK advance (asked for after one returned): %d, of which within %d s "
+            + "after it: %d; IDs at or below a floor in batches asked for before an advance returned and handed "
+            + "out after it (not judged): %d%n", stubJudged, TimeUnit.NANOSECONDS.toSeconds(SOON), stubSoonAfter,
+        stubStraddling);
+    long expired = run.stubs().stream().mapToLong(RunLog.StubStats::expired).sum();
+    long stubServed = run.stubs().stream().mapToLong(RunLog.StubStats::served).sum();
+    out.printf("stubs' own counters (%d sources): served %d, expired unused by valid_for %d%n",
+        run.stubs().size(), stubServed, expired);
     // The servers' own account, an independent cross-check of `lost` (not a verdict: a reserve read just
     // before a kill -9 can change before the kill, and calls in flight at a kill are in neither figure).
     long heldAtKills = 0;
@@ -302,14 +524,115 @@ public final class Checker implements Callable<Integer> {
     out.printf("servers_reported = %d (reserves held just before the kills: %d; their own lost counters,"
         + " abandoned + dc_block: %d; %d reports unknown); lost - reported = %d%n", reported, heldAtKills,
         counted, unknown, lost - reported);
+    // The servers' compare-and-set outcomes: each incarnation's counters, read just before its kill -9 and
+    // at the end (a killed process takes its counters along: what it counted after the last read is lost).
+    Map<String, Long> cas = new TreeMap<>();
+    Map<String, Long> casByTier = new TreeMap<>();
+    long casAtKills = 0;
+    long casAtEnd = 0;
+    long casUnreachable = 0;
+    for (RunLog.CasReport c : run.cas()) {
+      if (c.counts() == null) {
+        casUnreachable++;
+        continue;
+      }
+      if (c.when().equals("kill")) {
+        casAtKills++;
+      } else {
+        casAtEnd++;
+      }
+      c.counts().forEach((k, v) -> {
+        cas.merge(k.substring(k.indexOf(':') + 1), v, Long::sum);
+        casByTier.merge(k, v, Long::sum);
+      });
+    }
+    if (!run.cas().isEmpty()) {
+      out.printf("cas by tier: %s (idgen_store_cas_total read %d times just before a kill -9 and %d times at the "
+          + "end, %d reads failed; what a killed incarnation counted after its last read died with it)%n",
+          casByTier, casAtKills, casAtEnd, casUnreachable);
+    }
+    for (String line : evidence) {
+      out.println(line);
+    }
     Report report = new Report(ids, served, duplicates, outOfBounds, belowFloor, unleased, badCalls, lost,
-        faultBound + failedOutstanding, reported, run.faults().size(), run.advances().size(), run.seed(),
-        run.ended());
+        faultBound + failedOutstanding, reported, run.faults().size(), run.advances().size(), advancesOk,
+        advancesDuringPause, advancesDuringKill, stubJudged, Collections.unmodifiableMap(cas), run.seed(), run.ended());
     if (lost < 0) {
       out.println("WARNING: lost < 0: more IDs received or held than were ever reserved");
     }
     out.println(report.line());
+    out.println(report.casLine());
     return report;
+  }
+
+  /** "Soon after an advance returned": within the client lease lifetime and margin the harness sets. */
+  private static final long SOON = TimeUnit.SECONDS.toNanos(5);
+
+  /** The client of a {@code client-N.bin} file. */
+  private static int clientOf(Path file) {
+    String name = file.getFileName().toString();
+    return Integer.parseInt(name.substring("client-".length(), name.length() - ".bin".length()));
+  }
+
+  /** Adds a line of evidence of a violation, at most {@link #EVIDENCE} per kind. */
+  private static void note(List<String> evidence, String kind, String line) {
+    long already = evidence.stream().filter(l -> l.startsWith(kind + ": ")).count();
+    if (already < EVIDENCE) {
+      evidence.add(kind + ": " + line);
+    }
+  }
+
+  private static String secs(long nanos) {
+    return nanos == Long.MIN_VALUE ? "?" : String.format(Locale.ROOT, "%.3fs", nanos / 1e9);
+  }
+
+  /** How many of the {@code count} IDs {@code first, first + stride, …} are at or below {@code floor}. */
+  private static long idsAtOrBelow(long first, long count, long stride, long floor) {
+    if (count < 1 || stride < 1 || first > floor) {
+      return 0;
+    }
+    try {
+      return Math.min(count, Math.subtractExact(floor, first) / stride + 1);
+    } catch (ArithmeticException e) {
+      return count;
+    }
+  }
+
+  /** Sorted, merged intervals (adjacent ones joined). */
+  private static List<long[]> union(List<long[]> intervals) {
+    List<long[]> sorted = new ArrayList<>(intervals);
+    sorted.sort(Comparator.comparingLong(x -> x[0]));
+    List<long[]> merged = new ArrayList<>();
+    for (long[] iv : sorted) {
+      long[] lastOne = merged.isEmpty() ? null : merged.get(merged.size() - 1);
+      if (lastOne != null && iv[0] <= lastOne[1] + 1) {
+        lastOne[1] = Math.max(lastOne[1], iv[1]);
+      } else {
+        merged.add(new long[] {iv[0], iv[1]});
+      }
+    }
+    return merged;
+  }
+
+  /** How many indexes of {@code [lo, hi]} lie in the merged, sorted {@code union}. */
+  private static long covered(List<long[]> union, long lo, long hi) {
+    int a = 0;
+    int b = union.size() - 1;
+    int first = union.size();
+    while (a <= b) { // the first interval ending at or after lo
+      int mid = (a + b) >>> 1;
+      if (union.get(mid)[1] >= lo) {
+        first = mid;
+        b = mid - 1;
+      } else {
+        a = mid + 1;
+      }
+    }
+    long covered = 0;
+    for (int i = first; i < union.size() && union.get(i)[0] <= hi; i++) {
+      covered += overlap(lo, hi, union.get(i)[0], union.get(i)[1]);
+    }
+    return covered;
   }
 
   private static List<List<long[]>> emptyStripes(int n) {
@@ -320,10 +643,10 @@ public final class Checker implements Callable<Integer> {
     return l;
   }
 
-  /** The last ID of a range, or Long.MIN_VALUE if it overflows. */
-  private static long lastId(Range r) {
+  /** The last of {@code count} IDs {@code first, first + stride, …}, or Long.MIN_VALUE if it overflows. */
+  private static long lastId(long first, long count, long stride) {
     try {
-      return Math.addExact(r.first(), Math.multiplyExact(r.count() - 1, r.stride()));
+      return Math.addExact(first, Math.multiplyExact(count - 1, stride));
     } catch (ArithmeticException e) {
       return Long.MIN_VALUE;
     }
@@ -354,31 +677,5 @@ public final class Checker implements Callable<Integer> {
   private static boolean passedByAllCursors(Contents run, SequenceSpec spec, long floor) {
     return run.finalStripes().stream().filter(f -> f.name().equals(spec.name()))
         .allMatch(f -> f.nextUnreserved().isEmpty() || f.nextUnreserved().getAsLong() > floor);
-  }
-
-  /** True if index {@code i} lies in one of the intervals (sorted by start). */
-  private static boolean covered(List<long[]> sorted, long i) {
-    int lo = 0;
-    int hi = sorted.size() - 1;
-    int best = -1;
-    while (lo <= hi) { // the last interval starting at or before i
-      int mid = (lo + hi) >>> 1;
-      if (sorted.get(mid)[0] <= i) {
-        best = mid;
-        lo = mid + 1;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    if (best < 0) {
-      return false;
-    }
-    // Intervals may overlap only if there are duplicates; scan back a little to be exact anyway.
-    for (int j = best; j >= 0 && j > best - 64; j--) {
-      if (sorted.get(j)[1] >= i) {
-        return true;
-      }
-    }
-    return false;
   }
 }

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 
 /**
  * What one client received, written to its own file as it arrives: the harness keeps nothing it needs for
@@ -15,11 +16,24 @@ import java.nio.file.Path;
  *
  * <p>File format ({@code client-*.bin}, {@link DataOutputStream} encoding, big-endian), a sequence of records:
  * <pre>
- *   'R' name:UTF callStartNanos:long receivedNanos:long first:long count:long stride:long   a range received
+ *   'T' name:UTF server:u8 callStartNanos:long receivedNanos:long first:long count:long stride:long
+ *                                                                                            a range received from
+ *                                                                                            server slot `server`
  *   'F' name:UTF requested:long received:long code:UTF                                      a call that failed
- *   'S' name:UTF n:int id:long × n                                                           IDs a stub handed out
+ *   'B' name:UTF askedNanos:long handedNanos:long runs:int (first:long count:long stride:long) × runs
+ *                                                                                            a batch a stub handed out
  * </pre>
  * Times are nanoseconds since the run's epoch ({@code run.txt}), on the harness's monotonic clock.
+ *
+ * <p>A stub's batch (one {@code next(n)}) is recorded as the runs of IDs it consists of, in the order handed
+ * out: a run is {@code count} IDs {@code first, first + stride, …}, so a batch taken from one lease is one run
+ * of 24 bytes, however many IDs it holds. {@code askedNanos} is the time just before the caller asked for the
+ * batch, {@code handedNanos} the time it had it: the batch was handed out between the two, and a batch asked
+ * for after an advance returned was certainly handed out after it (the checker's rule, as for a range's call
+ * start).
+ *
+ * <p>The checker also reads two older records, no longer written: {@code 'R'} (a range, as {@code 'T'} without
+ * the server) and {@code 'S' name:UTF n:int id:long × n} (a stub's IDs one by one, without times).
  *
  * <p>Threads: gRPC callbacks and the client's worker write concurrently; every record is written under
  * {@code lock}, so records never interleave.
@@ -27,8 +41,10 @@ import java.nio.file.Path;
 @ThreadSafe
 final class Recorder implements AutoCloseable {
   static final byte RANGE = 'R';
+  static final byte SERVER_RANGE = 'T';
+  static final byte SERVED_IDS = 'S';
   static final byte FAILED_CALL = 'F';
-  static final byte SERVED = 'S';
+  static final byte BATCH = 'B';
 
   private final Object lock = new Object();
   private final RunClock clock;
@@ -49,15 +65,17 @@ final class Recorder implements AutoCloseable {
     return clock;
   }
 
-  void range(String sequence, long callStartNanos, long first, long count, long stride) {
+  /** A range received from server slot {@code server} (0–255) on a call started at {@code callStartNanos}. */
+  void range(String sequence, int server, long callStartNanos, long first, long count, long stride) {
     long received = clock.nanos();
     synchronized (lock) {
       if (closed) {
         return;
       }
       try {
-        out.writeByte(RANGE);
+        out.writeByte(SERVER_RANGE);
         out.writeUTF(sequence);
+        out.writeByte(server);
         out.writeLong(callStartNanos);
         out.writeLong(received);
         out.writeLong(first);
@@ -86,22 +104,58 @@ final class Recorder implements AutoCloseable {
     }
   }
 
-  void served(String sequence, long[] ids, int n) {
+  /**
+   * A batch a stub handed to its caller: {@code ids[0..n)}, asked for at {@code askedNanos} (run clock, just
+   * before the call that produced it) and handed out now.
+   */
+  void served(String sequence, long askedNanos, long[] ids, int n) {
+    long handed = clock.nanos();
+    long[] runs = runs(ids, n);
     synchronized (lock) {
       if (closed) {
         return;
       }
       try {
-        out.writeByte(SERVED);
+        out.writeByte(BATCH);
         out.writeUTF(sequence);
-        out.writeInt(n);
-        for (int i = 0; i < n; i++) {
-          out.writeLong(ids[i]);
+        out.writeLong(askedNanos);
+        out.writeLong(handed);
+        out.writeInt(runs.length / 3);
+        for (long v : runs) {
+          out.writeLong(v);
         }
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
     }
+  }
+
+  /**
+   * {@code ids[0..n)} as runs {first, count, stride}, flattened, in order: a run grows while the next ID is
+   * the previous one plus the run's stride (set by its first two IDs, > 0); a repeated or smaller ID starts a
+   * new run. Decoding the runs gives back exactly {@code ids[0..n)}.
+   */
+  static long[] runs(long[] ids, int n) {
+    long[] out = new long[3 * Math.max(1, n)];
+    int k = 0;
+    int i = 0;
+    while (i < n) {
+      long first = ids[i];
+      long count = 1;
+      long stride = 1;
+      if (i + 1 < n && ids[i + 1] > first && ids[i + 1] - first > 0) { // > 0: no overflow
+        stride = ids[i + 1] - first;
+        count = 2;
+        while (i + count < n && ids[(int) (i + count)] - ids[(int) (i + count - 1)] == stride) {
+          count++;
+        }
+      }
+      out[k++] = first;
+      out[k++] = count;
+      out[k++] = stride;
+      i += (int) count;
+    }
+    return Arrays.copyOf(out, k);
   }
 
   @Override

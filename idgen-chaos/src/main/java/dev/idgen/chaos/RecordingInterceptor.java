@@ -25,9 +25,12 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class RecordingInterceptor implements ClientInterceptor {
   private final Recorder recorder;
+  private final int server;
 
-  RecordingInterceptor(Recorder recorder) {
+  /** Records into {@code recorder} the calls of a channel to server slot {@code server}. */
+  RecordingInterceptor(Recorder recorder, int server) {
     this.recorder = recorder;
+    this.server = server;
   }
 
   @Override
@@ -51,7 +54,7 @@ final class RecordingInterceptor implements ClientInterceptor {
           public void onMessage(RespT message) {
             IdRange range = (IdRange) message;
             received.addAndGet(range.getCount());
-            recorder.range(sequence, startNanos, range.getFirst(), range.getCount(), range.getStride());
+            recorder.range(sequence, server, startNanos, range.getFirst(), range.getCount(), range.getStride());
             super.onMessage(message);
           }
 

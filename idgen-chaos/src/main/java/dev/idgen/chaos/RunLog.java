@@ -8,22 +8,39 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
+import java.util.TreeMap;
 
 /**
  * {@code run.txt}: what the harness did and saw, one event a line, flushed as it happens. Together with the
- * clients' {@code client-*.bin} files it is all {@link Checker} needs. Lines (space-separated):
+ * clients' {@code client-*.bin} files (ranges received, calls failed, batches stubs handed out: see
+ * {@link Recorder}) it is all {@link Checker} needs. Lines (space-separated):
  * <pre>
  *   seed SEED
  *   sequence NAME START MAX STRIPES NODE_BLOCK DC_BLOCK
+ *   client ID stub|raw                               a client the run started: its record is client-ID.bin
  *   fault AT_MILLIS KIND LOST_BOUND DETAIL…          KIND: server-kill, cassandra-pause, client-kill, advance-burst
- *   advance NAME FLOOR RETURNED_NANOS ok|failed:CODE  one AdvanceSequence call of a burst
+ *                                                    (a burst's DETAIL says during which pause or kill, if any)
+ *   advance NAME FLOOR RETURNED_NANOS ok|failed:CODE STARTED_NANOS SERVER
+ *                                                    one AdvanceSequence call of a burst: RETURNED_NANOS is
+ *                                                    taken after the call returned (run clock, as the client
+ *                                                    files' times), so "asked for after it" is certain
+ *   down KIND WHAT FROM_MILLIS TO_MILLIS              how long a fault held: a node paused (KIND cassandra-pause,
+ *                                                    WHAT dc1|dc2) or a server dead (server-kill, its name),
+ *                                                    from the pause or kill until the resume or the restarted
+ *                                                    server reported SERVING
  *   final-stripe NAME STRIPE NEXT_UNRESERVED|- REMAINING
  *   final-held NAME WHERE IDS                        WHERE: dc:DC:STRIPE or server:NAME
  *   reported SERVER WHEN HELD COUNTED                what a server said of its own losses: WHEN kill (just
  *                                                    before its kill -9) or end; HELD its in-memory reserve
  *                                                    (GetSequence), COUNTED its idgen_ids_lost_total
  *                                                    (abandoned + dc_block) since it started; -1: unknown
+ *   cas SERVER WHEN TIER:OUTCOME=N…|-                the same incarnation's idgen_store_cas_total at the same
+ *                                                    moment, one token per tier and outcome; "-": unreachable
+ *   stub CLIENT NAME SERVED EXPIRED                  a stub's own counters for one sequence when it stopped
+ *                                                    or was killed: IDs handed out, IDs dropped unused because
+ *                                                    their range's valid_for ran out
  *   end DURATION_MILLIS
  * </pre>
  */
@@ -38,7 +55,15 @@ final class RunLog implements AutoCloseable {
 
   record Fault(long atMillis, String kind, long lostBound, String detail) {}
 
-  record Advance(String name, long floor, long returnedNanos, boolean ok) {}
+  /**
+   * One AdvanceSequence call: {@code outcome} is {@code ok} or {@code failed:CODE}; {@code startedNanos}
+   * {@link Long#MIN_VALUE} and {@code server} "?" if not recorded.
+   */
+  record Advance(String name, long floor, long returnedNanos, String outcome, long startedNanos, String server) {
+    boolean ok() {
+      return outcome.equals("ok");
+    }
+  }
 
   record FinalStripe(String name, int stripe, OptionalLong nextUnreserved, long remaining) {}
 
@@ -47,9 +72,19 @@ final class RunLog implements AutoCloseable {
   /** What a server reported of its own losses, just before a kill or at the end (-1: could not ask). */
   record Reported(String server, String when, long held, long counted) {}
 
+  /** A server incarnation's {@code idgen_store_cas_total} by {@code tier:outcome}; null if unreachable. */
+  record CasReport(String server, String when, Map<String, Long> counts) {}
+
+  /** A fault's time in force: {@code what} (a datacenter, a server) was down from one time to the other. */
+  record Down(String kind, String what, long fromMillis, long toMillis) {}
+
+  /** A stub's counters for one sequence when it ended. */
+  record StubStats(String client, String sequence, long served, long expired) {}
+
   /** Everything a run.txt says. */
   record Contents(String seed, List<SequenceSpec> sequences, List<Fault> faults, List<Advance> advances,
-      List<FinalStripe> finalStripes, List<FinalHeld> finalHeld, List<Reported> reported, boolean ended) {}
+      List<FinalStripe> finalStripes, List<FinalHeld> finalHeld, List<Reported> reported,
+      List<CasReport> cas, List<StubStats> stubs, List<Integer> clients, List<Down> down, boolean ended) {}
 
   private final BufferedWriter out;
 
@@ -81,6 +116,17 @@ final class RunLog implements AutoCloseable {
     line("fault", atMillis, kind, lostBound, detail);
   }
 
+  /** A {@code cas} line: {@code counts} by {@code tier:outcome}, or null if the server could not be read. */
+  void cas(String server, String when, Map<String, Long> counts) {
+    StringBuilder sb = new StringBuilder("cas ").append(server).append(' ').append(when);
+    if (counts == null) {
+      sb.append(" -");
+    } else {
+      counts.forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));
+    }
+    line(sb.toString());
+  }
+
   @Override
   public synchronized void close() throws IOException {
     out.close();
@@ -94,6 +140,10 @@ final class RunLog implements AutoCloseable {
     List<FinalStripe> stripes = new ArrayList<>();
     List<FinalHeld> held = new ArrayList<>();
     List<Reported> reported = new ArrayList<>();
+    List<CasReport> cas = new ArrayList<>();
+    List<StubStats> stubs = new ArrayList<>();
+    List<Integer> clients = new ArrayList<>();
+    List<Down> down = new ArrayList<>();
     boolean ended = false;
     for (String line : Files.readAllLines(dir.resolve(FILE), StandardCharsets.UTF_8)) {
       String[] t = line.split(" ");
@@ -103,16 +153,30 @@ final class RunLog implements AutoCloseable {
             Integer.parseInt(t[4]), Long.parseLong(t[5]), Long.parseLong(t[6])));
         case "fault" -> faults.add(new Fault(Long.parseLong(t[1]), t[2], Long.parseLong(t[3]),
             line.split(" ", 5).length == 5 ? line.split(" ", 5)[4] : ""));
-        case "advance" -> advances.add(new Advance(t[1], Long.parseLong(t[2]), Long.parseLong(t[3]),
-            t[4].equals("ok")));
+        case "advance" -> advances.add(new Advance(t[1], Long.parseLong(t[2]), Long.parseLong(t[3]), t[4],
+            t.length > 5 ? Long.parseLong(t[5]) : Long.MIN_VALUE, t.length > 6 ? t[6] : "?"));
+        case "down" -> down.add(new Down(t[1], t[2], Long.parseLong(t[3]), Long.parseLong(t[4])));
         case "final-stripe" -> stripes.add(new FinalStripe(t[1], Integer.parseInt(t[2]),
             t[3].equals("-") ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(t[3])), Long.parseLong(t[4])));
         case "final-held" -> held.add(new FinalHeld(t[1], t[2], Long.parseLong(t[3])));
         case "reported" -> reported.add(new Reported(t[1], t[2], Long.parseLong(t[3]), Long.parseLong(t[4])));
+        case "cas" -> cas.add(new CasReport(t[1], t[2], t.length > 3 && t[3].equals("-") ? null : counts(t)));
+        case "client" -> clients.add(Integer.parseInt(t[1]));
+        case "stub" -> stubs.add(new StubStats(t[1], t[2], Long.parseLong(t[3]), Long.parseLong(t[4])));
         case "end" -> ended = true;
         default -> { } // informational lines (e.g. "note"), ignored
       }
     }
-    return new Contents(seed, sequences, faults, advances, stripes, held, reported, ended);
+    return new Contents(seed, sequences, faults, advances, stripes, held, reported, cas, stubs, clients, down, ended);
+  }
+
+  /** {@code TIER:OUTCOME=N} tokens from index 3 on. */
+  private static Map<String, Long> counts(String[] t) {
+    Map<String, Long> counts = new TreeMap<>();
+    for (int i = 3; i < t.length; i++) {
+      int eq = t[i].lastIndexOf('=');
+      counts.merge(t[i].substring(0, eq), Long.parseLong(t[i].substring(eq + 1)), Long::sum);
+    }
+    return counts;
   }
 }

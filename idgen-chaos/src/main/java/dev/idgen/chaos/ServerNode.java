@@ -15,13 +15,19 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * One server slot: the shaded server jar as a child JVM on a fixed loopback port in one datacenter. The
  * port stays the slot's across {@code kill -9} and restart, so clients find the new process where the old
- * one was. Not thread-safe: only the fault thread and the run's start and end touch it.
+ * one was. Not thread-safe: only the fault thread and the run's start and end start, kill or read it; the
+ * advance bursts' threads use only its name and its admin channel, which never change.
  */
 final class ServerNode implements AutoCloseable {
   private static final long START_TIMEOUT_MILLIS = 120_000;
@@ -64,11 +70,11 @@ final class ServerNode implements AutoCloseable {
   }
 
   /**
-   * What this server's own counters say it lost since it started: {@code idgen_ids_lost_total} for the
-   * reasons {@code abandoned} and {@code dc_block} (not {@code advanced}: IDs below a floor are out of the
-   * checker's reckoning), from its metrics endpoint; -1 if it cannot be read.
+   * What this incarnation's counters say, read from its metrics endpoint, or null if it cannot be read (the
+   * process is gone or does not answer). Counters start at 0 with each process: a {@code kill -9} takes
+   * them along, so the harness reads them just before each kill and at the end.
    */
-  long lostCounted() {
+  Counters counters() {
     int metricsPort = -1;
     for (String s : settings) {
       if (s.startsWith("idgen.metrics.port=")) {
@@ -76,25 +82,54 @@ final class ServerNode implements AutoCloseable {
       }
     }
     if (metricsPort <= 0 || !alive()) {
-      return -1;
+      return null;
     }
     try {
       HttpResponse<String> response = HttpClient.newHttpClient().send(
           HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
               .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
-      double sum = 0;
-      for (String line : response.body().split("\n")) {
-        if (line.startsWith("idgen_ids_lost_total{")
-            && (line.contains("reason=\"abandoned\"") || line.contains("reason=\"dc_block\""))) {
-          sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-        }
+      if (response.statusCode() != 200) {
+        return null;
       }
-      return (long) sum;
+      return Counters.parse(response.body());
     } catch (IOException | RuntimeException e) {
-      return -1;
+      return null;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return -1;
+      return null;
+    }
+  }
+
+  /**
+   * One scrape's counters: {@code lost}, {@code idgen_ids_lost_total} for the reasons {@code abandoned} and
+   * {@code dc_block} (not {@code advanced}: IDs below a floor are out of the checker's reckoning); and
+   * {@code cas}, {@code idgen_store_cas_total} by {@code tier:outcome} (e.g. {@code global:resolved_applied}).
+   */
+  record Counters(long lost, Map<String, Long> cas) {
+    private static final Pattern LABEL = Pattern.compile("(\\w+)=\"([^\"]*)\"");
+
+    static Counters parse(String exposition) {
+      double lost = 0;
+      Map<String, Long> cas = new TreeMap<>();
+      for (String line : exposition.split("\n")) {
+        if (line.startsWith("idgen_ids_lost_total{")
+            && (line.contains("reason=\"abandoned\"") || line.contains("reason=\"dc_block\""))) {
+          lost += value(line);
+        } else if (line.startsWith("idgen_store_cas_total{")) {
+          Map<String, String> labels = new HashMap<>();
+          Matcher m = LABEL.matcher(line.substring(0, line.indexOf('}') + 1));
+          while (m.find()) {
+            labels.put(m.group(1), m.group(2));
+          }
+          cas.merge(labels.getOrDefault("tier", "?") + ":" + labels.getOrDefault("outcome", "?"),
+              (long) value(line), Long::sum);
+        }
+      }
+      return new Counters((long) lost, cas);
+    }
+
+    private static double value(String line) {
+      return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
     }
   }
 

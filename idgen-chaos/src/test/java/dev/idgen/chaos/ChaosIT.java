@@ -13,8 +13,10 @@ import picocli.CommandLine;
 /**
  * The short chaos run of CI: three servers over both datacenters of the tests' cluster (idgen-testing's
  * {@link CassandraExtension}, which also pauses its nodes for the harness), four clients, about 80 seconds
- * of faults (every kind at least once), then the checker on the records. The seed is random and printed;
- * rerun a failure with {@code -DchaosSeed=<seed>}.
+ * of faults (every kind at least once, and advance bursts during a pause and during a kill), then the
+ * checker on the records: no duplicate, nothing out of bounds, and no ID at or below the floor of an
+ * advance that had returned OK, in a range or in a stub's batch. The seed is random and printed; rerun a
+ * failure with {@code -DchaosSeed=<seed>}.
  */
 @ExtendWith(CassandraExtension.class)
 class ChaosIT {
@@ -39,6 +41,12 @@ class ChaosIT {
     assertThat(report.ids()).as("IDs received").isPositive();
     assertThat(report.faults()).as("faults injected").isGreaterThanOrEqualTo(4);
     assertThat(report.advances()).as("AdvanceSequence calls").isPositive();
+    assertThat(report.advancesDuringPause()).as("AdvanceSequence calls in flight during a pause").isPositive();
+    assertThat(report.advancesDuringKill()).as("AdvanceSequence calls in flight while a server was dead")
+        .isPositive();
+    assertThat(report.cas()).as("the servers' idgen_store_cas_total, read at kills and at the end")
+        .containsKey("applied");
+    assertThat(report.cas().get("applied")).as("compare-and-sets applied").isPositive();
     assertThat(report.duplicates()).as("duplicates, seed %s", seed).isZero();
     assertThat(report.outOfBounds()).as("out of bounds, seed %s", seed).isZero();
     assertThat(report.belowFloor()).as("below an advanced floor, seed %s", seed).isZero();

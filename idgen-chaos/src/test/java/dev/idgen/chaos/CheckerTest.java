@@ -6,7 +6,9 @@ import dev.idgen.chaos.RunLog.SequenceSpec;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,10 +44,10 @@ class CheckerTest {
   void should_pass_a_clean_run_and_count_what_nobody_received_as_lost() throws Exception {
     try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock);
         Recorder b = new Recorder(dir.resolve("client-1.bin"), clock)) {
-      a.range("dense", 0, 1, 100, 1);
-      b.range("dense", 0, 101, 50, 1);
-      a.served("dense", new long[] {1, 2, 3}, 3);
-      b.range("striped", 0, 10, 5, 4); // 10, 14, 18, 22, 26
+      a.range("dense", 0, 0, 1, 100, 1);
+      b.range("dense", 0, 0, 101, 50, 1);
+      a.served("dense", 0, new long[] {1, 2, 3}, 3);
+      b.range("striped", 0, 0, 10, 5, 4); // 10, 14, 18, 22, 26
     }
     finalState("dense", 0, 301); // 300 reserved: 150 received, 100 held, 50 lost
     log.line("final-held", "dense", "server:s0", 100);
@@ -56,6 +58,10 @@ class CheckerTest {
     log.line("reported", "s1", "kill", 40, 7);   // held 40 just before its kill, had counted 7 lost
     log.line("reported", "s0", "end", 0, 2);
     log.line("reported", "s2", "end", 0, -1);    // could not be asked: counted as 0, and as unknown
+    log.cas("s1", "kill", Map.of("global:applied", 5L, "dc:applied", 7L, "dc:resolved_applied", 1L));
+    log.cas("s0", "end", Map.of("global:applied", 2L, "dc:unknown", 3L, "dc:resolved_ambiguous", 2L,
+        "global:recovered", 1L));
+    log.cas("s2", "end", null);                  // could not be read
 
     Checker.Report report = check();
 
@@ -70,22 +76,28 @@ class CheckerTest {
     assertThat(report.lost()).isEqualTo(50);
     assertThat(report.lostBound()).isEqualTo(60);
     assertThat(report.ok()).isTrue();
+    assertThat(report.cas()).containsEntry("applied", 14L).containsEntry("resolved_ambiguous", 2L)
+        .containsEntry("recovered", 1L);
     assertThat(printed.toString(StandardCharsets.UTF_8).strip()).endsWith(
         "checked ids=155 duplicates=0 out_of_bounds=0 below_floor=0 unleased=0 bad_calls=0 lost=50 "
-            + "lost_bound=60 reported=49 faults=1 seed=99");
+            + "lost_bound=60 reported=49 faults=1 seed=99\n"
+            + "cas: applied=14 conflict=0 unknown=3 resolved_applied=1 resolved_not_applied=0 resolved_ambiguous=2 "
+            + "unresolved=0 recovered=1");
+    assertThat(printed.toString(StandardCharsets.UTF_8))
+        .contains("read 1 times just before a kill -9 and 1 times at the end, 1 reads failed");
   }
 
   @Test
   void should_count_every_extra_copy_of_an_id_across_clients_and_stripes() throws Exception {
     try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock);
         Recorder b = new Recorder(dir.resolve("client-1.bin"), clock)) {
-      a.range("dense", 0, 1, 10, 1);
-      b.range("dense", 0, 5, 10, 1);    // 5..10 again: 6
-      b.range("dense", 0, 6, 2, 1);     // 6, 7 a third time: 2
-      a.range("striped", 0, 14, 3, 4);  // 14, 18, 22
-      b.range("striped", 0, 18, 1, 4);  // 18 again: 1
-      b.range("striped", 0, 15, 3, 4);  // another stripe: no overlap
-      a.served("dense", new long[] {1, 1}, 2); // a stub handing 1 out twice: 1
+      a.range("dense", 0, 0, 1, 10, 1);
+      b.range("dense", 0, 0, 5, 10, 1);    // 5..10 again: 6
+      b.range("dense", 0, 0, 6, 2, 1);     // 6, 7 a third time: 2
+      a.range("striped", 0, 0, 14, 3, 4);  // 14, 18, 22
+      b.range("striped", 0, 0, 18, 1, 4);  // 18 again: 1
+      b.range("striped", 0, 0, 15, 3, 4);  // another stripe: no overlap
+      a.served("dense", 0, new long[] {1, 1}, 2); // a stub handing 1 out twice: 1
     }
     finalState("dense", 0, 1_001);
 
@@ -99,11 +111,11 @@ class CheckerTest {
   @Test
   void should_count_ids_out_of_bounds_off_stripe_or_beyond_the_cursor() throws Exception {
     try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
-      a.range("dense", 0, 995, 10, 1);     // 1001..1004 pass max: the whole range, 10
-      a.range("dense", 0, 0, 1, 1);        // below start: 1
-      a.range("striped", 0, 10, 2, 3);     // stride 3 on a 4-stripe sequence: 2
-      a.range("dense", 0, 500, 5, 1);      // 500..504, the cursor is at 503: 2 never reserved
-      a.range("nope", 0, 1, 7, 1);         // a sequence that does not exist: 7
+      a.range("dense", 0, 0, 995, 10, 1);     // 1001..1004 pass max: the whole range, 10
+      a.range("dense", 0, 0, 0, 1, 1);        // below start: 1
+      a.range("striped", 0, 0, 10, 2, 3);     // stride 3 on a 4-stripe sequence: 2
+      a.range("dense", 0, 0, 500, 5, 1);      // 500..504, the cursor is at 503: 2 never reserved
+      a.range("nope", 0, 0, 1, 7, 1);         // a sequence that does not exist: 7
     }
     finalState("dense", 0, 503);
 
@@ -116,9 +128,9 @@ class CheckerTest {
   @Test
   void should_flag_ids_at_or_below_a_floor_only_in_calls_started_after_the_advance_returned() throws Exception {
     try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
-      a.range("dense", 100, 1, 10, 1);     // started before the advance: allowed
-      a.range("dense", 300, 48, 5, 1);     // after: 48, 49, 50 are at or below 50
-      a.range("dense", 300, 51, 5, 1);     // after, above: fine
+      a.range("dense", 0, 100, 1, 10, 1);     // started before the advance: allowed
+      a.range("dense", 0, 300, 48, 5, 1);     // after: 48, 49, 50 are at or below 50
+      a.range("dense", 0, 300, 51, 5, 1);     // after, above: fine
     }
     log.line("advance", "dense", 50, 200, "ok");
     log.line("advance", "dense", 70, 150, "failed:DEADLINE_EXCEEDED"); // not a promise: ignored
@@ -127,15 +139,118 @@ class CheckerTest {
     Checker.Report report = check();
 
     assertThat(report.belowFloor()).isEqualTo(3);
+    assertThat(printed.toString(StandardCharsets.UTF_8))
+        .contains("below_floor: dense: 3 IDs of client-0 server-0 range first=48 count=5 stride=1");
+  }
+
+  @Test
+  void should_flag_ids_a_stub_handed_out_at_or_below_the_floor_of_an_advance_that_had_returned_ok() throws Exception {
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
+      a.range("dense", 0, 100, 40, 60, 1);                                  // leased 40..99 before the advance
+      a.served("dense", 300, new long[] {45, 46, 47, 48, 49, 50, 51}, 7);    // asked after it returned: 45..50
+      a.range("striped", 0, 100, 10, 50, 4);                                // stripe 0: 10, 14, …, 206
+      a.served("striped", 300, new long[] {30, 34, 38}, 3);                 // 30 and 34 at or below 35
+    }
+    log.line("advance", "dense", 50, 200, "ok", 150, "server-1");
+    log.line("advance", "striped", 35, 250, "ok", 150, "server-2");
+    finalState("dense", 0, 1_001);
+    for (int k = 0; k < 4; k++) {
+      finalState("striped", k, 1_000);
+    }
+
+    Checker.Report report = check();
+
+    assertThat(report.belowFloor()).isEqualTo(6 + 2);
+    assertThat(report.stubJudged()).isEqualTo(7 + 3);
+    assertThat(report.unleased()).isZero();
+    assertThat(report.ok()).isFalse();
+    assertThat(printed.toString(StandardCharsets.UTF_8))
+        .contains("below_floor: dense: 6 IDs of client-0 stub batch run first=45 count=7 stride=1 asked 0.000s")
+        .contains("at or below floor 50 of an advance that returned OK at 0.000s");
+  }
+
+  @Test
+  void should_not_judge_a_stub_batch_asked_for_before_the_advance_returned() throws Exception {
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
+      a.range("dense", 0, 100, 1, 99, 1);
+      a.served("dense", 199, new long[] {45, 46, 47, 48, 49, 50, 51}, 7); // the same batch, asked for before
+    }
+    log.line("advance", "dense", 50, 200, "ok", 150, "server-1");
+    finalState("dense", 0, 100);
+
+    Checker.Report report = check();
+
+    assertThat(report.belowFloor()).isZero();
+    assertThat(report.stubJudged()).isZero();
+    assertThat(report.served()).isEqualTo(7);
+    assertThat(report.ok()).isTrue();
+    // Handed out (recorded) after the advance returned, so it is counted apart, for people, not judged.
+    assertThat(printed.toString(StandardCharsets.UTF_8))
+        .contains("handed out after it (not judged): 6");
+  }
+
+  @Test
+  void should_not_judge_anything_against_a_failed_advance() throws Exception {
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
+      a.range("dense", 0, 100, 40, 60, 1);
+      a.served("dense", 300, new long[] {45, 46, 47}, 3);   // after the failed advances, below their floors
+      a.range("dense", 0, 300, 100, 10, 1);                 // a call started after them, below their floors
+    }
+    log.line("advance", "dense", 500, 200, "failed:UNAVAILABLE", 150, "server-1");
+    log.line("advance", "dense", 600, 2_000_000, "failed:DEADLINE_EXCEEDED", 1_500_000, "server-0");
+    log.line("down", "cassandra-pause", "dc2", 0, 1);   // 0 to 1 ms: the first call was in flight
+    log.line("down", "server-kill", "server-2", 1, 3);  // 1 to 3 ms: the second call was
+    finalState("dense", 0, 1_001);
+
+    Checker.Report report = check();
+
+    assertThat(report.belowFloor()).isZero();
+    assertThat(report.stubJudged()).isZero();
+    assertThat(report.advances()).isEqualTo(2);
+    assertThat(report.advancesOk()).isZero();
+    assertThat(report.advancesDuringPause()).isEqualTo(1);
+    assertThat(report.advancesDuringKill()).isEqualTo(1);
+    assertThat(printed.toString(StandardCharsets.UTF_8))
+        .contains("advances: 2 (ok 0, failed 2): {failed:DEADLINE_EXCEEDED=1, failed:UNAVAILABLE=1}");
+  }
+
+  @Test
+  void should_record_a_stub_batch_as_runs_and_read_back_exactly_its_ids() throws Exception {
+    long[] batch = {5, 6, 7, 8, 20, 24, 28, 28, 3, 9};
+    assertThat(Recorder.runs(batch, batch.length))
+        .containsExactly(5, 4, 1, /**/ 20, 3, 4, /**/ 28, 1, 1, /**/ 3, 2, 6);
+    long[] lease = new long[64];
+    for (int i = 0; i < lease.length; i++) {
+      lease[i] = 1_000 + 4L * i;
+    }
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
+      a.range("striped", 0, 0, 1_000, 64, 4);
+      a.served("striped", 0, lease, lease.length);  // one run: 64 IDs in 24 bytes (and the header)
+    }
+    assertThat(Files.size(dir.resolve("client-0.bin"))).isLessThan(64 * 8);
+    try (Recorder a = new Recorder(dir.resolve("client-1.bin"), clock)) {
+      a.range("dense", 0, 0, 1, 30, 1);
+      a.range("dense", 0, 0, 31, 10, 1);                    // an adjacent lease
+      a.served("dense", 0, batch, batch.length);            // 28 twice: a duplicate
+      a.served("dense", 0, new long[] {28, 29, 30, 31, 32, 41}, 6); // across both leases; 28 a third time;
+                                                                     // 41 never leased
+    }
+    finalState("dense", 0, 1_001);
+
+    Checker.Report report = check();
+
+    assertThat(report.served()).isEqualTo(64 + batch.length + 6);
+    assertThat(report.unleased()).isEqualTo(1);
+    assertThat(report.duplicates()).isEqualTo(2); // 28 handed out three times: two extra copies
   }
 
   @Test
   void should_flag_ids_a_stub_served_without_leasing_them_and_calls_with_the_wrong_count() throws Exception {
     try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock);
         Recorder b = new Recorder(dir.resolve("client-1.bin"), clock)) {
-      a.range("dense", 0, 1, 10, 1);
-      b.range("dense", 0, 11, 10, 1);
-      a.served("dense", new long[] {2, 12, 13}, 3); // 12 and 13 were b's
+      a.range("dense", 0, 0, 1, 10, 1);
+      b.range("dense", 0, 0, 11, 10, 1);
+      a.served("dense", 0, new long[] {2, 12, 13}, 3); // 12 and 13 were b's
       a.failedCall("dense", 20, 10, "OK");          // an OK stream with half the IDs
       a.failedCall("dense", 20, 5, "CANCELLED");    // a cut call: 15 may be lost
     }
@@ -149,9 +264,27 @@ class CheckerTest {
   }
 
   @Test
+  void should_read_only_the_client_files_of_the_clients_the_run_started() throws Exception {
+    log.line("client", 0, "raw");
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock);
+        Recorder stale = new Recorder(dir.resolve("client-7.bin"), clock)) {
+      a.range("dense", 0, 0, 1, 10, 1);
+      stale.range("dense", 1, 0, 1, 10, 1); // an earlier run's record left in the same directory
+    }
+    finalState("dense", 0, 11);
+
+    Checker.Report report = check();
+
+    assertThat(report.ids()).isEqualTo(10);
+    assertThat(report.duplicates()).isZero();
+    assertThat(printed.toString(StandardCharsets.UTF_8))
+        .contains("ignored 1 client files the run did not start: [client-7.bin]");
+  }
+
+  @Test
   void should_fail_when_more_is_lost_than_the_faults_allow() throws Exception {
     try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
-      a.range("dense", 0, 1, 10, 1);
+      a.range("dense", 0, 0, 1, 10, 1);
     }
     finalState("dense", 0, 111); // 100 lost
     log.fault(1, "client-kill", 99, "c0");

@@ -8,6 +8,8 @@ import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
+import dev.idgen.server.config.ServerSettings;
+import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -95,6 +97,53 @@ class AllocateThreadingTest {
         release.countDown();
       }
       assertThat(created.get(30, TimeUnit.SECONDS)).extracting(Sequence::getName).containsExactly("later");
+    }
+  }
+
+  @Test
+  void should_refuse_calls_over_the_waiting_bound_at_once_and_serve_those_within_it() throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    InMemoryRangeStore store = new InMemoryRangeStore();
+    int bound = 8;
+    try (TestServer server = TestServer.startNetty(Map.of(ServerSettings.MAX_WAITING_CALLS, bound), store)) {
+      server.admin().createSequence(CreateSequenceRequest.newBuilder().setName("frozen").build());
+      store.beforeReserve = name -> stall(entered, release); // the store freezes
+      List<CompletableFuture<List<IdRange>>> calls = new ArrayList<>();
+      for (int i = 0; i < 3 * bound; i++) {
+        CompletableFuture<List<IdRange>> call = new CompletableFuture<>();
+        IdGenGrpc.newStub(server.channel).withDeadlineAfter(60, TimeUnit.SECONDS).allocate(
+            AllocateRequest.newBuilder().setSequence("frozen").setCount(1).build(), collect(call));
+        calls.add(call);
+      }
+      List<Throwable> refused = new ArrayList<>();
+      try {
+        assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+        for (CompletableFuture<List<IdRange>> call : calls) {
+          try {
+            call.get(200, TimeUnit.MILLISECONDS);
+          } catch (java.util.concurrent.ExecutionException e) {
+            refused.add(e.getCause());
+          } catch (java.util.concurrent.TimeoutException e) {
+            // waiting within the bound
+          }
+        }
+      } finally {
+        release.countDown();
+      }
+      assertThat(refused).as("every call over the bound is refused at once").hasSize(2 * bound)
+          .allSatisfy(t -> {
+            assertThat(Status.fromThrowable(t).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(Status.fromThrowable(t).getDescription()).contains("busy")
+                .contains("idgen.limits.max-waiting-calls");
+          });
+      long served = 0;
+      for (CompletableFuture<List<IdRange>> call : calls) {
+        if (!call.isCompletedExceptionally()) {
+          served += TestServer.count(call.get(30, TimeUnit.SECONDS));
+        }
+      }
+      assertThat(served).as("the calls within the bound are served once the store is back").isEqualTo(bound);
     }
   }
 

@@ -84,7 +84,8 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     try {
       waits.execute(context.wrap(() -> allocateWaiting(request, stream, context.getDeadline())));
     } catch (RejectedExecutionException e) {
-      stream.send(List.of(), Status.UNAVAILABLE.withDescription("the server is shutting down"));
+      // The worker pool's bound (the message says which) or a server shutting down: nothing handed out.
+      stream.send(List.of(), Status.UNAVAILABLE.withDescription(e.getMessage()));
     }
   }
 

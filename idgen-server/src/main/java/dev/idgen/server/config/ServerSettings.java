@@ -30,7 +30,8 @@ public record ServerSettings(
     String serverName,
     Duration serverLease,
     Duration advanceConfirmTimeout,
-    Duration clientLeaseLifetime) {
+    Duration clientLeaseLifetime,
+    int maxWaitingCalls) {
 
   public static final String GRPC_HOST = "idgen.grpc.host";
   public static final String GRPC_PORT = "idgen.grpc.port";
@@ -47,6 +48,7 @@ public record ServerSettings(
   public static final String SERVER_LEASE = "idgen.advance.server-lease";
   public static final String ADVANCE_CONFIRM_TIMEOUT = "idgen.advance.confirm-timeout";
   public static final String CLIENT_LEASE_LIFETIME = "idgen.advance.client-lease-lifetime";
+  public static final String MAX_WAITING_CALLS = "idgen.limits.max-waiting-calls";
 
   /** The largest per-call limit: a single call should not be able to take a whole sequence's blocks. */
   static final long MAX_IDS_PER_CALL_LIMIT = SequenceDefinition.MAX_BLOCK_SIZE;
@@ -148,9 +150,12 @@ public record ServerSettings(
     Duration serverLease = duration(config, SERVER_LEASE, Duration.ofSeconds(4));
     Duration confirmTimeout = duration(config, ADVANCE_CONFIRM_TIMEOUT, Duration.ZERO);
     Duration clientLease = duration(config, CLIENT_LEASE_LIFETIME, Duration.ZERO);
+    int maxWaiting = config.getInt(MAX_WAITING_CALLS);
+    check(config, MAX_WAITING_CALLS, maxWaiting >= 1 && maxWaiting <= 1_000_000,
+        "1 to 1000000, got " + maxWaiting);
 
     return new ServerSettings(host, port, store, dir, maxIds, runway, minBlock, threshold, maxWait, quiet,
-        timeout, serverName, serverLease, confirmTimeout, clientLease);
+        timeout, serverName, serverLease, confirmTimeout, clientLease, maxWaiting);
   }
 
   /** A one-line description of the store, for the start-up log. */

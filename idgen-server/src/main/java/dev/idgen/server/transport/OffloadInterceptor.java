@@ -54,7 +54,7 @@ public final class OffloadInterceptor implements ServerInterceptor {
         try {
           serial.execute(task);
         } catch (RejectedExecutionException e) {
-          call.close(Status.UNAVAILABLE.withDescription("the server is shutting down"), new Metadata());
+          call.close(Status.UNAVAILABLE.withDescription(e.getMessage()), new Metadata());
         }
       }
 

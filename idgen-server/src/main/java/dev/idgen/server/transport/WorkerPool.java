@@ -1,35 +1,74 @@
 package dev.idgen.server.transport;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import com.google.inject.Inject;
+import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.lifecycle.ServerComponent;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The threads for work that may block, kept off the network threads that serve calls (see
  * {@code GrpcModule}): Allocate calls that must wait for a reserve (a refill, a sequence's first load, the
- * store) and every {@code SequenceAdmin} call (store reads and writes). A cached pool: a waiting Allocate
- * holds its thread for at most {@code idgen.allocator.max-wait}, so the pool grows with an outage and
- * shrinks after it; calls served from memory never come here.
+ * store) and every {@code SequenceAdmin} call (store reads and writes).
+ *
+ * <p>Bounded, so that a pile-up (the store frozen under thousands of callers) costs neither thousands of
+ * threads nor unbounded memory: at most {@link #MAX_THREADS} threads, and at most
+ * {@code idgen.limits.max-waiting-calls} tasks in all (running or queued). A task over the bound is
+ * refused at once with {@link Saturated}, which the services answer with {@code UNAVAILABLE} (the client
+ * stub retries elsewhere); a queued Allocate still honours its deadline when it gets a thread. Calls
+ * served from memory never come here.
  *
  * <p>Thread-safe. Closed after the gRPC server has drained, with the other components.
  */
 @ThreadSafe
 public final class WorkerPool implements Executor, ServerComponent {
+  /** Threads at most: each waiting call holds one for at most {@code idgen.allocator.max-wait}. */
+  static final int MAX_THREADS = 64;
+
+  private final int maxTasks;
   private final AtomicInteger threads = new AtomicInteger();
-  private final ExecutorService pool = Executors.newCachedThreadPool(r -> {
-    Thread t = new Thread(r, "idgen-worker-" + threads.incrementAndGet());
-    t.setDaemon(true);
-    return t;
-  });
+  private final ThreadPoolExecutor pool;
 
-  WorkerPool() {}
+  @Inject
+  WorkerPool(ServerSettings settings) {
+    this(settings.maxWaitingCalls());
+  }
 
+  WorkerPool(int maxTasks) {
+    this.maxTasks = maxTasks;
+    int threadCount = Math.min(MAX_THREADS, maxTasks);
+    this.pool = new ThreadPoolExecutor(threadCount, threadCount, 30, TimeUnit.SECONDS,
+        maxTasks > threadCount ? new LinkedBlockingQueue<>(maxTasks - threadCount) : new SynchronousQueue<>(),
+        r -> {
+          Thread t = new Thread(r, "idgen-worker-" + threads.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        }, (task, executor) -> {
+          throw executor.isShutdown()
+              ? new RejectedExecutionException("the server is shutting down")
+              : new Saturated(maxTasks);
+        });
+    pool.allowCoreThreadTimeOut(true); // idle: no threads
+  }
+
+  /**
+   * @throws Saturated if {@code idgen.limits.max-waiting-calls} tasks already run or wait
+   * @throws RejectedExecutionException if the pool is closed
+   */
   @Override
   public void execute(Runnable task) {
     pool.execute(task);
+  }
+
+  /** Tasks running or queued now. */
+  public int busy() {
+    return pool.getActiveCount() + pool.getQueue().size();
   }
 
   @Override
@@ -43,5 +82,15 @@ public final class WorkerPool implements Executor, ServerComponent {
   @Override
   public String toString() {
     return "worker pool";
+  }
+
+  /** The bound was reached: the message says which and what to do. */
+  public static final class Saturated extends RejectedExecutionException {
+    private static final long serialVersionUID = 1L;
+
+    Saturated(int maxTasks) {
+      super("the server is busy: " + maxTasks + " calls already wait for a reserve or the store"
+          + " (idgen.limits.max-waiting-calls); retry later or on another server");
+    }
   }
 }
