@@ -88,6 +88,11 @@ public abstract class ForwardingRangeStore implements RangeStore {
     return delegate.state(sequence);
   }
 
+  @Override
+  public SequenceState approximateState(SequenceDefinition sequence) {
+    return delegate.approximateState(sequence);
+  }
+
   /** Does not close the delegate. */
   @Override
   public void close() {}

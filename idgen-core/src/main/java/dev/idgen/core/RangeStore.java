@@ -119,6 +119,14 @@ public interface RangeStore extends AutoCloseable {
     return 0;
   }
 
+  /**
+   * {@link #state}, as cheaply as the store can give it, for gauges read every few seconds: it may lag
+   * a moment behind (Cassandra: plain reads of this datacenter's replicas, no Paxos round per sequence).
+   */
+  default SequenceState approximateState(SequenceDefinition sequence) {
+    return state(sequence);
+  }
+
   /** How far each stripe is reserved, and what each datacenter holds, as the store sees it now. */
   SequenceState state(SequenceDefinition sequence);
 

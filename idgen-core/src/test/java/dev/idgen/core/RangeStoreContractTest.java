@@ -64,6 +64,18 @@ public abstract class RangeStoreContractTest {
   // ---- definitions
 
   @Test
+  void should_report_the_same_state_cheaply_as_authoritatively_when_nothing_changes() {
+    SequenceDefinition d = created(prefix + "gauge", 1, 1_000_000, 2);
+    store.reserve(d, 0, 100);
+    store.reserve(d, 1, 300);
+    SequenceState authoritative = store.state(d);
+    SequenceState approximate = store.approximateState(d);
+    assertThat(approximate.stripes()).isEqualTo(authoritative.stripes());
+    assertThat(approximate.remaining()).isEqualTo(authoritative.remaining()).isLessThan(1_000_000 - 300);
+    assertThat(approximate.datacenterReserves()).isEqualTo(authoritative.datacenterReserves());
+  }
+
+  @Test
   public void should_find_a_created_sequence_with_its_whole_definition() {
     SequenceDefinition definition = new SequenceDefinition(prefix + "orders", 1000, 99_999, 3, 50, 5000);
 
