@@ -11,12 +11,17 @@ import dev.idgen.chaos.RunLog.SequenceSpec;
 import dev.idgen.client.IdSourceStats;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -86,6 +91,8 @@ final class ChaosRun {
    * an advance takes about 3 s (this plus a margin of max(1 s, a quarter)) and bursts stay short.
    */
   static final String CLIENT_LEASE_LIFETIME = "2s";
+  /** The copy of the server jar every incarnation runs from, in the run's {@code servers} directory. */
+  private static final String SERVER_JAR_COPY = "idgen-server.jar";
   /** How long the end of a run waits for the advance bursts still under way. */
   private static final long BURST_WAIT_SECONDS = 120;
 
@@ -219,9 +226,17 @@ final class ChaosRun {
   private void startServers() throws IOException, InterruptedException {
     Path dir = settings.out().resolve("servers");
     Files.createDirectories(dir);
+    // Every incarnation runs from a copy taken now: a rebuild of the server jar during the run (other work
+    // in the same checkout) would otherwise break the running JVMs (classes loaded lazily from a replaced
+    // jar) and give restarted servers another build.
+    Path jar = dir.resolve(SERVER_JAR_COPY);
+    Files.copy(settings.serverJar(), jar, StandardCopyOption.REPLACE_EXISTING);
+    String sha256 = sha256(jar);
+    log.line("note", "server-jar", settings.serverJar(), "sha256", sha256);
+    say("servers run from a copy of " + settings.serverJar() + " (sha256 " + sha256 + ")");
     for (int i = 0; i < settings.servers(); i++) {
       String dc = i % 2 == 0 ? "dc1" : "dc2";
-      ServerNode node = new ServerNode("server-" + i, dc, freePort(), settings.serverJar(), dir, List.of(
+      ServerNode node = new ServerNode("server-" + i, dc, freePort(), jar, dir, List.of(
           "idgen.store=cassandra",
           "idgen.cassandra.contact-points=" + cassandra.contactPoint(dc),
           "idgen.cassandra.local-datacenter=" + dc,
@@ -592,6 +607,19 @@ final class ChaosRun {
 
   private synchronized void say(String message) {
     System.out.printf("[chaos %6.1fs] %s%n", clock.nanos() / 1e9, message);
+  }
+
+  private static String sha256(Path file) throws IOException {
+    try (InputStream in = Files.newInputStream(file)) {
+      MessageDigest digest = MessageDigest.getInstance("SHA-256");
+      byte[] buffer = new byte[1 << 16];
+      for (int n; (n = in.read(buffer)) > 0; ) {
+        digest.update(buffer, 0, n);
+      }
+      return HexFormat.of().formatHex(digest.digest());
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private static int freePort() throws IOException {
