@@ -126,9 +126,7 @@ final class BearerTokens implements ServerComponent {
   @Override
   public void close() {
     synchronized (lock) {
-      if (scheduler != null) {
-        scheduler.close();
-      }
+      PeriodicTask.closeIfStarted(scheduler);
     }
   }
 

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import javax.annotation.Nullable;
 
 /**
  * A task run every {@code interval} on a daemon thread of its own (the components' reloaders and monitors),
@@ -32,5 +33,12 @@ public final class PeriodicTask implements AutoCloseable {
   @Override
   public void close() {
     scheduler.shutdownNow();
+  }
+
+  /** Closes {@code task} if a component started one (null: it never started). */
+  public static void closeIfStarted(@Nullable PeriodicTask task) {
+    if (task != null) {
+      task.close();
+    }
   }
 }

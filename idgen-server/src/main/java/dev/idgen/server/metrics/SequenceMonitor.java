@@ -84,9 +84,7 @@ final class SequenceMonitor implements ServerComponent {
   @Override
   public void close() {
     synchronized (lock) {
-      if (scheduler != null) {
-        scheduler.close();
-      }
+      PeriodicTask.closeIfStarted(scheduler);
     }
   }
 

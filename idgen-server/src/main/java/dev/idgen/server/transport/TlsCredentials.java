@@ -180,9 +180,7 @@ public final class TlsCredentials implements ServerComponent {
   @Override
   public void close() {
     synchronized (lock) {
-      if (scheduler != null) {
-        scheduler.close();
-      }
+      PeriodicTask.closeIfStarted(scheduler);
     }
   }
 
