@@ -2,6 +2,7 @@ package dev.idgen.testing;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -9,6 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 abstract class AbstractTestCassandra implements TestCassandra, AutoCloseable {
   private final Map<String, String> contactPoints = new LinkedHashMap<>();
   private final Set<String> paused = ConcurrentHashMap.newKeySet();
+  /** The JVMs of the nodes, where this machine runs them (the launcher's); none for containers. */
+  private final Map<String, Long> pids = new ConcurrentHashMap<>();
 
   /** Called once the nodes run (before the handle is published). */
   protected final void contactPoints(String dc1, String dc2) {
@@ -23,6 +26,17 @@ abstract class AbstractTestCassandra implements TestCassandra, AutoCloseable {
       throw new IllegalStateException("Cassandra is not started");
     }
     return cp;
+  }
+
+  /** Records the pid of a node's JVM, for {@link #pid} and signals. */
+  protected final void pid(String dc, long pid) {
+    pids.put(checkDc(dc), pid);
+  }
+
+  @Override
+  public OptionalLong pid(String dc) {
+    Long pid = pids.get(checkDc(dc));
+    return pid == null ? OptionalLong.empty() : OptionalLong.of(pid);
   }
 
   @Override

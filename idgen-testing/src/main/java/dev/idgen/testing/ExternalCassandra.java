@@ -3,9 +3,6 @@ package dev.idgen.testing;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.util.Map;
-import java.util.OptionalLong;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 /**
@@ -20,7 +17,6 @@ import java.util.function.Function;
 final class ExternalCassandra extends AbstractTestCassandra {
   static final String DC_PROPERTY_PREFIX = "idgen.it.cassandra.";
 
-  private final Map<String, Long> pids = new ConcurrentHashMap<>();
 
   private ExternalCassandra(String dc1, String dc2) {
     contactPoints(dc1, dc2);
@@ -61,12 +57,6 @@ final class ExternalCassandra extends AbstractTestCassandra {
   }
 
   @Override
-  public OptionalLong pid(String dc) {
-    Long pid = pids.get(checkDc(dc));
-    return pid == null ? OptionalLong.empty() : OptionalLong.of(pid);
-  }
-
-  @Override
   protected void doPause(String dc) {
     long pid;
     try {
@@ -75,16 +65,13 @@ final class ExternalCassandra extends AbstractTestCassandra {
       throw new UnsupportedOperationException("cannot pause " + dc + " of an external cluster that the launcher"
           + " (cassandra.sh pid " + dc + ") does not know: " + e.getMessage(), e);
     }
-    pids.put(dc, pid);
+    pid(dc, pid);
     LauncherCassandra.signal("-STOP", pid);
   }
 
   @Override
   protected void doResume(String dc) {
-    Long pid = pids.get(dc);
-    if (pid != null) {
-      LauncherCassandra.signal("-CONT", pid);
-    }
+    pid(dc).ifPresent(pid -> LauncherCassandra.signal("-CONT", pid));
   }
 
   @Override

@@ -4,9 +4,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.OptionalLong;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * {@link Backend#LAUNCHER}: {@code cassandra.sh start --topology two-dc} (Cassandra 5.0.9 from Maven Central,
@@ -19,7 +16,6 @@ final class LauncherCassandra extends AbstractTestCassandra {
   static final String TIMEOUT_PROPERTY = "idgen.it.cassandra.timeout";
 
   private final Path script;
-  private final Map<String, Long> pids = new ConcurrentHashMap<>();
   private volatile boolean started;
 
   private LauncherCassandra(Path script) {
@@ -51,7 +47,7 @@ final class LauncherCassandra extends AbstractTestCassandra {
       }
       c.contactPoints(each[0], each[1]);
       for (String dc : c.datacenters()) {
-        c.pids.put(dc, pidOf(script, dc));
+        c.pid(dc, pidOf(script, dc));
       }
       return c;
     } catch (RuntimeException e) {
@@ -75,12 +71,6 @@ final class LauncherCassandra extends AbstractTestCassandra {
   @Override
   public Backend backend() {
     return Backend.LAUNCHER;
-  }
-
-  @Override
-  public OptionalLong pid(String dc) {
-    Long pid = pids.get(checkDc(dc));
-    return pid == null ? OptionalLong.empty() : OptionalLong.of(pid);
   }
 
   @Override

@@ -5,7 +5,6 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.cassandra.CassandraContainer;
 import org.testcontainers.containers.Container.ExecResult;
@@ -129,12 +128,6 @@ final class TestcontainersCassandra extends AbstractTestCassandra {
   @Override
   public Backend backend() {
     return Backend.TESTCONTAINERS;
-  }
-
-  @Override
-  public OptionalLong pid(String dc) {
-    checkDc(dc);
-    return OptionalLong.empty();
   }
 
   @Override
