@@ -480,8 +480,7 @@ public final class CassandraRangeStore implements RangeStore {
         return lostGivingBack(d, stripe, total, e.getMessage());
       }
       // An AdvanceSequence may have raised the floor since these IDs were reserved.
-      long minIndex = pool == null || pool.floor == null ? 0 : d.firstIndexAbove(stripe, pool.floor);
-      List<Long> kept = trim(mine, minIndex);
+      List<Long> kept = trim(mine, PoolRow.minIndex(pool, d, stripe));
       if (kept.isEmpty()) {
         idsDropped.add(total);
         return 0;
@@ -713,8 +712,7 @@ public final class CassandraRangeStore implements RangeStore {
         return;
       }
       // An AdvanceSequence may have raised the pool's floor since the block was taken.
-      long minIndex = pool == null || pool.floor == null ? 0 : d.firstIndexAbove(stripe, pool.floor);
-      long keptFrom = Math.max(from, minIndex);
+      long keptFrom = Math.max(from, PoolRow.minIndex(pool, d, stripe));
       if (keptFrom >= to) {
         idsDropped.add(to - from);
         return;
@@ -1324,7 +1322,12 @@ public final class CassandraRangeStore implements RangeStore {
         appended, r.getUuid("op"));
   }
 
-  private record PoolRow(List<Long> blocks, Long floor, long taken, Appended appended, UUID op) {}
+  private record PoolRow(List<Long> blocks, Long floor, long taken, Appended appended, UUID op) {
+    /** The first index of the stripe above the pool's floor: what the pool may still hold. */
+    static long minIndex(PoolRow pool, SequenceDefinition d, int stripe) {
+      return pool == null || pool.floor == null ? 0 : d.firstIndexAbove(stripe, pool.floor);
+    }
+  }
 
   private DcRate rate(SequenceDefinition d, int stripe) {
     return rates.computeIfAbsent(d.name() + '\u0000' + stripe, k -> new DcRate(settings.dcTargetRunway()));

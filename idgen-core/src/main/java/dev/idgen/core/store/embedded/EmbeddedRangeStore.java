@@ -389,17 +389,7 @@ public final class EmbeddedRangeStore implements RangeStore {
     String name = sequence.name();
     return inWriteTransaction("give back IDs of stripe " + stripe + " of sequence '" + name + "'", db -> {
       checkMatchesStore(db, sequence);
-      long floorIndex = 0;
-      PreparedStatement floorOf = db.prepare("SELECT max(floor) FROM floor_log WHERE name = ?");
-      floorOf.setString(1, name);
-      try (ResultSet rs = floorOf.executeQuery()) {
-        if (rs.next()) {
-          long f = rs.getLong(1);
-          if (!rs.wasNull()) {
-            floorIndex = sequence.firstIndexAbove(stripe, f);
-          }
-        }
-      }
+      long floorIndex = sequence.firstIndexAbove(stripe, floorOf(db, name)); // 0 if never advanced
       long back = 0;
       for (IdRange r : ranges) {
         long from = Math.max(sequence.indexOf(stripe, r.first()), floorIndex);
@@ -466,14 +456,20 @@ public final class EmbeddedRangeStore implements RangeStore {
 
   @Override
   public long floor(SequenceDefinition sequence) {
-    return read("read the floor of sequence '" + sequence.name() + "'", db -> {
-      PreparedStatement select = db.prepare("SELECT max(floor) FROM floor_log WHERE name = ?");
-      select.setString(1, sequence.name());
-      try (ResultSet rs = select.executeQuery()) {
-        long f = rs.next() ? rs.getLong(1) : 0;
-        return rs.wasNull() ? Long.MIN_VALUE : f;
+    return read("read the floor of sequence '" + sequence.name() + "'", db -> floorOf(db, sequence.name()));
+  }
+
+  /** The highest floor advanced for the sequence, in the caller's transaction; MIN_VALUE if none. */
+  private static long floorOf(Session db, String name) throws SQLException {
+    PreparedStatement select = db.prepare("SELECT max(floor) FROM floor_log WHERE name = ?");
+    select.setString(1, name);
+    try (ResultSet rs = select.executeQuery()) {
+      if (!rs.next()) {
+        return Long.MIN_VALUE;
       }
-    });
+      long f = rs.getLong(1);
+      return rs.wasNull() ? Long.MIN_VALUE : f;
+    }
   }
 
   @Override
