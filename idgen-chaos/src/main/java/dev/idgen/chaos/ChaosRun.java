@@ -21,10 +21,12 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -116,6 +118,8 @@ final class ChaosRun {
     return t;
   });
   private final List<Future<?>> bursts = new ArrayList<>();
+  /** The highest floor of each sequence that an advance tried and failed to set: completed at the end. */
+  private final Map<String, Long> unfinishedFloors = new ConcurrentHashMap<>();
   /** The highest cursor each sequence was seen at, for a burst whose GetSequence fails. */
   private final Map<String, Long> lastCursor = new ConcurrentHashMap<>();
   private long deadlineNanos;
@@ -482,6 +486,9 @@ final class ChaosRun {
         }
         // Taken after the call returned: a batch asked for, or a call started, later is certainly later.
         log.line("advance", seq.name(), floor, clock.nanos(), outcome, started, target.name());
+        if (!outcome.equals("ok")) {
+          unfinishedFloors.merge(seq.name(), floor, Math::max);
+        }
         return null;
       }));
     }
@@ -539,6 +546,7 @@ final class ChaosRun {
       c.stop();
       logStubStats(c);
     }
+    completeFailedAdvances();
     // What is still held, once the servers' refills and floor polls have settled: two equal snapshots.
     List<String> previous = List.of();
     for (int attempt = 0; attempt < 30; attempt++) {
@@ -581,6 +589,31 @@ final class ChaosRun {
     log.cas(node.name(), when, counters == null ? null : counters.cas());
   }
 
+  /**
+   * Retries, once the clients have stopped, the highest floor of each sequence whose advance failed, as an
+   * operator would ("advance again to complete it"): a failed advance may have moved the global cursors but
+   * not trimmed every pool, and the final reckoning counts what the pools hold above the floor. Logged as
+   * advances; no ID is handed out after them.
+   */
+  private void completeFailedAdvances() {
+    for (Map.Entry<String, Long> e : unfinishedFloors.entrySet()) {
+      String outcome = "failed:none";
+      for (int attempt = 0; attempt < 5 && !outcome.equals("ok"); attempt++) {
+        ServerNode target = servers.get(attempt % servers.size());
+        long started = clock.nanos();
+        try {
+          admin(target, 60).advanceSequence(
+              AdvanceSequenceRequest.newBuilder().setName(e.getKey()).setFloor(e.getValue()).build());
+          outcome = "ok";
+        } catch (StatusRuntimeException failed) {
+          outcome = "failed:" + failed.getStatus().getCode();
+        }
+        log.line("advance", e.getKey(), e.getValue(), clock.nanos(), outcome, started, target.name());
+      }
+      say("completed the failed advance of " + e.getKey() + " to " + e.getValue() + ": " + outcome);
+    }
+  }
+
   private List<String> snapshot() {
     List<String> lines = new ArrayList<>();
     for (SequenceSpec seq : sequences) {
@@ -590,11 +623,20 @@ final class ChaosRun {
         lines.add("final-stripe " + seq.name() + " " + s.getStripe() + " "
             + (s.hasNextUnreserved() ? Long.toString(s.getNextUnreserved()) : "-") + " " + s.getRemaining());
       }
-      for (DatacenterReserve r : state.getDatacenterReservesList()) {
-        lines.add("final-held " + seq.name() + " dc:" + r.getDatacenter() + ":" + r.getStripe() + " " + r.getIds());
-      }
+      // Each datacenter's pool as a server of that datacenter reads it: a pool row is written in its own
+      // datacenter, and another datacenter's replica of it may still lag (hints after a pause), which
+      // would count IDs twice.
+      Set<String> poolsRead = new HashSet<>();
       for (ServerNode node : servers) {
         Sequence own = admin(node, 30).getSequence(request);
+        if (poolsRead.add(node.datacenter())) {
+          for (DatacenterReserve r : own.getDatacenterReservesList()) {
+            if (r.getDatacenter().equals(node.datacenter())) {
+              lines.add("final-held " + seq.name() + " dc:" + r.getDatacenter() + ":" + r.getStripe() + " "
+                  + r.getIds());
+            }
+          }
+        }
         lines.add("final-held " + seq.name() + " server:" + node.name() + " " + own.getServerReserve());
       }
     }
