@@ -23,10 +23,10 @@ import org.slf4j.LoggerFactory;
  * with no I/O on the request path in steady state.
  *
  * <p>Each stripe of each sequence has its own pool ({@link StripePool}) of reserved ranges, refilled
- * in the background when less than a threshold of a block is left, with at most one refill in flight
- * per pool. Block sizes follow each pool's consumption rate so that a reserve lasts about the target
- * runway (between the minimum block and the sequence's {@code node_block_size}); a pool never holds
- * more than one block, so a crash abandons at most one block per stripe.
+ * in the background, with at most one refill in flight per pool. Reserves are sized by time
+ * ({@link RunwayPolicy}): a pool refills as soon as it holds less than its <em>outage runway</em> of IDs
+ * at its measured rate, so a store that stops answering leaves that runway in memory; a pool never holds
+ * more than the sequence's {@code node_block_size}, so a crash abandons at most that per stripe.
  *
  * <p>Threads: any number of threads may call any method. Calls on different pools never contend; calls
  * on one pool hold its lock only to move ranges in memory — store I/O always runs outside the lock.
@@ -41,9 +41,11 @@ public final class Allocator implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Allocator.class);
 
   public static final long DEFAULT_MAX_IDS_PER_CALL = 1_000_000;
-  public static final Duration DEFAULT_TARGET_RUNWAY = Duration.ofSeconds(60);
+  /** How long a server's reserve lasts at its rate when the store stops answering: 5 minutes. */
+  public static final Duration DEFAULT_OUTAGE_RUNWAY = Duration.ofMinutes(5);
   public static final long DEFAULT_MIN_NODE_BLOCK = 100;
-  public static final double DEFAULT_REFILL_THRESHOLD = 0.5;
+  /** A refill tops the reserve up to its low-water mark plus a quarter of it. */
+  public static final double DEFAULT_REFILL_STEP = 0.25;
   /**
    * How long a server's announcement lasts without renewal; it stops serving after 3/4 of it. Long,
    * because it is also how long a server cut off from the store keeps serving its reserve.
@@ -77,7 +79,7 @@ public final class Allocator implements AutoCloseable {
     }
     this.directExecutor = Executors.newCachedThreadPool(daemonThreads("idgen-direct-reserve-"));
     this.poolSettings = new StripePool.Settings(
-        b.ticker, b.targetRunway.toNanos(), b.minNodeBlock, b.refillThreshold, executor, directExecutor);
+        b.ticker, RunwayPolicy.of(b.outageRunway, b.refillStep, b.minNodeBlock), executor, directExecutor);
     this.confirmTimeoutNanos = b.confirmTimeout.toNanos();
     this.clientLeaseLifetimeNanos = b.clientLeaseLifetime.toNanos();
     this.sync = new FloorSync(store, new FloorSync.Floors() {
@@ -100,6 +102,11 @@ public final class Allocator implements AutoCloseable {
       }
     }, b.ticker, b.serverName, b.serverLease);
     long refreshNanos = store.floorRefreshInterval().toNanos();
+    if (sync.enabled() && b.outageRunway.compareTo(b.serverLease.multipliedBy(3).dividedBy(4)) > 0) {
+      log.warn("the outage runway ({}) is longer than 3/4 of the server lease ({}): a server cut off from the"
+          + " store stops serving after {}, whatever it still holds", b.outageRunway, b.serverLease,
+          b.serverLease.multipliedBy(3).dividedBy(4));
+    }
     if (sync.enabled()) {
       sync.cycleQuietly(); // serve from the start when the store is there
       floorPoller = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-floor-sync-"));
@@ -316,7 +323,7 @@ public final class Allocator implements AutoCloseable {
   public List<SequenceStats> sequenceStats() {
     List<SequenceStats> out = new ArrayList<>(sequences.size());
     for (SequenceRuntime rt : sequences.values()) {
-      long served = 0, reservations = 0, dropped = 0, abandoned = 0, held = 0;
+      long served = 0, reservations = 0, dropped = 0, abandoned = 0, held = 0, lowWater = 0;
       for (StripePool p : rt.pools) {
         StripePool.Counters c = p.counters();
         served += c.served();
@@ -324,8 +331,10 @@ public final class Allocator implements AutoCloseable {
         dropped += c.dropped();
         abandoned += c.abandoned();
         held += c.available();
+        lowWater += c.lowWater();
       }
-      out.add(new SequenceStats(rt.definition, served, reservations, dropped - abandoned, abandoned, held));
+      out.add(new SequenceStats(rt.definition, served, reservations, dropped - abandoned, abandoned, held,
+          lowWater));
     }
     return out;
   }
@@ -431,10 +440,12 @@ public final class Allocator implements AutoCloseable {
 
   /**
    * One sequence's counters in this allocator: IDs handed out, store reservations, IDs dropped below a
-   * floor by {@link #advance}, IDs abandoned by {@link #close} (a gap), and IDs held in reserve now.
+   * floor by {@link #advance}, IDs abandoned by {@link #close} (a gap), IDs held in reserve now, and the
+   * sum of its stripes' low-water marks: the reserve a refill starts below, so that at the rate the pools
+   * measured, {@code lowWater / rate} is the guaranteed outage runway ({@link RunwayPolicy}).
    */
   public record SequenceStats(SequenceDefinition definition, long served, long reservations,
-      long droppedByAdvance, long abandoned, long held) {}
+      long droppedByAdvance, long abandoned, long held, long lowWater) {}
 
   /** One sequence's pools, one per stripe. */
   private static final class SequenceRuntime {
@@ -471,9 +482,9 @@ public final class Allocator implements AutoCloseable {
     private long maxIdsPerCall = DEFAULT_MAX_IDS_PER_CALL;
     private Executor executor;
     private Ticker ticker = Ticker.system();
-    private Duration targetRunway = DEFAULT_TARGET_RUNWAY;
+    private Duration outageRunway = DEFAULT_OUTAGE_RUNWAY;
     private long minNodeBlock = DEFAULT_MIN_NODE_BLOCK;
-    private double refillThreshold = DEFAULT_REFILL_THRESHOLD;
+    private double refillStep = DEFAULT_REFILL_STEP;
     private String serverName = defaultServerName();
     private Duration serverLease = DEFAULT_SERVER_LEASE;
     private Duration confirmTimeout = DEFAULT_ADVANCE_CONFIRM_TIMEOUT;
@@ -504,12 +515,16 @@ public final class Allocator implements AutoCloseable {
       return this;
     }
 
-    /** How long a node's reserve should last at its observed rate. Default 60 s. */
-    public Builder targetRunway(Duration runway) {
+    /**
+     * How long this server's reserve of a stripe must last at its measured rate when the store stops
+     * answering: a refill starts as soon as less than this is left. Longer: fewer store writes, and a
+     * larger gap when the server crashes. Default 5 minutes.
+     */
+    public Builder outageRunway(Duration runway) {
       if (runway.isNegative() || runway.isZero()) {
-        throw new IllegalArgumentException("targetRunway: " + runway + " (expected: > 0)");
+        throw new IllegalArgumentException("outageRunway: " + runway + " (expected: > 0)");
       }
-      this.targetRunway = runway;
+      this.outageRunway = runway;
       return this;
     }
 
@@ -522,12 +537,15 @@ public final class Allocator implements AutoCloseable {
       return this;
     }
 
-    /** Refill when less than this fraction of a block is left, 0 to 1. Default 0.5. */
-    public Builder refillThreshold(double fraction) {
-      if (!(fraction > 0 && fraction <= 1)) {
-        throw new IllegalArgumentException("refillThreshold: " + fraction + " (expected: > 0 and <= 1)");
+    /**
+     * How far beyond the low-water mark a refill tops the reserve up, as a fraction of the mark (above 0,
+     * at most 4). Larger: fewer store writes, a larger gap on a crash. Default 0.25.
+     */
+    public Builder refillStep(double fraction) {
+      if (!(fraction > 0 && fraction <= 4)) {
+        throw new IllegalArgumentException("refillStep: " + fraction + " (expected: > 0 and <= 4)");
       }
-      this.refillThreshold = fraction;
+      this.refillStep = fraction;
       return this;
     }
 

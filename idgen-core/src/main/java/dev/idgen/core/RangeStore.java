@@ -39,8 +39,9 @@ public interface RangeStore extends AutoCloseable {
 
   /**
    * Reserves the next IDs of one stripe for this process: a range of 1 to {@code size} IDs (fewer than
-   * {@code size} only where the stripe's end, or a store-side block boundary, is near). No other call,
-   * anywhere, ever gets any of them.
+   * {@code size} where the stripe's end or a store-side block boundary is near, or where {@code size} is
+   * more than {@link RunwayPolicy#boundedByRemaining} allows of what is left). No other call, anywhere,
+   * ever gets any of them.
    *
    * @throws SequenceExhaustedException if the stripe has no ID left
    * @throws StoreUnavailableException if the store cannot be reached, or an outcome stays unknown; then

@@ -5,7 +5,8 @@ import java.util.regex.Pattern;
 
 /**
  * The immutable definition of a sequence: its name, its ID space {@code [start, max]}, its striping and
- * the largest blocks its tiers reserve at once. A definition never changes after creation, so every
+ * the caps of its tiers' reserves (a server's per stripe, a datacenter's pool per stripe), which bound
+ * what time-sized reserves may grow to. A definition never changes after creation, so every
  * process may cache it.
  *
  * <p>Stripe {@code k} of a sequence with {@code n} stripes owns the IDs {@code start + k + i·n} for
@@ -20,9 +21,18 @@ public record SequenceDefinition(
   public static final long DEFAULT_MAX = Long.MAX_VALUE;
   public static final int DEFAULT_STRIPES = 1;
   public static final int MAX_STRIPES = 64;
-  public static final long DEFAULT_NODE_BLOCK_SIZE = 10_000;
-  public static final long DEFAULT_DC_BLOCK_SIZE = 1_000_000;
-  public static final long MAX_BLOCK_SIZE = 1_000_000_000;
+  /**
+   * The default cap of a server's reserve per stripe: reserves are sized by time (see {@link RunwayPolicy}),
+   * and this cap binds only above about 260,000 IDs/s per server and stripe with the default 5-minute
+   * outage runway. It is also the most IDs a crash can abandon per stripe.
+   */
+  public static final long DEFAULT_NODE_BLOCK_SIZE = 100_000_000L;
+  /**
+   * The default cap of a datacenter's pool per stripe: binds only above about 9 million IDs/s per
+   * datacenter and stripe with the default 24-hour isolation runway.
+   */
+  public static final long DEFAULT_DC_BLOCK_SIZE = 1_000_000_000_000L;
+  public static final long MAX_BLOCK_SIZE = 1_000_000_000_000_000L;
   public static final int MAX_NAME_LENGTH = 64;
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");

@@ -20,12 +20,19 @@ import org.slf4j.LoggerFactory;
  * The in-memory reserve of one stripe of one sequence in this process: a queue of reserved ranges,
  * topped up from the {@link RangeStore} in the background.
  *
- * <p>Refill rule: when fewer than {@code threshold × block} IDs are left and no refill is in flight,
- * one refill reserves {@code block − available} IDs, so the pool never holds more than one block and a
- * crash abandons at most that. The block follows the consumption rate measured between refills,
- * clamped to {@code [minBlock, node_block_size]}, so that it lasts about the target runway.
+ * <p>Refill rule ({@link RunwayPolicy}): the pool keeps a low-water mark of {@code rate × outage runway}
+ * IDs, clamped to {@code [minBlock, node_block_size / (1 + step)]}; when it holds fewer and no refill is in
+ * flight, one refill tops it up to the mark plus a step. The mark is reached before the pool runs dry,
+ * so a store that stops answering at the worst moment still leaves a whole runway of IDs in memory, and
+ * the pool never holds more than {@code node_block_size} (what a crash abandons at most).
  *
- * <p>A request larger than a whole block bypasses the queue and reserves its shortfall directly:
+ * <p>The rate is measured between refills over at least {@link #MIN_SAMPLE_NANOS} (shorter intervals are
+ * noise); while callers outrun the pool faster than that (they found it empty, or used a whole mark's
+ * worth within the interval), the mark grows up to fourfold per refill, so a cold sequence hit at
+ * millions of IDs per second reaches its size within a few refills. It shrinks by at most
+ * half per refill, so one quiet moment does not undo a busy minute.
+ *
+ * <p>A request larger than what a refill from empty brings bypasses the queue and reserves its shortfall directly:
  * waiting for several one-at-a-time refills would be slower and would not save a store write.
  *
  * <p>Threads: all state is guarded by {@code lock}, held only for in-memory work; store calls run
@@ -39,18 +46,24 @@ final class StripePool {
 
   private static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
   private static final long MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(5);
+  /** The shortest interval a rate is measured over. */
+  static final long MIN_SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  /** How much the low-water mark may grow per refill while callers outrun it faster than a rate sample. */
+  private static final int STARVED_GROWTH = 4;
 
-  /** The allocator-wide settings a pool works with. */
   /**
+   * The allocator-wide settings a pool works with.
+   *
+   * @param policy how the reserve is sized by time
    * @param executor where refills run
    * @param directExecutor where direct reservations run, so that their callers can stop waiting at their
    *     deadline (a thread per waiting call, bounded by the calls that may wait)
    */
-  record Settings(Ticker ticker, long targetRunwayNanos, long minBlock, double threshold, Executor executor,
-      Executor directExecutor) {}
+  record Settings(Ticker ticker, RunwayPolicy policy, Executor executor, Executor directExecutor) {}
 
   /** A snapshot of a pool's counters. */
-  record Counters(long served, long reservations, long dropped, long abandoned, long available, long returned) {}
+  record Counters(long served, long reservations, long dropped, long abandoned, long available, long returned,
+      long lowWater) {}
 
   private final SequenceDefinition definition;
   private final int stripe;
@@ -67,10 +80,13 @@ final class StripePool {
   @GuardedBy("lock") private boolean refilling;
   @GuardedBy("lock") private boolean exhausted;
   @GuardedBy("lock") private boolean closed;
-  /** The current block size, adapted at every refill. */
-  @GuardedBy("lock") private long block;
-  @GuardedBy("lock") private long consumedSinceRefill;
-  @GuardedBy("lock") private long lastRefillNanos;
+  /** Refill below this many IDs; adapted to the rate at every refill. */
+  @GuardedBy("lock") private long lowWater;
+  /** IDs consumed since {@code sampleStartNanos}: the rate measurement in progress. */
+  @GuardedBy("lock") private long consumedSinceSample;
+  @GuardedBy("lock") private long sampleStartNanos;
+  /** A caller found the pool empty (or too small) since the last refill: the rate outran the reserve. */
+  @GuardedBy("lock") private boolean starved;
   /** Failed refills, so that a waiter can tell that the refill it waited for failed. */
   @GuardedBy("lock") private long failures;
   @GuardedBy("lock") private RuntimeException lastFailure;
@@ -89,8 +105,8 @@ final class StripePool {
     this.stripe = stripe;
     this.store = store;
     this.settings = settings;
-    this.block = Math.min(definition.nodeBlockSize(), settings.minBlock());
-    this.lastRefillNanos = settings.ticker().nanos();
+    this.lowWater = settings.policy().lowWater(-1, definition.nodeBlockSize());
+    this.sampleStartNanos = settings.ticker().nanos();
   }
 
   /**
@@ -117,7 +133,8 @@ final class StripePool {
               + "': the allocator is closed (server shutting down)");
         }
         long shortfall = need - taken;
-        if (shortfall >= block && !exhausted) {
+        starved = true;
+        if (shortfall >= fullRefill() && !exhausted) {
           taken += reserveDirectly(shortfall, out, deadlineNanos);
           continue;
         }
@@ -247,7 +264,7 @@ final class StripePool {
       got += k;
     }
     available -= got;
-    consumedSinceRefill += got;
+    consumedSinceSample += got;
     served += got;
     return got;
   }
@@ -265,7 +282,7 @@ final class StripePool {
   }
 
   /**
-   * Starts a refill when the pool is below its threshold (or, if {@code waiting}, whenever it is
+   * Starts a refill when the pool is below its low-water mark (or, if {@code waiting}, whenever it is
    * empty) and none is in flight. After a failure, background refills back off; a waiting caller
    * always gets one attempt.
    */
@@ -275,15 +292,15 @@ final class StripePool {
       return;
     }
     if (!waiting) {
-      if (available >= (long) Math.ceil(block * settings.threshold())) {
+      if (available >= lowWater) {
         return;
       }
       if (failures > 0 && settings.ticker().nanos() < retryAtNanos) {
         return;
       }
     }
-    adaptBlock();
-    long size = Math.max(1, block - available);
+    adaptLowWater();
+    long size = settings.policy().refillSize(lowWater, available, definition.nodeBlockSize());
     refilling = true;
     try {
       settings.executor().execute(() -> refill(size));
@@ -294,26 +311,37 @@ final class StripePool {
     }
   }
 
-  /** Sizes the next block from the rate observed since the last refill. */
+  /** Sizes the low-water mark from the rate observed since the last sample. */
   @GuardedBy("lock")
-  private void adaptBlock() {
+  private void adaptLowWater() {
     long now = settings.ticker().nanos();
-    long elapsed = now - lastRefillNanos;
-    long max = definition.nodeBlockSize();
-    long min = Math.min(max, settings.minBlock());
-    long wanted;
-    if (elapsed <= 0) {
-      wanted = block; // no time has passed: nothing to learn from
-    } else {
-      double rate = consumedSinceRefill / (double) elapsed; // IDs per nanosecond
-      double target = rate * settings.targetRunwayNanos();
-      wanted = target >= max ? max : (long) target;
-      // Shrink by at most half per refill, so that one quiet moment does not undo a busy minute.
-      wanted = Math.max(wanted, block / 2);
+    long elapsed = now - sampleStartNanos;
+    long cap = definition.nodeBlockSize();
+    RunwayPolicy policy = settings.policy();
+    if (elapsed >= MIN_SAMPLE_NANOS) {
+      double rate = consumedSinceSample / (double) elapsed; // IDs per nanosecond
+      long measured = policy.lowWater(rate, cap);
+      // Shrink by at most half per refill, so that one quiet moment does not undo a busy minute; a sample
+      // as long as the runway itself is no moment, and is taken as it is.
+      lowWater = elapsed >= policy.runwayNanos() ? measured
+          : Math.max(measured, Math.min(lowWater / 2, policy.maxLowWater(cap)));
+      consumedSinceSample = 0;
+      sampleStartNanos = now;
+    } else if (starved || (available == 0 && consumedSinceSample > 0) || consumedSinceSample >= lowWater) {
+      // Outrun before a rate could be measured: grow now rather than starve the callers for a sample,
+      // by at most fourfold per refill (a short interval is a noisy measure) and no further than the
+      // short interval's rate asks for.
+      double shortRate = elapsed > 0 ? consumedSinceSample / (double) elapsed : Double.POSITIVE_INFINITY;
+      long grown = Math.min(policy.lowWater(shortRate, cap), lowWater * STARVED_GROWTH);
+      lowWater = Math.max(lowWater, Math.min(policy.maxLowWater(cap), grown));
     }
-    block = Math.max(min, Math.min(max, wanted));
-    consumedSinceRefill = 0;
-    lastRefillNanos = now;
+    starved = false;
+  }
+
+  /** What a refill of an empty pool reserves: requests at least this large reserve directly. */
+  @GuardedBy("lock")
+  private long fullRefill() {
+    return settings.policy().refillSize(lowWater, 0, definition.nodeBlockSize());
   }
 
   /** Runs on the executor: one store reservation, then back under the lock to publish it. */
@@ -436,7 +464,7 @@ final class StripePool {
   Counters counters() {
     lock.lock();
     try {
-      return new Counters(served, reservations, dropped, abandoned, available, returned);
+      return new Counters(served, reservations, dropped, abandoned, available, returned, lowWater);
     } finally {
       lock.unlock();
     }

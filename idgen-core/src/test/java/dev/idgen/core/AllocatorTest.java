@@ -353,55 +353,63 @@ class AllocatorTest {
   }
 
   @Test
-  void should_start_a_refill_before_the_pool_is_empty() {
+  void should_start_a_refill_as_soon_as_the_reserve_falls_below_its_low_water_mark() {
     ArrayDeque<Runnable> tasks = new ArrayDeque<>();
-    Allocator a = allocator(Allocator.builder(store).executor(tasks::add).ticker(() -> 0L)
-        .minNodeBlock(100).refillThreshold(0.5));
-    a.create(seq("pre", 1, Long.MAX_VALUE, 1, 100));
-    a.allocate("pre", 100, WAIT); // a whole block: reserved directly, and a refill is queued
-    assertThat(tasks).hasSize(1);
+    // Every clock read is a second later and the runway is 1 ms: each refill measures a rate whose
+    // runway is below min-node-block, so the mark stays at the minimum and the refill point shows.
+    AtomicLong clock = new AtomicLong();
+    Allocator a = allocator(Allocator.builder(store).executor(tasks::add)
+        .ticker(() -> clock.addAndGet(TimeUnit.SECONDS.toNanos(1))).outageRunway(Duration.ofMillis(1))
+        .minNodeBlock(100).refillStep(0.25));
+    a.create(seq("pre", 1, Long.MAX_VALUE, 1, 1_000));
+    // No rate measured yet: the low-water mark is min-node-block (100), and a refill from empty brings
+    // it plus a step of at least min-node-block: 200. A call that large reserves directly.
+    a.allocate("pre", 200, WAIT);
+    assertThat(tasks).as("the pool's first refill is queued").hasSize(1);
     tasks.poll().run();
-    assertThat(a.describe("pre").serverReserve()).isEqualTo(100);
+    assertThat(a.describe("pre").serverReserve()).isEqualTo(200);
 
-    a.allocate("pre", 50, WAIT);
-    assertThat(tasks).as("50 of 100 left: not below the threshold yet").isEmpty();
+    a.allocate("pre", 100, WAIT);
+    assertThat(tasks).as("100 left: at the mark, not below it").isEmpty();
     a.allocate("pre", 1, WAIT);
-    assertThat(tasks).as("below half a block: one refill requested").hasSize(1);
-    assertThat(a.describe("pre").serverReserve()).as("while IDs are still left").isEqualTo(49);
+    assertThat(tasks).as("below the mark: one refill requested").hasSize(1);
+    assertThat(a.describe("pre").serverReserve()).as("while a whole mark's worth is nearly left").isEqualTo(99);
     a.allocate("pre", 1, WAIT);
     assertThat(tasks).as("at most one refill in flight").hasSize(1);
 
     int callsBefore = store.reserveCalls.get();
     tasks.poll().run();
     assertThat(store.reserveCalls.get()).isEqualTo(callsBefore + 1);
-    // The refill was sized when it started (100 - 49 = 51), so the pool never holds more than a block.
-    assertThat(store.requestedSizes.get(store.requestedSizes.size() - 1)).isEqualTo(51);
-    assertThat(a.describe("pre").serverReserve()).isEqualTo(48 + 51);
+    // Sized when it started: back up to the mark (100 - 99) plus a step (100).
+    assertThat(store.requestedSizes.get(store.requestedSizes.size() - 1)).isEqualTo(101);
+    assertThat(a.describe("pre").serverReserve()).isEqualTo(98 + 101);
   }
 
   @Test
-  void should_grow_blocks_with_the_consumption_rate_within_bounds() {
+  void should_size_the_reserve_to_the_outage_runway_at_the_consumption_rate_within_the_cap() {
     AtomicLong now = new AtomicLong();
     // Refills run inline on the caller's thread, so the test decides exactly when time passes.
     Allocator a = allocator(Allocator.builder(store).executor(Runnable::run).ticker(now::get)
-        .minNodeBlock(10).targetRunway(Duration.ofSeconds(10)));
+        .minNodeBlock(10).outageRunway(Duration.ofSeconds(10)));
     a.create(seq("rate", 1, Long.MAX_VALUE, 1, 5_000));
     a.allocate("rate", 10, WAIT);
-    // 100 IDs per second for a while: a 10 s runway wants blocks of about 1,000.
+    // 100 IDs per second for a while: a 10 s runway is 1,000 IDs, and a refill adds a quarter of it.
     for (int s = 0; s < 30; s++) {
       now.addAndGet(TimeUnit.SECONDS.toNanos(1));
       a.allocate("rate", 100, WAIT);
     }
-    long lastSize = store.requestedSizes.get(store.requestedSizes.size() - 1);
-    assertThat(a.describe("rate").serverReserve()).isBetween(500L, 1_000L);
-    assertThat(lastSize).isGreaterThan(100).isLessThanOrEqualTo(1_000);
-    // Far faster than the cap allows: blocks stop at node_block_size.
+    Allocator.SequenceStats stats = a.sequenceStats().get(0);
+    assertThat(stats.lowWater()).isEqualTo(1_000);
+    assertThat(stats.held()).as("never below the mark by more than one call, never above mark + step")
+        .isBetween(900L, 1_250L);
+    // Far faster than the cap allows: the reserve stops at node_block_size.
     for (int s = 0; s < 10; s++) {
-      now.addAndGet(TimeUnit.MILLISECONDS.toNanos(1));
+      now.addAndGet(TimeUnit.MILLISECONDS.toNanos(200));
       a.allocate("rate", 900, WAIT);
     }
     assertThat(store.requestedSizes).allSatisfy(size -> assertThat(size).isLessThanOrEqualTo(5_000));
-    assertThat(a.describe("rate").serverReserve()).isLessThanOrEqualTo(5_000).isGreaterThan(1_000);
+    assertThat(a.sequenceStats().get(0).lowWater()).isEqualTo(4_000); // 5,000 / 1.25
+    assertThat(a.describe("rate").serverReserve()).isLessThanOrEqualTo(5_000).isGreaterThan(3_000);
   }
 
   @Test

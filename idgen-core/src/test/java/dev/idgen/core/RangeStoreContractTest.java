@@ -404,6 +404,28 @@ public abstract class RangeStoreContractTest {
   // ---- lifecycle
 
   @Test
+  public void should_never_reserve_more_than_a_small_fraction_of_what_is_left_of_a_bounded_sequence() {
+    SequenceDefinition int32 = created(prefix + "int32", 1, Integer.MAX_VALUE, 1);
+    IdRange big = store.reserve(int32, 0, SequenceDefinition.MAX_BLOCK_SIZE);
+    assertThat(big.count()).as("1 percent of a fresh 32-bit sequence").isBetween(1L, (long) Integer.MAX_VALUE / 100);
+
+    SequenceDefinition small = created(prefix + "small", 1, 50_000, 1);
+    long left = 50_000;
+    for (int i = 0; i < 5; i++) {
+      IdRange r = store.reserve(small, 0, 40_000);
+      assertThat(r.count()).as("at most max(1,000, 1 percent of %s left)", left)
+          .isBetween(1L, Math.max(RunwayPolicy.MIN_BOUNDED_RESERVATION, left / 100));
+      left -= r.count();
+    }
+    // And every ID of the sequence can still be reserved: the bound shrinks blocks, it loses nothing.
+    long total = 50_000 - left;
+    for (IdRange r : drain(small, 0, () -> 40_000)) {
+      total += r.count();
+    }
+    assertThat(total).isEqualTo(50_000);
+  }
+
+  @Test
   public void should_allow_closing_twice() {
     store.close();
     store.close(); // and once more after the test

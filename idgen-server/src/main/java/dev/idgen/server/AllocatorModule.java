@@ -24,9 +24,9 @@ final class AllocatorModule extends AbstractModule {
     } // else: any free port, so no stable name: the allocator's own (host, process, instance)
     return b
         .maxIdsPerCall(settings.maxIdsPerCall())
-        .targetRunway(settings.targetRunway())
+        .outageRunway(settings.outageRunway())
         .minNodeBlock(settings.minNodeBlock())
-        .refillThreshold(settings.refillThreshold())
+        .refillStep(settings.refillStep())
         .serverLease(settings.serverLease())
         .advanceConfirmTimeout(settings.advanceConfirmTimeout())
         .clientLeaseLifetime(settings.clientLeaseLifetime())

@@ -58,9 +58,9 @@ final class CassandraStoreModule extends AbstractModule {
           optional(config.getString(PREFIX + "tls.truststore-password")),
           config.getDuration(PREFIX + "request-timeout"),
           config.getDuration(PREFIX + "cas-deadline"),
-          config.getDouble(PREFIX + "pool-refill-threshold"),
+          config.getDouble(PREFIX + "pool-refill-step"),
           config.getDuration(PREFIX + "floor-refresh"),
-          config.getDuration(PREFIX + "dc-target-runway"));
+          config.getDuration(PREFIX + "isolation-runway"));
     } catch (IllegalArgumentException e) {
       // CassandraSettings names the key in its messages.
       throw new ConfigException.Generic(e.getMessage(), e);

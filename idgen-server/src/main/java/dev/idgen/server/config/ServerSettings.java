@@ -21,9 +21,9 @@ public record ServerSettings(
     StoreKind store,
     Path embeddedDir,
     long maxIdsPerCall,
-    Duration targetRunway,
+    Duration outageRunway,
     long minNodeBlock,
-    double refillThreshold,
+    double refillStep,
     Duration maxWait,
     Duration quietPeriod,
     Duration shutdownTimeout,
@@ -38,9 +38,9 @@ public record ServerSettings(
   public static final String STORE = "idgen.store";
   public static final String EMBEDDED_DIR = "idgen.embedded.dir";
   public static final String MAX_IDS_PER_CALL = "idgen.limits.max-ids-per-call";
-  public static final String TARGET_RUNWAY = "idgen.allocator.target-runway";
+  public static final String OUTAGE_RUNWAY = "idgen.allocator.outage-runway";
   public static final String MIN_NODE_BLOCK = "idgen.allocator.min-node-block";
-  public static final String REFILL_THRESHOLD = "idgen.allocator.refill-threshold";
+  public static final String REFILL_STEP = "idgen.allocator.refill-step";
   public static final String MAX_WAIT = "idgen.allocator.max-wait";
   public static final String QUIET_PERIOD = "idgen.shutdown.quiet-period";
   public static final String SHUTDOWN_TIMEOUT = "idgen.shutdown.timeout";
@@ -71,7 +71,7 @@ public record ServerSettings(
     Objects.requireNonNull(grpcHost, "grpcHost");
     Objects.requireNonNull(store, "store");
     Objects.requireNonNull(embeddedDir, "embeddedDir");
-    Objects.requireNonNull(targetRunway, "targetRunway");
+    Objects.requireNonNull(outageRunway, "outageRunway");
     Objects.requireNonNull(maxWait, "maxWait");
     Objects.requireNonNull(quietPeriod, "quietPeriod");
     Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
@@ -132,15 +132,14 @@ public record ServerSettings(
     check(config, MAX_IDS_PER_CALL, maxIds >= 1 && maxIds <= MAX_IDS_PER_CALL_LIMIT,
         "1 to " + MAX_IDS_PER_CALL_LIMIT + ", got " + maxIds);
 
-    Duration runway = duration(config, TARGET_RUNWAY, Duration.ofMillis(1));
+    Duration runway = duration(config, OUTAGE_RUNWAY, Duration.ofMillis(1));
 
     long minBlock = config.getLong(MIN_NODE_BLOCK);
     check(config, MIN_NODE_BLOCK, minBlock >= 1 && minBlock <= SequenceDefinition.MAX_BLOCK_SIZE,
         "1 to " + SequenceDefinition.MAX_BLOCK_SIZE + ", got " + minBlock);
 
-    double threshold = config.getDouble(REFILL_THRESHOLD);
-    check(config, REFILL_THRESHOLD, threshold > 0 && threshold <= 1,
-        "above 0 and at most 1, got " + threshold);
+    double step = config.getDouble(REFILL_STEP);
+    check(config, REFILL_STEP, step > 0 && step <= 4, "above 0 and at most 4, got " + step);
 
     Duration maxWait = duration(config, MAX_WAIT, Duration.ZERO);
     Duration quiet = duration(config, QUIET_PERIOD, Duration.ZERO);
@@ -154,7 +153,7 @@ public record ServerSettings(
     check(config, MAX_WAITING_CALLS, maxWaiting >= 1 && maxWaiting <= 1_000_000,
         "1 to 1000000, got " + maxWaiting);
 
-    return new ServerSettings(host, port, store, dir, maxIds, runway, minBlock, threshold, maxWait, quiet,
+    return new ServerSettings(host, port, store, dir, maxIds, runway, minBlock, step, maxWait, quiet,
         timeout, serverName, serverLease, confirmTimeout, clientLease, maxWaiting);
   }
 

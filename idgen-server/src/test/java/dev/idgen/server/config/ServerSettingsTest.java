@@ -31,9 +31,9 @@ class ServerSettingsTest {
     assertThat(settings.store()).isEqualTo(ServerSettings.StoreKind.EMBEDDED);
     assertThat(settings.embeddedDir()).isEqualTo(Path.of("data").toAbsolutePath());
     assertThat(settings.maxIdsPerCall()).isEqualTo(1_000_000);
-    assertThat(settings.targetRunway()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(settings.outageRunway()).isEqualTo(Duration.ofMinutes(5));
     assertThat(settings.minNodeBlock()).isEqualTo(100);
-    assertThat(settings.refillThreshold()).isEqualTo(0.5);
+    assertThat(settings.refillStep()).isEqualTo(0.25);
     assertThat(settings.maxWait()).isEqualTo(Duration.ofSeconds(5));
     assertThat(settings.quietPeriod()).isEqualTo(Duration.ofSeconds(1));
     assertThat(settings.shutdownTimeout()).isEqualTo(Duration.ofSeconds(20));
@@ -76,16 +76,16 @@ class ServerSettingsTest {
       "idgen.store = mysql                      | idgen.store",
       "idgen.embedded.dir = \" \"               | idgen.embedded.dir",
       "idgen.limits.max-ids-per-call = 0        | idgen.limits.max-ids-per-call",
-      "idgen.allocator.target-runway = 0s       | idgen.allocator.target-runway",
+      "idgen.allocator.outage-runway = 0s       | idgen.allocator.outage-runway",
       "idgen.allocator.min-node-block = 0       | idgen.allocator.min-node-block",
-      "idgen.allocator.refill-threshold = 1.5   | idgen.allocator.refill-threshold",
-      "idgen.allocator.refill-threshold = 0     | idgen.allocator.refill-threshold",
+      "idgen.allocator.refill-step = 4.5        | idgen.allocator.refill-step",
+      "idgen.allocator.refill-step = 0          | idgen.allocator.refill-step",
       "idgen.allocator.max-wait = soon          | idgen.allocator.max-wait",
       "idgen.allocator.max-wait = -1s           | idgen.allocator.max-wait",
       "idgen.shutdown.quiet-period = -5s        | idgen.shutdown.quiet-period",
       "idgen.shutdown.timeout = forever         | idgen.shutdown.timeout",
       "idgen.shutdown.timeout = 1000000d        | idgen.shutdown.timeout",
-      "idgen.allocator.target-runway = 2d       | idgen.allocator.target-runway",
+      "idgen.allocator.outage-runway = 2d       | idgen.allocator.outage-runway",
       "idgen.grpc.prot = 7070                   | idgen.grpc.prot",
   })
   void should_fail_at_start_with_a_message_naming_the_key(String line, String key) throws IOException {

@@ -19,6 +19,7 @@ import dev.idgen.core.FloorLog;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceAlreadyExistsException;
+import dev.idgen.core.RunwayPolicy;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceExhaustedException;
 import dev.idgen.core.SequenceNotFoundException;
@@ -392,6 +393,7 @@ public final class CassandraRangeStore implements RangeStore {
       throw new IllegalArgumentException("stripe: " + stripe + " (expected: 0 to " + (d.stripes() - 1) + ")");
     }
     long deadline = deadline();
+    rate(d, stripe).request(size);
     // Taking IDs out of the pool is a removal: after an ambiguous outcome it may be tried again (the
     // worst case is a gap, counted when this returns), and an earlier attempt found applied is ours.
     Attempts<long[]> attempts = new Attempts<>();
@@ -406,7 +408,7 @@ public final class CassandraRangeStore implements RangeStore {
         }
         attempts.seen(pool == null ? null : pool.op, r -> pool != null && overlaps(pool.blocks, r[0], r[1]));
         if (pool == null || pool.blocks.isEmpty()) {
-          awaitRefill(d, stripe, deadline);
+          awaitRefill(d, stripe, 0, deadline);
           continue;
         }
         long from = pool.blocks.get(0);
@@ -428,12 +430,16 @@ public final class CassandraRangeStore implements RangeStore {
     }
   }
 
-  /** A reservation that applied: note the DC's rate, top the pool up early if it runs low. */
+  /**
+   * A reservation that applied: note the DC's rate, and refill the pool as soon as it holds less than the
+   * isolation runway at that rate, so that the runway is there when the datacenter is cut off.
+   */
   private IdRange reserved(SequenceDefinition d, int stripe, long[] range, long taken, List<Long> rest) {
     DcRate rate = rate(d, stripe);
     rate.observe(ticker.nanos(), taken);
-    if (size(rest) < settings.poolRefillThreshold() * rate.blockSize(d)) {
-      refillInBackground(d, stripe);
+    long held = size(rest);
+    if (held < rate.lowWater(d)) {
+      refillInBackground(d, stripe, held);
     }
     return d.range(stripe, range[0], range[1]);
   }
@@ -562,8 +568,8 @@ public final class CassandraRangeStore implements RangeStore {
     return out;
   }
 
-  private void awaitRefill(SequenceDefinition d, int stripe, long deadline) {
-    CompletableFuture<Void> refill = startRefill(d, stripe);
+  private void awaitRefill(SequenceDefinition d, int stripe, long held, long deadline) {
+    CompletableFuture<Void> refill = startRefill(d, stripe, held);
     try {
       refill.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
@@ -595,8 +601,8 @@ public final class CassandraRangeStore implements RangeStore {
     }
   }
 
-  private void refillInBackground(SequenceDefinition d, int stripe) {
-    startRefill(d, stripe).whenComplete((v, e) -> {
+  private void refillInBackground(SequenceDefinition d, int stripe, long held) {
+    startRefill(d, stripe, held).whenComplete((v, e) -> {
       if (e != null && !(e instanceof SequenceExhaustedException)) {
         log.warn("background refill of datacenter {}'s pool of sequence '{}' stripe {} failed: {}",
             dc, d.name(), stripe, e.getMessage());
@@ -604,8 +610,11 @@ public final class CassandraRangeStore implements RangeStore {
     });
   }
 
-  /** Starts a refill of this DC's pool, or joins the one this process already has in flight. */
-  private CompletableFuture<Void> startRefill(SequenceDefinition d, int stripe) {
+  /**
+   * Starts a refill of this DC's pool, which held {@code held} IDs when last read, or joins the one this
+   * process already has in flight.
+   */
+  private CompletableFuture<Void> startRefill(SequenceDefinition d, int stripe, long held) {
     String key = d.name() + '\u0000' + stripe;
     CompletableFuture<Void> mine = new CompletableFuture<>();
     CompletableFuture<Void> running = refills.putIfAbsent(key, mine);
@@ -615,7 +624,7 @@ public final class CassandraRangeStore implements RangeStore {
     try {
       refillExecutor.execute(() -> {
         try {
-          refillPool(d, stripe);
+          refillPool(d, stripe, held);
           mine.complete(null);
         } catch (Throwable t) {
           mine.completeExceptionally(t);
@@ -631,9 +640,9 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   /** Moves one DC block from the global cursor to this datacenter's pool: two CAS steps. */
-  private void refillPool(SequenceDefinition d, int stripe) {
+  private void refillPool(SequenceDefinition d, int stripe, long held) {
     long deadline = deadline();
-    long[] block = takeFromGlobal(d, stripe, rate(d, stripe).blockSize(d), deadline);
+    long[] block = takeFromGlobal(d, stripe, rate(d, stripe).refillSize(d, held), deadline);
     try {
       appendToPool(d, stripe, block[0], block[1], deadline());
     } catch (RuntimeException e) {
@@ -669,7 +678,8 @@ public final class CassandraRangeStore implements RangeStore {
         if (reserved >= total) {
           throw new SequenceExhaustedException(d.name(), d.max());
         }
-        long to = total - reserved <= size ? total : reserved + size;
+        // A sequence with a max is never reserved far ahead: at most a small fraction of what is left.
+        long to = reserved + RunwayPolicy.boundedByRemaining(size, total - reserved);
         UUID op = attempts.next(new long[] {reserved, to}, current);
         BoundStatement cas = row == null
             ? global(insertGlobal.bind(d.name(), stripe, to, op))
@@ -1330,7 +1340,7 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   private DcRate rate(SequenceDefinition d, int stripe) {
-    return rates.computeIfAbsent(d.name() + '\u0000' + stripe, k -> new DcRate(settings.dcTargetRunway()));
+    return rates.computeIfAbsent(d.name() + '\u0000' + stripe, k -> new DcRate(settings.isolationRunway(), settings.poolRefillStep()));
   }
 
   private static BoundStatement global(BoundStatement s) {

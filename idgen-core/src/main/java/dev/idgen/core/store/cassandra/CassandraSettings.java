@@ -24,10 +24,12 @@ import java.util.regex.Pattern;
  * @param truststorePassword its password
  * @param requestTimeout the driver's request timeout; a CAS that exceeds it is resolved by a read-back
  * @param casDeadline how long one store operation may retry lost races before it gives up
- * @param poolRefillThreshold refill a DC pool when less than this fraction of a DC block is left
+ * @param poolRefillStep how far beyond its low-water mark a refill tops a DC pool up, as a fraction of
+ *     the mark (see {@link dev.idgen.core.RunwayPolicy})
  * @param floorRefresh how often servers poll floors set by {@code AdvanceSequence} elsewhere
- * @param dcTargetRunway how long a DC block should last at the datacenter's observed rate; blocks
- *     are sized to it between ten node blocks and the sequence's {@code dc_block_size}
+ * @param isolationRunway how long a DC pool must last at the datacenter's measured rate when it is cut
+ *     off from the others: the pool is refilled as soon as it holds less (capped by the sequence's
+ *     {@code dc_block_size})
  */
 @Immutable
 @SuppressWarnings("Immutable") // components are List.copyOf / Map.copyOf: unmodifiable
@@ -44,9 +46,13 @@ public record CassandraSettings(
     Optional<String> truststorePassword,
     Duration requestTimeout,
     Duration casDeadline,
-    double poolRefillThreshold,
+    double poolRefillStep,
     Duration floorRefresh,
-    Duration dcTargetRunway) {
+    Duration isolationRunway) {
+
+  /** How long a datacenter's pool lasts at its rate when it is cut off from the others. */
+  public static final Duration DEFAULT_ISOLATION_RUNWAY = Duration.ofHours(24);
+  public static final double DEFAULT_POOL_REFILL_STEP = 0.25;
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z][a-z0-9_]{0,47}");
 
@@ -94,12 +100,12 @@ public record CassandraSettings(
       throw new IllegalArgumentException("idgen.cassandra.cas-deadline: " + casDeadline
           + " (expected: >= request-timeout " + requestTimeout + ")");
     }
-    if (!(poolRefillThreshold > 0 && poolRefillThreshold <= 1)) {
-      throw new IllegalArgumentException("idgen.cassandra.pool-refill-threshold: " + poolRefillThreshold
-          + " (expected: > 0 and <= 1)");
+    if (!(poolRefillStep > 0 && poolRefillStep <= 4)) {
+      throw new IllegalArgumentException("idgen.cassandra.pool-refill-step: " + poolRefillStep
+          + " (expected: > 0 and <= 4)");
     }
-    if (dcTargetRunway.isNegative() || dcTargetRunway.isZero()) {
-      throw new IllegalArgumentException("idgen.cassandra.dc-target-runway: " + dcTargetRunway + " (expected: > 0)");
+    if (isolationRunway.isNegative() || isolationRunway.isZero()) {
+      throw new IllegalArgumentException("idgen.cassandra.isolation-runway: " + isolationRunway + " (expected: > 0)");
     }
     if (floorRefresh.isNegative() || floorRefresh.isZero()) {
       throw new IllegalArgumentException("idgen.cassandra.floor-refresh: " + floorRefresh + " (expected: > 0)");
@@ -111,6 +117,7 @@ public record CassandraSettings(
       Map<String, Integer> replication) {
     return new CassandraSettings(contactPoints, localDatacenter, keyspace, true, replication,
         Optional.empty(), Optional.empty(), false, Optional.empty(), Optional.empty(),
-        Duration.ofSeconds(5), Duration.ofSeconds(10), 0.5, Duration.ofSeconds(1), Duration.ofHours(12));
+        Duration.ofSeconds(5), Duration.ofSeconds(10), DEFAULT_POOL_REFILL_STEP, Duration.ofSeconds(1),
+        DEFAULT_ISOLATION_RUNWAY);
   }
 }

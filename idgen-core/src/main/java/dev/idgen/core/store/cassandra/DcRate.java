@@ -2,16 +2,18 @@ package dev.idgen.core.store.cassandra;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.core.RunwayPolicy;
 import dev.idgen.core.SequenceDefinition;
 import java.time.Duration;
 
 /**
  * A datacenter's consumption rate of one stripe, learned from the pool's {@code taken} counter (IDs ever
- * handed to servers of that datacenter) each time this process reserves from it, and the DC block size
- * that rate asks for: {@code rate × target runway}, between ten node blocks and the sequence's
- * {@code dc_block_size}. Sizing DC blocks to the datacenter's own rate keeps a quiet datacenter from
- * reserving a million IDs it will not use for months (IDs stay short), while a busy one still gets
- * blocks that last hours when it is cut off.
+ * handed to servers of that datacenter) each time this process reserves from it, and the pool size that
+ * rate asks for: a {@link RunwayPolicy} with the <em>isolation runway</em>, capped by the sequence's
+ * {@code dc_block_size}. The pool is refilled as soon as it holds less than the isolation runway at this
+ * rate, so a datacenter cut off from the others at the worst moment still has that runway in its pool.
+ * Until a rate is measured, the pool is kept at ten of the latest node reservations: a quiet datacenter
+ * reserves little (IDs stay short and dense), a busy one grows to hours within a few refills.
  *
  * <p>Threads: all methods synchronize on this object; it is touched once per node reservation.
  */
@@ -21,16 +23,22 @@ final class DcRate {
   private static final double ALPHA = 0.3;
   /** Intervals shorter than this are merged into the next one: too short to measure. */
   private static final long MIN_INTERVAL_NANOS = 100_000_000L;
+  /** The pool's smallest low-water mark, in node reservations. */
+  private static final int MIN_NODE_RESERVATIONS = 10;
 
-  private final long targetRunwayNanos;
+  private final long runwayNanos;
+  private final double step;
 
   @GuardedBy("this") private long lastNanos;
   @GuardedBy("this") private long lastTaken = -1;
   /** IDs per nanosecond; negative until a first interval was measured. */
   @GuardedBy("this") private double rate = -1;
+  /** The latest node reservation's size. */
+  @GuardedBy("this") private long lastRequest = 1;
 
-  DcRate(Duration targetRunway) {
-    this.targetRunwayNanos = targetRunway.toNanos();
+  DcRate(Duration isolationRunway, double step) {
+    this.runwayNanos = isolationRunway.toNanos();
+    this.step = step;
   }
 
   /** Records that the pool's {@code taken} counter read {@code taken} at {@code nanos}. */
@@ -50,23 +58,31 @@ final class DcRate {
     lastTaken = taken;
   }
 
+  /** Records a node reservation of {@code size} IDs. */
+  synchronized void request(long size) {
+    lastRequest = Math.max(1, size);
+  }
+
   /** IDs per second, or a negative number before the first measurement. */
   synchronized double idsPerSecond() {
     return rate < 0 ? -1 : rate * 1e9;
   }
 
-  /** The DC block to reserve next for {@code d}. */
-  synchronized long blockSize(SequenceDefinition d) {
-    return blockSize(rate, targetRunwayNanos, d);
+  /** Refill the pool of {@code d} when it holds fewer IDs than this. */
+  synchronized long lowWater(SequenceDefinition d) {
+    return policy().lowWater(rate, d.dcBlockSize());
   }
 
-  static long blockSize(double idsPerNano, long targetRunwayNanos, SequenceDefinition d) {
-    long max = d.dcBlockSize();
-    long min = Math.min(max, d.nodeBlockSize() > max / 10 ? max : d.nodeBlockSize() * 10);
-    if (idsPerNano < 0) {
-      return min; // nothing measured yet: start small, as Leaf's segments do
-    }
-    double wanted = idsPerNano * targetRunwayNanos;
-    return wanted >= max ? max : Math.max(min, (long) wanted);
+  /** How many IDs to move from the global cursor into a pool of {@code d} that holds {@code held}. */
+  synchronized long refillSize(SequenceDefinition d, long held) {
+    RunwayPolicy policy = policy();
+    long cap = d.dcBlockSize();
+    return policy.refillSize(policy.lowWater(rate, cap), Math.min(held, cap), cap);
+  }
+
+  @GuardedBy("this")
+  private RunwayPolicy policy() {
+    long min = lastRequest > Long.MAX_VALUE / MIN_NODE_RESERVATIONS ? Long.MAX_VALUE : lastRequest * MIN_NODE_RESERVATIONS;
+    return new RunwayPolicy(runwayNanos, step, min);
   }
 }

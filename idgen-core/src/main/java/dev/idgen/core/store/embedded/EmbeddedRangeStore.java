@@ -6,6 +6,7 @@ import dev.idgen.core.AdvanceReceipt;
 import dev.idgen.core.FloorLog;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.RangeStore;
+import dev.idgen.core.RunwayPolicy;
 import dev.idgen.core.SequenceAlreadyExistsException;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceExhaustedException;
@@ -327,8 +328,9 @@ public final class EmbeddedRangeStore implements RangeStore {
       if (from >= stripeSize) {
         throw new SequenceExhaustedException(name, sequence.max());
       }
-      // Not from + size: that overflows when a caller asks for "everything left".
-      long to = size >= stripeSize - from ? stripeSize : from + size;
+      // A sequence with a max is never reserved far ahead: at most a small fraction of what is left
+      // (which also keeps from + size from overflowing when a caller asks for "everything left").
+      long to = from + RunwayPolicy.boundedByRemaining(size, stripeSize - from);
       PreparedStatement update = db.prepare("UPDATE stripes SET reserved = ? WHERE name = ? AND stripe = ?");
       update.setLong(1, to);
       update.setString(2, name);

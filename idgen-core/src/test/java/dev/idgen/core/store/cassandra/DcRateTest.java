@@ -8,54 +8,57 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class DcRateTest {
-  private static final SequenceDefinition SEQ =
-      new SequenceDefinition("s", 1, Long.MAX_VALUE, 1, 10_000, 1_000_000);
+  private static final SequenceDefinition SEQ = SequenceDefinition.withDefaults("s");
   private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+  private static final Duration DAY = Duration.ofHours(24);
 
   @Test
-  void should_start_with_ten_node_blocks_before_any_rate_is_known() {
-    DcRate rate = new DcRate(Duration.ofHours(1));
-    assertThat(rate.blockSize(SEQ)).isEqualTo(100_000);
+  void should_keep_ten_node_reservations_before_any_rate_is_known() {
+    DcRate rate = new DcRate(DAY, 0.25);
+    rate.request(1_000);
+    assertThat(rate.lowWater(SEQ)).isEqualTo(10_000);
     rate.observe(0, 0);
-    assertThat(rate.blockSize(SEQ)).as("one observation is no interval").isEqualTo(100_000);
+    assertThat(rate.lowWater(SEQ)).as("one observation is no interval").isEqualTo(10_000);
+    // From empty: the low-water mark plus a step of at least the minimum (ten node reservations).
+    assertThat(rate.refillSize(SEQ, 0)).isEqualTo(20_000);
+    assertThat(rate.refillSize(SEQ, 4_000)).isEqualTo(16_000);
   }
 
   @Test
-  void should_size_blocks_to_last_the_target_runway_at_the_datacenters_rate() {
-    DcRate rate = new DcRate(Duration.ofHours(1));
+  void should_keep_the_isolation_runway_at_the_datacenters_rate_with_default_caps() {
+    DcRate rate = new DcRate(DAY, 0.25);
+    rate.request(1_000);
     rate.observe(0, 0);
-    rate.observe(10 * SECOND, 1_500); // 150 IDs/s: an hour is 540,000
-    assertThat(rate.idsPerSecond()).isEqualTo(150.0);
-    assertThat(rate.blockSize(SEQ)).isEqualTo(540_000);
-  }
+    rate.observe(10 * SECOND, 2_000); // 200 IDs/s: a day is 17,280,000
+    assertThat(rate.idsPerSecond()).isEqualTo(200.0);
+    assertThat(rate.lowWater(SEQ)).isEqualTo(17_280_000);
+    assertThat(rate.refillSize(SEQ, 17_000_000)).as("up to the mark plus a quarter")
+        .isEqualTo(17_280_000 - 17_000_000 + 4_320_000);
 
-  @Test
-  void should_keep_blocks_between_ten_node_blocks_and_dc_block_size() {
-    DcRate quiet = new DcRate(Duration.ofHours(1));
-    quiet.observe(0, 0);
-    quiet.observe(100 * SECOND, 10); // 0.1 IDs/s
-    assertThat(quiet.blockSize(SEQ)).isEqualTo(100_000);
-
-    DcRate busy = new DcRate(Duration.ofHours(1));
+    DcRate busy = new DcRate(DAY, 0.25);
     busy.observe(0, 0);
-    busy.observe(SECOND, 50_000); // 50,000 IDs/s
-    assertThat(busy.blockSize(SEQ)).isEqualTo(1_000_000);
+    busy.observe(SECOND, 100_000); // 100,000 IDs/s: the default cap must not bind
+    assertThat(busy.lowWater(SEQ)).isEqualTo(8_640_000_000L);
+  }
+
+  @Test
+  void should_keep_the_pool_within_the_sequences_cap() {
+    SequenceDefinition capped = new SequenceDefinition("t", 1, Long.MAX_VALUE, 1, 500, 2_000_000);
+    DcRate rate = new DcRate(DAY, 0.25);
+    rate.observe(0, 0);
+    rate.observe(SECOND, 50_000);
+    assertThat(rate.lowWater(capped)).isEqualTo(1_600_000); // cap / (1 + step)
+    assertThat(rate.refillSize(capped, 1_500_000)).as("never above the cap").isEqualTo(500_000);
   }
 
   @Test
   void should_average_intervals_and_ignore_ones_too_short_to_measure() {
-    DcRate rate = new DcRate(Duration.ofHours(1));
+    DcRate rate = new DcRate(DAY, 0.25);
     rate.observe(0, 0);
     rate.observe(SECOND, 100);
     rate.observe(SECOND + 1_000, 1_000_000); // 1 µs later: merged into the next interval, not a spike
     assertThat(rate.idsPerSecond()).isEqualTo(100.0);
     rate.observe(2 * SECOND, 1_000_100);
     assertThat(rate.idsPerSecond()).isGreaterThan(100.0).isLessThan(1_000_000.0);
-  }
-
-  @Test
-  void should_use_the_cap_when_ten_node_blocks_exceed_it() {
-    SequenceDefinition tight = new SequenceDefinition("t", 1, Long.MAX_VALUE, 1, 500, 2_000);
-    assertThat(new DcRate(Duration.ofHours(1)).blockSize(tight)).isEqualTo(2_000);
   }
 }

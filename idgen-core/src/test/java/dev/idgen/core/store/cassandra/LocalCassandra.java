@@ -45,7 +45,7 @@ final class LocalCassandra {
     CassandraSettings s = settings(keyspace, dc, false);
     return new CassandraSettings(s.contactPoints(), s.localDatacenter(), s.keyspace(), false,
         s.replication(), s.username(), s.password(), s.tls(), s.truststore(), s.truststorePassword(),
-        s.requestTimeout(), casDeadline, s.poolRefillThreshold(), s.floorRefresh(), s.dcTargetRunway());
+        s.requestTimeout(), casDeadline, s.poolRefillStep(), s.floorRefresh(), s.isolationRunway());
   }
 
   /** The pid of a node's JVM ({@code dc1} or {@code dc2}), when it runs on this machine (the launcher). */
