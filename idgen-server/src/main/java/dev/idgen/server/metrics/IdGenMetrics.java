@@ -32,6 +32,7 @@ public final class IdGenMetrics {
   static final String STORE_RESERVATION_FAILURES = "idgen.store.reservation.failures";
   static final String REFILL = "idgen.refill";
   static final String RUNWAY = "idgen.runway.seconds";
+  static final String RUNWAY_GUARANTEED = "idgen.runway.guaranteed.seconds";
   static final String HEADROOM = "idgen.headroom.ratio";
   static final String REMAINING = "idgen.remaining.ids";
   static final String RESERVE = "idgen.reserve.ids";

@@ -4,6 +4,7 @@ import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.RangeStore;
+import dev.idgen.core.RunwayPolicy;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceState;
 import dev.idgen.core.Ticker;
@@ -33,6 +34,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code idgen_runway_seconds{sequence,tier="node"}}: this server's reserve / its consumption rate;
  *       {@code tier="dc"} (Cassandra): this datacenter's pool / its drain rate, measured over the
  *       intervals in which the pool was not refilled. +Inf while nothing is consumed.
+ *   <li>{@code idgen_runway_guaranteed_seconds{sequence,tier="node"}}: what the node runway is at
+ *       the worst moment for the store to fail: the low-water mark below which this server refills (its
+ *       outage runway at the rate the pools measured, unless node_block_size caps it) / the rate.
  *   <li>{@code idgen_reserve_ids{sequence,tier}}: the reserves themselves.
  * </ul>
  *
@@ -111,6 +115,8 @@ final class SequenceMonitor implements ServerComponent {
       synchronized (lock) {
         Tracked t = tracked.computeIfAbsent(def.name(), n -> new Tracked(def, dc != null));
         t.nodeRunway = t.node.update(now, stats.served(), stats.held());
+        t.nodeGuaranteed = t.node.measured()
+            ? RunwayPolicy.guaranteedSeconds(stats.lowWater(), t.node.perSecond()) : Double.NaN;
         t.nodeReserve = stats.held();
         try {
           SequenceState state = store.approximateState(def); // no Paxos round per sequence
@@ -196,6 +202,7 @@ final class SequenceMonitor implements ServerComponent {
     volatile double headroom = Double.NaN;
     volatile double remaining = Double.NaN;
     volatile double nodeRunway = Double.NaN;
+    volatile double nodeGuaranteed = Double.NaN;
     volatile double dcRunway = Double.NaN;
     volatile double nodeReserve = Double.NaN;
     volatile double dcReserve = Double.NaN;
@@ -218,6 +225,10 @@ final class SequenceMonitor implements ServerComponent {
       Gauge.builder(IdGenMetrics.RESERVE, this, x -> x.nodeReserve)
           .description("IDs held in reserve")
           .tag("sequence", name).tag("tier", "node").register(registry);
+      Gauge.builder(IdGenMetrics.RUNWAY_GUARANTEED, this, x -> x.nodeGuaranteed)
+          .description("Seconds the reserve lasts at the current rate if the store fails at the worst moment:"
+              + " the low-water mark a refill starts below / the rate (+Inf: no consumption)")
+          .tag("sequence", name).tag("tier", "node").register(registry);
       if (hasDc) {
         Gauge.builder(IdGenMetrics.RUNWAY, this, x -> x.dcRunway)
             .description("Seconds until the reserve is empty at the current rate (+Inf: no consumption)")
@@ -238,6 +249,7 @@ final class SequenceMonitor implements ServerComponent {
     private long lastValue;
     private boolean started;
     private double perSecond;
+    private int updates;
 
     /**
      * {@code consumed} is a counter that only grows; returns {@code reserve}'s runway in seconds at the
@@ -251,6 +263,7 @@ final class SequenceMonitor implements ServerComponent {
         return Double.NaN;
       }
       perSecond = (consumed - lastValue) / ((nowNanos - lastNanos) / 1e9);
+      updates = 2;
       lastNanos = nowNanos;
       lastValue = consumed;
       return runway(reserve);
@@ -273,6 +286,16 @@ final class SequenceMonitor implements ServerComponent {
       lastNanos = nowNanos;
       lastValue = reserve;
       return runway(reserve);
+    }
+
+    /** Whether a rate has been measured (two updates). */
+    boolean measured() {
+      return updates > 1;
+    }
+
+    /** IDs per second over the last interval. */
+    double perSecond() {
+      return perSecond;
     }
 
     private double runway(long reserve) {

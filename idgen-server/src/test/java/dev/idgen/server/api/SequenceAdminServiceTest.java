@@ -119,11 +119,11 @@ class SequenceAdminServiceTest {
 
   @Test
   void should_describe_the_live_state_after_allocations() {
-    // Blocks of exactly 100 (min-node-block = node_block_size); 70 left after 30 is above the refill
-    // threshold (50), so no background refill can change the state under the test.
+    // A first refill of exactly 100 (node_block_size caps it); 90 left after 10 is above the low-water
+    // mark (100 / 1.25 = 80), so no background refill can change the state under the test.
     server.admin().createSequence(CreateSequenceRequest.newBuilder()
         .setName("orders").setStart(1).setMax(1_000).setNodeBlockSize(100).setDcBlockSize(100).build());
-    assertThat(ids(server.allocate("orders", 30))).hasSize(30).startsWith(1L).endsWith(30L);
+    assertThat(ids(server.allocate("orders", 10))).hasSize(10).startsWith(1L).endsWith(10L);
 
     Sequence sequence = get("orders");
 
@@ -132,7 +132,7 @@ class SequenceAdminServiceTest {
     assertThat(stripe.getRemaining()).isEqualTo(900);
     assertThat(sequence.getRemaining()).isEqualTo(900);
     assertThat(sequence.getHeadroom()).isCloseTo(0.9, within(1e-12));
-    assertThat(sequence.getServerReserve()).isEqualTo(70);
+    assertThat(sequence.getServerReserve()).isEqualTo(90);
   }
 
   @Test

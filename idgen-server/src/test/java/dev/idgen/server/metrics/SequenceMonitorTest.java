@@ -102,6 +102,7 @@ class SequenceMonitorTest {
     allocator.allocate("small", 1, WAIT); // loads the sequence: the monitor tracks it from now on
     monitor.refresh(); // the first refresh only starts the measurement
     assertThat(gauge(IdGenMetrics.RUNWAY)).isNaN();
+    assertThat(gauge(IdGenMetrics.RUNWAY_GUARANTEED)).isNaN();
 
     allocator.allocate("small", 5, WAIT);
     nanos.addAndGet(TimeUnit.SECONDS.toNanos(10));
@@ -111,6 +112,10 @@ class SequenceMonitorTest {
     assertThat(held).isPositive();
     // 5 IDs in 10 s: 0.5 IDs/s.
     assertThat(gauge(IdGenMetrics.RUNWAY)).isEqualTo(held / 0.5);
+    // The guaranteed runway: the low-water mark the pools refill below, at that rate.
+    long lowWater = allocator.sequenceStats().get(0).lowWater();
+    assertThat(lowWater).isPositive();
+    assertThat(gauge(IdGenMetrics.RUNWAY_GUARANTEED)).isEqualTo(lowWater / 0.5);
 
     nanos.addAndGet(TimeUnit.SECONDS.toNanos(10));
     monitor.refresh(); // nothing consumed: the reserve lasts for ever
