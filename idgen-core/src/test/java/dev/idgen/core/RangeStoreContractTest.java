@@ -167,7 +167,12 @@ public abstract class RangeStoreContractTest {
     assertThat(store.reserve(d, 0, 10)).isEqualTo(new IdRange(1, 10, 1));
     assertThat(store.reserve(d, 0, 5)).isEqualTo(new IdRange(11, 5, 1));
     assertThat(store.reserve(d, 0, 1)).isEqualTo(new IdRange(16, 1, 1));
-    assertThat(store.reserve(d, 0, 1000)).isEqualTo(new IdRange(17, 1000, 1));
+    // A store may stop a reservation at a block boundary of its own (a Cassandra pool's first block is small
+    // while its rate is unknown): fewer IDs, still consecutive, and the next reservation goes on from there.
+    IdRange big = store.reserve(d, 0, 1000);
+    assertThat(big.first()).isEqualTo(17);
+    assertThat(big.count()).isBetween(1L, 1000L);
+    assertThat(store.reserve(d, 0, 1).first()).isEqualTo(17 + big.count());
   }
 
   @Test

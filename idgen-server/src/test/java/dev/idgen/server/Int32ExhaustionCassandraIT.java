@@ -32,7 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A 32-bit sequence ({@code max = 2147483647}) allocated right up to the end on the Cassandra store, by
  * concurrent callers on a server in each datacenter of the running two-datacenter cluster: every remaining
- * ID exactly once (no faults, so nothing is abandoned), then RESOURCE_EXHAUSTED on both, never above max.
+ * ID exactly once or counted as a gap (no faults are injected, but a compare-and-set can still time out on a
+ * loaded machine), then RESOURCE_EXHAUSTED on both, never above max.
  */
 @ExtendWith(CassandraExtension.class)
 class Int32ExhaustionCassandraIT {
@@ -87,7 +88,17 @@ class Int32ExhaustionCassandraIT {
     assertThat(state.getRemaining()).isZero();
     assertThat(issued.outOfBounds()).isZero();
     assertThat(issued.duplicates()).isZero();
-    assertThat(issued.distinct()).isEqualTo(issued.space());
+    // Every ID was handed out once, or is a counted gap: a compare-and-set whose outcome stayed unknown on a
+    // loaded machine (the driver's timeout) is resolved conservatively, and what it may have taken is
+    // counted in idgen_ids_lost_total, never handed out. Such gaps are rare and small (one block at most).
+    long lost = 0;
+    for (ServerProcess s : List.of(dc1, dc2)) {
+      lost += (long) s.scrapeSum("idgen_ids_lost_total");
+    }
+    String warnings = dc1.warnings() + dc2.warnings();
+    assertThat(issued.distinct() + lost).as("handed out + counted lost, servers' warnings:%n%s", warnings)
+        .isEqualTo(issued.space());
+    assertThat(lost).as("counted gaps, servers' warnings:%n%s", warnings).isLessThanOrEqualTo(4_000);
   }
 
   private static Status allocateUntilAnError(ManagedChannel channel, Random random, IssuedIds issued) {

@@ -97,6 +97,36 @@ final class ServerProcess implements AutoCloseable {
     return Integer.parseInt(m.group(1));
   }
 
+  /**
+   * The sum of every series of {@code metric} (e.g. {@code idgen_ids_lost_total}, over all its labels) on the
+   * server's metrics endpoint now.
+   */
+  double scrapeSum(String metric) throws IOException, InterruptedException {
+    java.net.http.HttpResponse<String> scrape = java.net.http.HttpClient.newHttpClient().send(
+        java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+            "http://127.0.0.1:" + metricsPort() + "/metrics")).build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertThat(scrape.statusCode()).isEqualTo(200);
+    double sum = 0;
+    for (String line : scrape.body().split("\n")) {
+      if (line.startsWith(metric + " ") || line.startsWith(metric + "{")) {
+        sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return sum;
+  }
+
+  /** The lines of the server's log at WARN or ERROR, for a failing assertion to show. */
+  String warnings() throws IOException {
+    StringBuilder b = new StringBuilder();
+    for (String line : read(log).split("\n")) {
+      if (line.contains(" WARN ") || line.contains(" ERROR ")) {
+        b.append(line).append('\n');
+      }
+    }
+    return b.toString();
+  }
+
   long pid() {
     return process.pid();
   }

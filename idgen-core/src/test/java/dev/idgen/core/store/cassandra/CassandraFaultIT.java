@@ -161,12 +161,16 @@ class CassandraFaultIT {
     CassandraRangeStore s1 = store(DC1, Duration.ofSeconds(4));
     Allocator a = server(s1);
     Allocator b = server(store(DC1, Duration.ofSeconds(4)));
-    // node_block_size × 10 = dc_block_size: the DC block is 2,000 from the start, whatever the rate.
+    // A pool capped at 2,000: once the datacenter's rate is measured, any rate asks for a day's worth, so the
+    // pool is kept at the cap (between 1,600 and 2,000).
     a.create(new SequenceDefinition("cutoff", 1, Long.MAX_VALUE, 1, 200, 2_000));
     Set<Long> seen = ConcurrentHashMap.newKeySet();
     AtomicLong duplicates = new AtomicLong();
-    record(a.allocate("cutoff", 10, Duration.ofSeconds(10)), seen, duplicates);
-    record(b.allocate("cutoff", 10, Duration.ofSeconds(10)), seen, duplicates);
+    for (int i = 0; i < 10; i++) { // a slow trickle, so that the pool's rate is measured (>= 100 ms apart)
+      record(a.allocate("cutoff", 10, Duration.ofSeconds(10)), seen, duplicates);
+      record(b.allocate("cutoff", 10, Duration.ofSeconds(10)), seen, duplicates);
+      TimeUnit.MILLISECONDS.sleep(150);
+    }
     awaitPoolAtLeast(s1, "cutoff", 1_000);
 
     long servedWhileCutOff = 0;

@@ -38,7 +38,8 @@ final class LocalCassandra {
   static CassandraSettings settings(String keyspace, String dc, boolean createSchema) {
     return new CassandraSettings(List.of(contactPoint(dc)), dc, keyspace, createSchema,
         Map.of(DC1, 1, DC2, 1), Optional.empty(), Optional.empty(), false, Optional.empty(),
-        Optional.empty(), Duration.ofSeconds(2), Duration.ofSeconds(30), 0.5, Duration.ofMillis(500), Duration.ofHours(12));
+        Optional.empty(), Duration.ofSeconds(2), Duration.ofSeconds(30), CassandraSettings.DEFAULT_POOL_REFILL_STEP,
+        Duration.ofMillis(500), CassandraSettings.DEFAULT_ISOLATION_RUNWAY);
   }
 
   static CassandraSettings settings(String keyspace, String dc, Duration casDeadline) {
