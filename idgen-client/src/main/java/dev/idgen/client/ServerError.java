@@ -69,21 +69,22 @@ final class ServerError {
     }
     if (info != null) {
       switch (info.getReason()) {
-        case "SEQUENCE_EXHAUSTED":
+        case "SEQUENCE_EXHAUSTED" -> {
           return new ServerError(status, Outcome.EXHAUSTED, -1, retryDelay);
-        case "COUNT_ABOVE_LIMIT":
+        }
+        case "COUNT_ABOVE_LIMIT" -> {
           long limit = parse(info.getMetadataOrDefault("limit", ""));
           // A limit that would not shrink the request cannot be acted on (a loop otherwise).
           return new ServerError(status, limit >= 1 && limit < requested ? Outcome.CLAMP : Outcome.REJECT,
               limit, retryDelay);
-        case "STORE_UNAVAILABLE":
-        case "SERVER_BUSY":
-        case "SERVER_SHUTTING_DOWN":
-        case "RESERVE_WAIT_TIMED_OUT":
-        case "CALL_TOO_LONG":
+        }
+        case "STORE_UNAVAILABLE", "SERVER_BUSY", "SERVER_SHUTTING_DOWN", "RESERVE_WAIT_TIMED_OUT",
+            "CALL_TOO_LONG" -> {
           return new ServerError(status, Outcome.RETRY, -1, retryDelay);
-        default:
-          break; // a reason this client does not know (or one that the code decides alike): the code
+        }
+        default -> {
+          // A reason this client does not know, or one that the code decides alike: the code decides.
+        }
       }
     }
     return new ServerError(status, byCode(status, info != null), -1, retryDelay);

@@ -96,6 +96,7 @@ public record ErrorDetails(Status.Code code, String message, ErrorInfo errorInfo
   /** RetryInfo's delay in milliseconds; fails if there is none. */
   public long retryDelayMillis() {
     assertThat(retryInfo).as("RetryInfo").isNotNull();
-    return retryInfo.getRetryDelay().getSeconds() * 1000 + retryInfo.getRetryDelay().getNanos() / 1_000_000;
+    com.google.protobuf.Duration d = retryInfo.getRetryDelay();
+    return java.time.Duration.ofSeconds(d.getSeconds(), d.getNanos()).toMillis();
   }
 }
