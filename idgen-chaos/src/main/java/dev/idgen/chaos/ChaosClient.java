@@ -220,7 +220,7 @@ final class ChaosClient {
         }
       } catch (StatusRuntimeException e) {
         switch (e.getStatus().getCode()) {
-          case RESOURCE_EXHAUSTED -> exhausted.add(sequence);
+          case OUT_OF_RANGE -> exhausted.add(sequence); // SEQUENCE_EXHAUSTED (RESOURCE_EXHAUSTED before 0.2)
           default -> Thread.sleep(20 + random.nextInt(30));
         }
       }

@@ -12,7 +12,7 @@ import picocli.CommandLine.Parameters;
         "Once it returns, no server and no client stub hands out an ID at or below the floor: it waits",
         "until every live server confirmed, then for client leases to expire (10 s by default).",
         "Advancing backwards changes nothing. Prints the sequence.",
-        "RESOURCE_EXHAUSTED if the floor is at or above the sequence's max; UNAVAILABLE naming the",
+        "FAILED_PRECONDITION if the floor is at or above the sequence's max; UNAVAILABLE naming the",
         "servers that did not confirm in time (the floor is in force in the store: run it again).",
     },
     footer = {"", "Example: idgen advance orders --floor 50000"})

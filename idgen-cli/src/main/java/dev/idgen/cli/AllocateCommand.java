@@ -13,7 +13,7 @@ import picocli.CommandLine.Parameters;
         "Allocates new IDs and prints them, one per line.",
         "With --ranges it prints the ranges instead; with --output json one IdRange object per line.",
         "The IDs are yours: no one else ever gets them.",
-        "If the sequence runs out part-way, the IDs received are printed, then RESOURCE_EXHAUSTED.",
+        "If the sequence runs out part-way, the IDs received are printed, then OUT_OF_RANGE.",
     },
     footer = {"", "Example: idgen allocate orders --count 10 --ranges"})
 final class AllocateCommand extends RpcCommand {

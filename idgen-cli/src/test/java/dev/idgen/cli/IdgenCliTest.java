@@ -235,14 +235,14 @@ class IdgenCliTest {
   }
 
   @Test
-  void should_exit_with_resource_exhausted_when_advancing_past_the_max() {
+  void should_exit_with_failed_precondition_when_advancing_past_the_max() {
     CliRunner cli = cli();
     cli.run("create", "small", "--max", "100");
 
     Result result = cli.run("advance", "small", "--floor", "100");
 
-    assertThat(result.exitCode()).isEqualTo(ExitCodes.RESOURCE_EXHAUSTED).isEqualTo(18);
-    assertThat(result.err()).startsWith("idgen: RESOURCE_EXHAUSTED: ");
+    assertThat(result.exitCode()).isEqualTo(ExitCodes.FAILED_PRECONDITION).isEqualTo(19);
+    assertThat(result.err()).startsWith("idgen: FAILED_PRECONDITION: ");
   }
 
   @Test
@@ -317,9 +317,9 @@ class IdgenCliTest {
 
     Result result = cli.run("allocate", "tiny", "--count", "5");
 
-    assertThat(result.exitCode()).isEqualTo(ExitCodes.RESOURCE_EXHAUSTED);
+    assertThat(result.exitCode()).isEqualTo(ExitCodes.OUT_OF_RANGE).isEqualTo(21);
     assertThat(result.out().lines()).containsExactly("1", "2", "3");
-    assertThat(result.err()).startsWith("idgen: RESOURCE_EXHAUSTED: ").contains("tiny");
+    assertThat(result.err()).startsWith("idgen: OUT_OF_RANGE: ").contains("tiny");
   }
 
   @Test

@@ -21,14 +21,17 @@ public final class IdGenClientException extends RuntimeException {
     /**
      * A server answered the lease request with a status that retrying does not fix, reported at once
      * without retry: {@code NOT_FOUND} (no such sequence), {@code PERMISSION_DENIED},
-     * {@code UNAUTHENTICATED}, {@code INVALID_ARGUMENT} (for instance a lease larger than the server's
-     * per-call limit), or another unexpected status. {@link #status()} is the server's status. It
+     * {@code UNAUTHENTICATED}, {@code INVALID_ARGUMENT}, or another unexpected status. (A lease larger
+     * than a server's per-call limit is not one: the source asks again for the limit the server
+     * names.) {@link #status()} is the server's status. It
      * is reported to the callers waiting when it arrives or, if none was, to the next caller that
      * finds the source empty; callers after that make the source ask again.
      */
     REJECTED,
     /**
-     * The sequence reached its maximum ({@code RESOURCE_EXHAUSTED}). Every ID leased before was
+     * The sequence reached its maximum: {@code OUT_OF_RANGE} with the reason
+     * {@code SEQUENCE_EXHAUSTED} ({@code RESOURCE_EXHAUSTED} from servers before 0.2, which is otherwise
+     * retried: it is also gRPC's and proxies' code for passing limits). Every ID leased before was
      * handed out first; the source stays exhausted and fails at once from then on.
      */
     EXHAUSTED,

@@ -51,7 +51,8 @@ import java.util.logging.Logger;
  * At each new request the source measures its own rate since the previous request (IDs handed out
  * over {@link Ticker} time) and asks for {@code rate × lifetime} IDs, clamped to
  * {@code [minLeaseSize, maxLeaseSize]} and to at most four times the previous size (one short burst
- * does not lease a million IDs), and at least what waiting bulk callers still need.
+ * does not lease a million IDs), and at least what waiting bulk callers still need; never more than
+ * the lowest per-call limit a server named (see Requests).
  *
  * <p>The lifetime is {@code min(leaseLifetime, valid_for / 2)}, {@code valid_for} being that of the
  * last range received that had one (none yet: {@code leaseLifetime}). By the refill rule a lease is
@@ -109,13 +110,17 @@ import java.util.logging.Logger;
  * <h2>Requests</h2>
  * At most one request is in flight: {@code inFlight} stays set from the decision to request through
  * retries until the call completes or fails for good. Calls start on the client's executor and their
- * callbacks run there too. {@code UNAVAILABLE}, {@code DEADLINE_EXCEEDED}, {@code CANCELLED} (by a
- * server that stopped mid-call) and {@code ABORTED} are retried on another endpoint after a
- * randomized, growing back-off (the IDs of a failed call are never reused, so a retry can waste IDs
- * but never duplicate them); {@code RESOURCE_EXHAUSTED} makes the source
- * exhausted for good once the ranges streamed before it are used; any other status is reported to
- * the callers waiting at that moment, without retry (a later caller that finds nothing left asks
- * again).
+ * callbacks run there too. A failure is judged by the server's {@code ErrorInfo} reason, or by its code
+ * when it has none ({@link ServerError}): {@code UNAVAILABLE}, {@code DEADLINE_EXCEEDED},
+ * {@code CANCELLED} (by a server that stopped mid-call), {@code ABORTED} and a
+ * {@code RESOURCE_EXHAUSTED} that is not an old server's exhaustion (gRPC's limits, a proxy's rate
+ * limit) are retried on another endpoint after a randomized, growing back-off, at least the server's
+ * {@code RetryInfo} delay up to the largest back-off (the IDs of a failed call are never reused, so a
+ * retry can waste IDs but never duplicate them); {@code SEQUENCE_EXHAUSTED} makes the source
+ * exhausted for good once the ranges streamed before it are used; {@code COUNT_ABOVE_LIMIT} (a lease
+ * larger than a server's {@code max-ids-per-call}) is asked again at once for the limit it names, and
+ * no lease is larger from then on; any other status is reported to the callers waiting at that moment,
+ * without retry (a later caller that finds nothing left asks again).
  *
  * <h2>Threads</h2>
  * Everything but {@code current} and the leases' indexes is guarded by {@code lock} (a lease's
@@ -239,7 +244,7 @@ final class LeasedIdSource implements IdSource {
   @GuardedBy("lock") private ScheduledFuture<?> retry;
 
   // Outcomes callers need to see.
-  /** Set for good once the server said RESOURCE_EXHAUSTED. */
+  /** Set for good once a server said the sequence is exhausted. */
   @GuardedBy("lock") private Failure exhausted;
   /**
    * The last non-retryable failure, and how many there were. A waiter reports those that came after
@@ -258,7 +263,9 @@ final class LeasedIdSource implements IdSource {
   @GuardedBy("lock") private long servedAtLastRequest;
   /** The {@code valid_for} of the last range that had one, 0 before any: caps the lifetime. */
   @GuardedBy("lock") private long validForNanos;
-  /** IDs that waiting callers still need: a lease is never smaller. */
+  /** The lowest per-call limit a server named (COUNT_ABOVE_LIMIT): a lease is never larger. */
+  @GuardedBy("lock") private long serverLimit = Long.MAX_VALUE;
+  /** IDs that waiting callers still need: a lease is never smaller (unless a server's limit is). */
   @GuardedBy("lock") private long waitingDemand;
   @GuardedBy("lock") private int waiting;
 
@@ -804,7 +811,7 @@ final class LeasedIdSource implements IdSource {
     requests++;
     lastRequestNanos = now;
     servedAtLastRequest = served;
-    return Math.min(settings.maxLeaseSize(), Math.max(leaseSize, waitingDemand));
+    return Math.min(Math.min(settings.maxLeaseSize(), serverLimit), Math.max(leaseSize, waitingDemand));
   }
 
   /** Hands the request decided under the lock to the executor. */
@@ -938,7 +945,8 @@ final class LeasedIdSource implements IdSource {
   }
 
   private void failed(Attempt a, Throwable t) {
-    Status status = Status.fromThrowable(t);
+    ServerError error = ServerError.of(t, a.count);
+    Status status = error.status();
     long delay = -1;
     lock.lock();
     try {
@@ -951,22 +959,34 @@ final class LeasedIdSource implements IdSource {
         leases++;
       }
       Failure f = new Failure(status, endpoints.get(a.endpoint).name, t);
-      switch (status.getCode()) {
-        case RESOURCE_EXHAUSTED -> {
+      switch (error.outcome()) {
+        case EXHAUSTED -> {
           exhausted = f;
           inFlight = false;
           logger.log(Level.FINE, "sequence ''{0}'' is exhausted: {1}", new Object[] {sequence, f.describe()});
         }
-        // CANCELLED here is not ours (we cancel only on close): a server that stopped mid-call.
-        case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, ABORTED -> {
+        case CLAMP -> {
+          // A server's max-ids-per-call below the lease size: ask again at once for what it allows, and
+          // never for more from now on (the lowest limit any server named).
+          serverLimit = Math.min(serverLimit, error.limit());
+          requestCount = Math.min(requestCount, serverLimit);
+          delay = 0;
+          logger.log(Level.FINE, "sequence ''{0}'': {1}; asking for {2} IDs instead",
+              new Object[] {sequence, f.describe(), requestCount});
+        }
+        case RETRY -> {
           lastRetryable = f;
           endpoints.markFailed(a.endpoint);
           failedAttempts++;
           delay = backoffNanos(failedAttempts);
+          if (error.retryDelayNanos() > delay) {
+            // The server's RetryInfo, within the client's own bound.
+            delay = Math.max(delay, Math.min(error.retryDelayNanos(), settings.maxBackoffNanos()));
+          }
           logger.log(Level.FINE, "sequence ''{0}'': Allocate failed with {1}; retrying in {2} µs",
               new Object[] {sequence, f.describe(), delay / 1000});
         }
-        default -> {
+        case REJECT -> {
           rejection = f;
           rejections++;
           inFlight = false;

@@ -108,7 +108,7 @@ class FailoverTest {
     IdSource orders = client.sequence("orders");
     Await.until("several failed attempts", () -> orders.stats().failedCalls() >= 4);
 
-    b.service().failAlways(null);
+    b.service().failAlways((Status) null);
 
     assertThat(orders.next()).isEqualTo(1);
   }

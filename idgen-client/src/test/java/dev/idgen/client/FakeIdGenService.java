@@ -4,7 +4,11 @@ import com.google.protobuf.Duration;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
+import com.google.protobuf.Any;
+import com.google.rpc.ErrorInfo;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
@@ -16,8 +20,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A correct fake {@code IdGen} server over a {@link FakeBackend}, with switches: fail with a status
  * (always, or the next n calls), hold calls until released, hang (never answer), split each answer
- * into several ranges, and stamp ranges with a {@code valid_for}. It counts calls and cancellations
- * and records the counts asked for.
+ * into several ranges, stamp ranges with a {@code valid_for}, refuse counts above a per-call limit, and
+ * answer errors as a server before 0.2 did (codes only, exhaustion as RESOURCE_EXHAUSTED). Its own
+ * errors carry the details a 0.2 server sends ({@link #error}). It counts calls and cancellations and
+ * records the counts asked for.
  */
 final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
   private final FakeBackend backend;
@@ -26,8 +32,10 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
   final AtomicInteger cancellations = new AtomicInteger();
   final Queue<Long> requestedCounts = new ConcurrentLinkedQueue<>();
 
-  private volatile Status failAlways;
-  private volatile Status failNextStatus;
+  private volatile StatusRuntimeException failAlways;
+  private volatile StatusRuntimeException failNextStatus;
+  private volatile long maxIdsPerCall = Long.MAX_VALUE;
+  private volatile boolean legacyErrors;
   private final AtomicInteger failNextTimes = new AtomicInteger();
   private volatile boolean hang;
   private volatile boolean hold;
@@ -39,17 +47,49 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
     this.backend = backend;
   }
 
-  /** Every call fails with {@code status} (null: back to normal). */
+  /** Every call fails with {@code status}, without details (null: back to normal). */
   FakeIdGenService failAlways(Status status) {
-    this.failAlways = status;
+    return failAlways(status == null ? null : status.asRuntimeException());
+  }
+
+  /** Every call fails with {@code error}, details and all (null: back to normal). */
+  FakeIdGenService failAlways(StatusRuntimeException error) {
+    this.failAlways = error;
     return this;
   }
 
-  /** The next {@code times} calls fail with {@code status}. */
+  /** The next {@code times} calls fail with {@code status}, without details. */
   FakeIdGenService failNext(int times, Status status) {
-    this.failNextStatus = status;
+    return failNext(times, status.asRuntimeException());
+  }
+
+  /** The next {@code times} calls fail with {@code error}, details and all. */
+  FakeIdGenService failNext(int times, StatusRuntimeException error) {
+    this.failNextStatus = error;
     this.failNextTimes.set(times);
     return this;
+  }
+
+  /** Counts above {@code limit} fail as a server's {@code idgen.limits.max-ids-per-call} makes them. */
+  FakeIdGenService maxIdsPerCall(long limit) {
+    this.maxIdsPerCall = limit;
+    return this;
+  }
+
+  /** Errors as a server before 0.2 sent them: no details, exhaustion as RESOURCE_EXHAUSTED. */
+  FakeIdGenService legacyErrors(boolean legacy) {
+    this.legacyErrors = legacy;
+    return this;
+  }
+
+  /** An error as an idgen 0.2 server sends it: the code, the message, and an ErrorInfo. */
+  static StatusRuntimeException error(Status.Code code, String reason, String message, String... metadata) {
+    ErrorInfo.Builder info = ErrorInfo.newBuilder().setDomain("idgen.dev").setReason(reason);
+    for (int i = 0; i < metadata.length; i += 2) {
+      info.putMetadata(metadata[i], metadata[i + 1]);
+    }
+    return StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+        .setCode(code.value()).setMessage(message).addDetails(Any.pack(info.build())).build());
   }
 
   /** Calls are accepted and never answered (until the client cancels them). */
@@ -95,12 +135,12 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
     calls.incrementAndGet();
     requestedCounts.add(request.getCount());
     ((ServerCallStreamObserver<IdRange>) responses).setOnCancelHandler(cancellations::incrementAndGet);
-    Status failure = failAlways;
+    StatusRuntimeException failure = failAlways;
     if (failure == null && failNextTimes.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
       failure = failNextStatus;
     }
     if (failure != null) {
-      responses.onError(failure.asRuntimeException());
+      responses.onError(failure);
       return;
     }
     if (hang) {
@@ -121,8 +161,12 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
       responses.onError(Status.NOT_FOUND.withDescription("no sequence named '" + name + "'").asRuntimeException());
       return;
     }
-    if (request.getCount() < 1) {
-      responses.onError(Status.INVALID_ARGUMENT.withDescription("count: " + request.getCount()).asRuntimeException());
+    if (request.getCount() < 1 || request.getCount() > maxIdsPerCall) {
+      String message = "count " + request.getCount() + " (expected: 1 to " + maxIdsPerCall + ")";
+      responses.onError(legacyErrors || request.getCount() < 1
+          ? Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException()
+          : error(Status.Code.INVALID_ARGUMENT, "COUNT_ABOVE_LIMIT", message, "field", "count",
+              "sequence", name, "limit", Long.toString(maxIdsPerCall)));
       return;
     }
     List<FakeBackend.Leased> ranges = backend.allocate(name, request.getCount(), pieces);
@@ -137,10 +181,11 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
       delivered += r.count();
     }
     if (delivered < request.getCount()) {
-      responses.onError(Status.RESOURCE_EXHAUSTED
-          .withDescription("sequence '" + name + "' reached its max; delivered " + delivered + " of "
-              + request.getCount())
-          .asRuntimeException());
+      String message = "sequence '" + name + "' is exhausted: no ID is left at or below its max (delivered "
+          + delivered + " of the " + request.getCount() + " requested)";
+      responses.onError(legacyErrors ? Status.RESOURCE_EXHAUSTED.withDescription(message).asRuntimeException()
+          : error(Status.Code.OUT_OF_RANGE, "SEQUENCE_EXHAUSTED", message, "sequence", name,
+              "requested", Long.toString(request.getCount()), "delivered", Long.toString(delivered)));
       return;
     }
     responses.onCompleted();

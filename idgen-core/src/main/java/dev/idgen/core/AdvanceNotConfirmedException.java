@@ -11,6 +11,8 @@ import java.util.List;
 public final class AdvanceNotConfirmedException extends IdGenException {
   private static final long serialVersionUID = 1L;
 
+  private final String sequence;
+  private final long floor;
   private final List<String> unconfirmed;
 
   public AdvanceNotConfirmedException(String sequence, long floor, List<String> unconfirmed, String lease) {
@@ -19,7 +21,18 @@ public final class AdvanceNotConfirmedException extends IdGenException {
         + ". Until they do they may still hand out cached IDs at or below it; a server that cannot reach"
         + " the store stops serving by itself within " + lease + ". Advance again to the same floor to"
         + " complete it.");
+    this.sequence = sequence;
+    this.floor = floor;
     this.unconfirmed = List.copyOf(unconfirmed);
+  }
+
+  public String sequence() {
+    return sequence;
+  }
+
+  /** The floor that is in force in the store but not confirmed everywhere. */
+  public long floor() {
+    return floor;
   }
 
   /** The servers (datacenter/name) that had not confirmed. */

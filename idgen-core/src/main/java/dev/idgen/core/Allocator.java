@@ -182,8 +182,7 @@ public final class Allocator implements AutoCloseable {
       SequenceDefinition.checkName(sequence);
     }
     if (count < 1 || count > maxIdsPerCall) {
-      throw new InvalidRequestException("count " + count + " for sequence '" + sequence
-          + "' (expected: 1 to " + maxIdsPerCall + ", the per-call limit)");
+      throw InvalidRequestException.count(sequence, count, maxIdsPerCall);
     }
     checkOpen();
     checkServing();
@@ -245,7 +244,7 @@ public final class Allocator implements AutoCloseable {
    * itself — and client leases handed out before have expired (it waits the client lease lifetime).
    * Returns the definition.
    *
-   * @throws SequenceExhaustedException if {@code floor >= max}: nothing would be left
+   * @throws FloorAtMaxException if {@code floor >= max}: nothing would be left
    * @throws AdvanceNotConfirmedException if some live server did not confirm in time: the floor is in
    *     force in the store, and advancing again completes it
    */
@@ -255,8 +254,7 @@ public final class Allocator implements AutoCloseable {
     SequenceRuntime rt = runtime(sequence);
     SequenceDefinition def = rt.definition;
     if (floor >= def.max()) {
-      throw new SequenceExhaustedException(sequence, def.max(), "cannot advance sequence '" + sequence
-          + "' to floor " + floor + ": its max is " + def.max() + ", so no ID would be left");
+      throw new FloorAtMaxException(sequence, floor, def.max());
     }
     // Store first: a refill racing with us then either returns IDs above the floor, or lands in a pool
     // after raiseFloor has set the floor that trims it.

@@ -41,22 +41,25 @@ public record SequenceDefinition(
   public SequenceDefinition {
     checkName(name);
     if (start < 0) {
-      throw new InvalidRequestException("sequence '" + name + "': start " + start + " (expected: >= 0)");
+      throw InvalidRequestException.ofField("start",
+          "sequence '" + name + "': start " + start + " (expected: >= 0)");
     }
     if (max < start) {
-      throw new InvalidRequestException(
+      throw InvalidRequestException.ofField("max",
           "sequence '" + name + "': max " + max + " (expected: >= start " + start + ")");
     }
     if (stripes < 1 || stripes > MAX_STRIPES) {
-      throw new InvalidRequestException(
+      throw InvalidRequestException.ofField("stripes",
           "sequence '" + name + "': stripes " + stripes + " (expected: 1 to " + MAX_STRIPES + ")");
     }
     if (nodeBlockSize < 1 || nodeBlockSize > MAX_BLOCK_SIZE) {
-      throw new InvalidRequestException("sequence '" + name + "': node_block_size " + nodeBlockSize
+      throw InvalidRequestException.ofField("node_block_size",
+          "sequence '" + name + "': node_block_size " + nodeBlockSize
           + " (expected: 1 to " + MAX_BLOCK_SIZE + ")");
     }
     if (dcBlockSize < nodeBlockSize || dcBlockSize > MAX_BLOCK_SIZE) {
-      throw new InvalidRequestException("sequence '" + name + "': dc_block_size " + dcBlockSize
+      throw InvalidRequestException.ofField("dc_block_size",
+          "sequence '" + name + "': dc_block_size " + dcBlockSize
           + " (expected: node_block_size " + nodeBlockSize + " to " + MAX_BLOCK_SIZE + ")");
     }
   }
@@ -73,12 +76,12 @@ public record SequenceDefinition(
    */
   public static String checkName(String name) {
     if (name == null || name.isEmpty()) {
-      throw new InvalidRequestException("sequence name is empty (expected: 1 to " + MAX_NAME_LENGTH
-          + " characters from [A-Za-z0-9._-], starting with a letter or digit)");
+      throw InvalidRequestException.ofField("name", "sequence name is empty (expected: 1 to "
+          + MAX_NAME_LENGTH + " characters from [A-Za-z0-9._-], starting with a letter or digit)");
     }
     if (!NAME.matcher(name).matches()) {
-      throw new InvalidRequestException("sequence name '" + printable(name) + "' is invalid (expected: 1 to "
-          + MAX_NAME_LENGTH + " characters from [A-Za-z0-9._-], starting with a letter or digit)");
+      throw InvalidRequestException.ofField("name", "sequence name '" + printable(name)
+          + "' is invalid (expected: 1 to " + MAX_NAME_LENGTH + " characters from [A-Za-z0-9._-], starting with a letter or digit)");
     }
     return name;
   }

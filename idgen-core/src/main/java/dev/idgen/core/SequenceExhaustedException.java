@@ -12,6 +12,7 @@ public final class SequenceExhaustedException extends IdGenException {
 
   private final String sequence;
   private final long max;
+  private final long requested;
   private final transient List<IdRange> delivered;
 
   public SequenceExhaustedException(String sequence, long max) {
@@ -22,15 +23,8 @@ public final class SequenceExhaustedException extends IdGenException {
     super(message(sequence, max, requested, delivered));
     this.sequence = sequence;
     this.max = max;
+    this.requested = requested;
     this.delivered = List.copyOf(delivered);
-  }
-
-  /** For an operation other than allocation, with its own message. */
-  public SequenceExhaustedException(String sequence, long max, String message) {
-    super(message);
-    this.sequence = sequence;
-    this.max = max;
-    this.delivered = List.of();
   }
 
   private static String message(String sequence, long max, long requested, List<IdRange> delivered) {
@@ -48,6 +42,11 @@ public final class SequenceExhaustedException extends IdGenException {
 
   public long max() {
     return max;
+  }
+
+  /** How many IDs the allocation asked for; 0 if not known (a store's exception). */
+  public long requested() {
+    return requested;
   }
 
   /** The ranges obtained before the sequence ran out; empty if none. */

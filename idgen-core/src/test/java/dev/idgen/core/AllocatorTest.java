@@ -300,7 +300,7 @@ class AllocatorTest {
     assertThat(ids(a.allocate("adv", 1, WAIT)).get(0)).isGreaterThan(500).isNotEqualTo(before);
 
     assertThatThrownBy(() -> a.advance("adv", Long.MAX_VALUE))
-        .isInstanceOf(SequenceExhaustedException.class)
+        .isInstanceOfSatisfying(FloorAtMaxException.class, e -> assertThat(e.floor()).isEqualTo(Long.MAX_VALUE))
         .hasMessageContaining("adv")
         .hasMessageContaining(String.valueOf(Long.MAX_VALUE));
   }
@@ -456,12 +456,15 @@ class AllocatorTest {
   void should_reject_bad_requests_with_a_precise_message() {
     Allocator a = allocator(Allocator.builder(store).maxIdsPerCall(1_000));
     a.create(seq("ok", 1, 100, 1, 10));
-    assertThatThrownBy(() -> a.allocate("ok", 0, WAIT)).isInstanceOf(InvalidRequestException.class)
-        .hasMessageContaining("1 to 1000");
+    assertThatThrownBy(() -> a.allocate("ok", 0, WAIT)).isInstanceOfSatisfying(InvalidRequestException.class,
+        e -> assertThat(e.field()).isEqualTo("count")).hasMessageContaining("1 to 1000");
     assertThatThrownBy(() -> a.allocate("ok", -5, WAIT)).isInstanceOf(InvalidRequestException.class);
-    assertThatThrownBy(() -> a.allocate("ok", 1_001, WAIT)).isInstanceOf(InvalidRequestException.class)
-        .hasMessageContaining("per-call limit");
-    assertThatThrownBy(() -> a.allocate("", 1, WAIT)).isInstanceOf(InvalidRequestException.class);
+    assertThatThrownBy(() -> a.allocate("ok", 0, WAIT)).isInstanceOfSatisfying(InvalidRequestException.class,
+        e -> assertThat(e.limit()).isEmpty()); // below 1: no limit to clamp to
+    assertThatThrownBy(() -> a.allocate("ok", 1_001, WAIT)).isInstanceOfSatisfying(InvalidRequestException.class,
+        e -> assertThat(e.limit()).hasValue(1_000)).hasMessageContaining("per-call limit");
+    assertThatThrownBy(() -> a.allocate("", 1, WAIT)).isInstanceOfSatisfying(InvalidRequestException.class,
+        e -> assertThat(e.field()).isEqualTo("name"));
     assertThatThrownBy(() -> a.allocate("bad\u0000name", 1, WAIT)).isInstanceOf(InvalidRequestException.class)
         .hasMessageContaining("\\u0000");
     assertThatThrownBy(() -> a.allocate("x".repeat(65), 1, WAIT)).isInstanceOf(InvalidRequestException.class);

@@ -53,6 +53,27 @@ class SequenceDefinitionTest {
   }
 
   @Test
+  void should_name_the_bad_field_as_the_api_does() {
+    assertThat(fieldOf(() -> new SequenceDefinition("s", -1, 10, 1, 1, 1))).isEqualTo("start");
+    assertThat(fieldOf(() -> new SequenceDefinition("s", 10, 9, 1, 1, 1))).isEqualTo("max");
+    assertThat(fieldOf(() -> new SequenceDefinition("s", 1, 9, 65, 1, 1))).isEqualTo("stripes");
+    assertThat(fieldOf(() -> new SequenceDefinition("s", 1, 9, 1, 0, 1))).isEqualTo("node_block_size");
+    assertThat(fieldOf(() -> new SequenceDefinition("s", 1, 9, 1, 10, 5))).isEqualTo("dc_block_size");
+    assertThat(fieldOf(() -> new SequenceDefinition("-s", 1, 9, 1, 1, 1))).isEqualTo("name");
+    assertThat(fieldOf(() -> SequenceDefinition.checkName(""))).isEqualTo("name");
+  }
+
+  private static String fieldOf(Runnable invalid) {
+    try {
+      invalid.run();
+    } catch (InvalidRequestException e) {
+      assertThat(e.limit()).isEmpty();
+      return e.field();
+    }
+    throw new AssertionError("no InvalidRequestException");
+  }
+
+  @Test
   void should_cut_ranges_at_a_floor() {
     IdRange r = new IdRange(10, 5, 3); // 10 13 16 19 22
     assertThat(r.above(9)).isEqualTo(r);

@@ -11,13 +11,15 @@
  * <p>The design, top down: the services ({@code api}) over the core's allocator over a store; beside
  * them, rooms that know nothing of one another's insides: {@code transport} (Netty, TLS, call limits,
  * threads), {@code access} (identities and rules), {@code metrics} (meters, monitor, endpoint); below all
- * of them, {@code config} (plain settings values) and {@code lifecycle} ({@code ServerComponent},
+ * of them, {@code config} (plain settings values), {@code status} (error statuses with their
+ * {@code google.rpc} details) and {@code lifecycle} ({@code ServerComponent},
  * {@code PeriodicTask}: in a package of their own, at the bottom, because every room contributes
  * components and this package, which collects them, sits on top).
  *
  * <p>Imports flow downhill only: this package may use every other; {@code api} uses {@code transport},
- * {@code metrics} and {@code config}; {@code transport}, {@code access} and {@code metrics} use
- * {@code config} and {@code lifecycle}; {@code config} and {@code lifecycle} use none. Nothing uses this
+ * {@code metrics}, {@code config} and {@code status}; {@code transport}, {@code access} and {@code metrics}
+ * use {@code config}, {@code status} and {@code lifecycle}; {@code config}, {@code status} and
+ * {@code lifecycle} use none. Nothing uses this
  * package. Classes are package-private unless another package needs them.
  */
 package dev.idgen.server;

@@ -136,6 +136,10 @@ class AllocateThreadingTest {
             assertThat(Status.fromThrowable(t).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
             assertThat(Status.fromThrowable(t).getDescription()).contains("busy")
                 .contains("idgen.limits.max-waiting-calls");
+            ErrorDetails busy = ErrorDetails.of(t);
+            assertThat(busy.reason()).isEqualTo("SERVER_BUSY");
+            assertThat(busy.metadata()).containsEntry("limit", String.valueOf(bound));
+            assertThat(busy.retryDelayMillis()).isEqualTo(100);
           });
       long served = 0;
       for (CompletableFuture<List<IdRange>> call : calls) {

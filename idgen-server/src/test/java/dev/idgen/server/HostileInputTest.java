@@ -53,8 +53,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@code Long.MAX_VALUE} and {@code 2147483647}, and raw bytes that are not a valid protobuf message.
  *
  * <p>The properties: every call ends with a defined status (OK, INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS,
- * RESOURCE_EXHAUSTED; bytes that do not parse as the request get INVALID_ARGUMENT naming the message type)
- * and a non-empty message;
+ * OUT_OF_RANGE, FAILED_PRECONDITION; bytes that do not parse as the request get INVALID_ARGUMENT naming the
+ * message type; a request above the size limit gets gRPC's own RESOURCE_EXHAUSTED) and a non-empty message,
+ * every error of idgen's with its details ({@link ErrorDetails});
  * the outcome is the one the API documents for that input; no ID is handed out twice, outside its
  * sequence's bounds or at or below an advanced floor; and the server still reports SERVING afterwards.
  */
@@ -62,7 +63,8 @@ class HostileInputTest {
   private static final Pattern VALID_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
   private static final long LIMIT = 1_000_000; // idgen.limits.max-ids-per-call's default
   private static final Set<Status.Code> DEFINED = EnumSet.of(Status.Code.INVALID_ARGUMENT,
-      Status.Code.NOT_FOUND, Status.Code.ALREADY_EXISTS, Status.Code.RESOURCE_EXHAUSTED);
+      Status.Code.NOT_FOUND, Status.Code.ALREADY_EXISTS, Status.Code.OUT_OF_RANGE, Status.Code.FAILED_PRECONDITION,
+      Status.Code.RESOURCE_EXHAUSTED);
 
   @TempDir
   Path dir;
@@ -207,11 +209,11 @@ class HostileInputTest {
     } else if (status.isOk()) {
       assertThat(got).as("allocate(%s, %d)", name, count).isEqualTo(count);
     } else {
-      assertThat(status.getCode()).as("allocate(%s, %d)", name, count).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(status.getCode()).as("allocate(%s, %d)", name, count).isEqualTo(Status.Code.OUT_OF_RANGE);
       assertThat(got).isLessThan(count);
     }
     if (!status.isOk()) {
-      assertThat(got).isLessThanOrEqualTo(status.getCode() == Status.Code.RESOURCE_EXHAUSTED ? count : 0);
+      assertThat(got).isLessThanOrEqualTo(status.getCode() == Status.Code.OUT_OF_RANGE ? count : 0);
     }
     return status;
   }
@@ -285,7 +287,7 @@ class HostileInputTest {
     } else if (before == null) {
       assertThat(status.getCode()).isEqualTo(Status.Code.NOT_FOUND);
     } else if (floor >= before.getMax()) {
-      assertThat(status.getCode()).as("advance(%s, %d)", name, floor).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(status.getCode()).as("advance(%s, %d)", name, floor).isEqualTo(Status.Code.FAILED_PRECONDITION);
     } else {
       assertThat(status.getCode()).as("advance(%s, %d)", name, floor).isEqualTo(Status.Code.OK);
       floors.merge(name, floor, Math::max);
@@ -425,6 +427,9 @@ class HostileInputTest {
       status = Status.OK;
     } catch (StatusRuntimeException e) {
       status = e.getStatus();
+      if (status.getCode() != Status.Code.RESOURCE_EXHAUSTED) { // gRPC's size limit: no idgen details
+        ErrorDetails.of(e); // asserts they are there and consistent
+      }
     }
     if (!status.isOk()) {
       assertThat(status.getDescription()).as("the message of %s", status).isNotBlank();

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A 32-bit sequence ({@code max = 2147483647}) allocated right up to the end on the Cassandra store, by
  * concurrent callers on a server in each datacenter of the running two-datacenter cluster: every remaining
  * ID exactly once or counted as a gap (no faults are injected, but a compare-and-set can still time out on a
- * loaded machine), then RESOURCE_EXHAUSTED on both, never above max.
+ * loaded machine), then OUT_OF_RANGE on both, never above max.
  */
 @ExtendWith(CassandraExtension.class)
 class Int32ExhaustionCassandraIT {
@@ -54,7 +54,7 @@ class Int32ExhaustionCassandraIT {
   }
 
   @Test
-  void should_hand_out_every_remaining_id_once_in_both_datacenters_then_resource_exhausted() throws Exception {
+  void should_hand_out_every_remaining_id_once_in_both_datacenters_then_out_of_range() throws Exception {
     ServerProcess dc1 = server("dc1", CassandraExtension.cluster().contactPoint(TestCassandra.DC1));
     ServerProcess dc2 = server("dc2", CassandraExtension.cluster().contactPoint(TestCassandra.DC2));
     long start = INT32_MAX - 39_999;
@@ -72,7 +72,7 @@ class Int32ExhaustionCassandraIT {
         endings.add(pool.submit(() -> allocateUntilAnError(channel, random, issued)));
       }
       for (Future<Status> f : endings) {
-        assertThat(f.get(5, TimeUnit.MINUTES).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(f.get(5, TimeUnit.MINUTES).getCode()).isEqualTo(Status.Code.OUT_OF_RANGE);
       }
     } finally {
       pool.shutdownNow();
@@ -80,7 +80,7 @@ class Int32ExhaustionCassandraIT {
 
     for (ServerProcess s : List.of(dc1, dc2)) {
       StatusRuntimeException after = failure(s.channel());
-      assertThat(after.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(after.getStatus().getCode()).isEqualTo(Status.Code.OUT_OF_RANGE);
       assertThat(after.getStatus().getDescription()).contains(SEQUENCE).contains("2147483647");
     }
     Sequence state = SequenceAdminGrpc.newBlockingStub(dc2.channel()).withDeadlineAfter(30, TimeUnit.SECONDS)
@@ -126,7 +126,7 @@ class Int32ExhaustionCassandraIT {
       assertThat(received).isEmpty();
       return e;
     }
-    throw new AssertionError("expected RESOURCE_EXHAUSTED, got " + received);
+    throw new AssertionError("expected OUT_OF_RANGE, got " + received);
   }
 
   private ServerProcess server(String dc, String contactPoint) throws Exception {

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * 32-bit sequences ({@code max = 2147483647}) allocated right up to the end through the server on the
- * embedded store: every remaining ID at most once, then RESOURCE_EXHAUSTED, never an ID above max.
+ * embedded store: every remaining ID at most once, then OUT_OF_RANGE, never an ID above max.
  */
 class Int32ExhaustionTest {
   private static final long INT32_MAX = 2_147_483_647L;
@@ -28,7 +28,7 @@ class Int32ExhaustionTest {
   Path dir;
 
   @Test
-  void should_hand_out_every_remaining_id_once_then_resource_exhausted_from_concurrent_callers() throws Exception {
+  void should_hand_out_every_remaining_id_once_then_out_of_range_from_concurrent_callers() throws Exception {
     long start = INT32_MAX - 29_999;
     IssuedIds issued = new IssuedIds(start, INT32_MAX, 3);
     List<Status> endings;
@@ -39,11 +39,11 @@ class Int32ExhaustionTest {
       endings = allocateToTheEnd(server, issued, 4, 20250610L);
 
       StatusRuntimeException after = TestServer.failure(() -> server.allocate("legacy32", 1));
-      assertThat(after.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(after.getStatus().getCode()).isEqualTo(Status.Code.OUT_OF_RANGE);
       assertThat(after.getStatus().getDescription()).contains("legacy32").contains("2147483647");
     }
 
-    assertThat(endings).hasSize(4).allSatisfy(s -> assertThat(s.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
+    assertThat(endings).hasSize(4).allSatisfy(s -> assertThat(s.getCode()).isEqualTo(Status.Code.OUT_OF_RANGE));
     assertThat(issued.outOfBounds()).isZero();
     assertThat(issued.duplicates()).isZero();
     assertThat(issued.distinct()).isEqualTo(issued.space()); // every ID of the space, none lost without a crash
@@ -71,7 +71,7 @@ class Int32ExhaustionTest {
         issued.addAll(received);
       }
       assertThat(end).isNotNull();
-      assertThat(end.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(end.getStatus().getCode()).isEqualTo(Status.Code.OUT_OF_RANGE);
     }
 
     assertThat(issued.outOfBounds()).isZero();
@@ -91,7 +91,7 @@ class Int32ExhaustionTest {
       StatusRuntimeException error = TestServer.failure(() -> server.allocate("last100", 1_000, received));
 
       issued.addAll(received);
-      assertThat(error.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(error.getStatus().getCode()).isEqualTo(Status.Code.OUT_OF_RANGE);
       assertThat(error.getStatus().getDescription()).contains("last100").contains("100");
     }
     assertThat(issued.distinct()).isEqualTo(100);

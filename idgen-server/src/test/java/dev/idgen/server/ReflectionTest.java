@@ -53,6 +53,39 @@ class ReflectionTest {
   }
 
   @Test
+  void should_offer_the_error_detail_types_so_that_grpcurl_prints_them() throws Exception {
+    CompletableFuture<io.grpc.reflection.v1.ServerReflectionResponse> answer = new CompletableFuture<>();
+    StreamObserver<io.grpc.reflection.v1.ServerReflectionRequest> requests =
+        io.grpc.reflection.v1.ServerReflectionGrpc.newStub(server.channel).serverReflectionInfo(
+            new StreamObserver<>() {
+              @Override
+              public void onNext(io.grpc.reflection.v1.ServerReflectionResponse response) {
+                answer.complete(response);
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                answer.completeExceptionally(t);
+              }
+
+              @Override
+              public void onCompleted() {}
+            });
+    // What grpcurl asks to print an Any in the status details.
+    requests.onNext(io.grpc.reflection.v1.ServerReflectionRequest.newBuilder()
+        .setFileContainingSymbol("google.rpc.ErrorInfo").build());
+    requests.onCompleted();
+
+    io.grpc.reflection.v1.ServerReflectionResponse response = answer.get(10, TimeUnit.SECONDS);
+    assertThat(response.hasErrorResponse()).as("error %s", response.getErrorResponse()).isFalse();
+    List<String> files = new java.util.ArrayList<>();
+    for (com.google.protobuf.ByteString bytes : response.getFileDescriptorResponse().getFileDescriptorProtoList()) {
+      files.add(com.google.protobuf.DescriptorProtos.FileDescriptorProto.parseFrom(bytes).getName());
+    }
+    assertThat(files).contains("google/rpc/error_details.proto");
+  }
+
+  @Test
   @SuppressWarnings("deprecation") // v1alpha: deprecated, still what many tools speak
   void should_list_the_idgen_services_through_reflection_v1alpha() throws Exception {
     CompletableFuture<List<String>> services = new CompletableFuture<>();

@@ -5,11 +5,13 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.idgen.api.v1.AdvanceSequenceRequest;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.CreateSequenceRequest;
+import dev.idgen.api.v1.ErrorReason;
 import dev.idgen.api.v1.GetSequenceRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.ListSequencesRequest;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.server.config.OperationsSettings;
+import dev.idgen.server.status.ErrorStatus;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Grpc;
@@ -18,6 +20,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;
@@ -25,6 +28,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import javax.annotation.Nullable;
 import javax.naming.InvalidNameException;
@@ -43,12 +47,15 @@ import org.slf4j.LoggerFactory;
  * <p>A caller's identities are those of its verified client certificate (the subject's CN, the whole
  * subject in RFC 2253 form, each DNS and URI subject alternative name) and the identity of its bearer
  * token ({@code authorization: Bearer TOKEN}). The statuses are set here, precisely, rather than by
- * {@code StatusMapper} (which maps the core's exceptions):
+ * {@code StatusMapper} (which maps the core's exceptions), with the same kind of details
+ * ({@code ErrorInfo} reasons UNAUTHENTICATED and PERMISSION_DENIED):
  * <ul>
  *   <li>UNAUTHENTICATED: no identity at all, or a bearer token that is malformed or unknown (a wrong
  *       token is refused even when a certificate identifies the caller); sent before the request is read;
+ *       metadata {@code cause}: {@code no_identity}, {@code malformed_authorization}, {@code unknown_token};
  *   <li>PERMISSION_DENIED: no rule of any of its identities allows the operation on the sequence; the
- *       description names the identity, the operation and the sequence.
+ *       description and the metadata ({@code identity}, {@code operation}, {@code sequence}) name the
+ *       identity, the operation and the sequence.
  * </ul>
  * Refusals are logged at INFO as one key=value line; tokens are never logged.
  *
@@ -93,21 +100,19 @@ public final class AccessInterceptor implements ServerInterceptor {
     String token = headers.get(AUTHORIZATION);
     if (token != null) {
       if (!token.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
-        return refuse(call, Status.UNAUTHENTICATED.withDescription(
-            "the authorization header is not 'Bearer <token>'"), "malformed_authorization", method);
+        return refuse(call, "the authorization header is not 'Bearer <token>'", "malformed_authorization",
+            method);
       }
       String identity = tokens.identity(token.substring(BEARER.length()).trim());
       if (identity == null) {
-        return refuse(call, Status.UNAUTHENTICATED.withDescription("unknown bearer token"),
-            "unknown_token", method);
+        return refuse(call, "unknown bearer token", "unknown_token", method);
       }
       identities.add(identity);
     }
     identities.addAll(certificateIdentities(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION)));
     if (identities.isEmpty()) {
-      return refuse(call, Status.UNAUTHENTICATED.withDescription("no client identity: access control is on"
-          + " (idgen.access.enabled); present a trusted client certificate or an 'authorization: Bearer"
-          + " <token>' header"), "no_identity", method);
+      return refuse(call, "no client identity: access control is on (idgen.access.enabled); present a"
+          + " trusted client certificate or an 'authorization: Bearer <token>' header", "no_identity", method);
     }
     List<Rule> rules = new ArrayList<>();
     for (Rule rule : this.rules) {
@@ -139,8 +144,14 @@ public final class AccessInterceptor implements ServerInterceptor {
         String what = sequence == null ? "list sequences (no admin rule)"
             : operation.verb + " sequence '" + sequence + "'";
         log.info("access=denied identity={} method={} sequence={}", primary, method, sequence);
-        checked.deny(Status.PERMISSION_DENIED.withDescription("identity '" + primary + "' may not " + what
-            + " (idgen.access.rules)"));
+        ErrorStatus denial = ErrorStatus.of(ErrorReason.PERMISSION_DENIED,
+                "identity '" + primary + "' may not " + what + " (idgen.access.rules)")
+            .put("identity", primary)
+            .put("operation", operation.name().toLowerCase(Locale.ROOT));
+        if (sequence != null && sequence.length() <= 64) {
+          denial.put("sequence", sequence); // not an overlong name: the trailers' size is bounded
+        }
+        checked.deny(denial.exception());
       }
 
       @Override
@@ -159,10 +170,11 @@ public final class AccessInterceptor implements ServerInterceptor {
     };
   }
 
-  private static <Q, A> ServerCall.Listener<Q> refuse(ServerCall<Q, A> call, Status status, String reason,
+  /** Closes the call UNAUTHENTICATED; {@code cause} is the metadata's and the log's short form. */
+  private static <Q, A> ServerCall.Listener<Q> refuse(ServerCall<Q, A> call, String message, String cause,
       String method) {
-    log.info("access=unauthenticated reason={} method={}", reason, method);
-    call.close(status, new Metadata());
+    log.info("access=unauthenticated reason={} method={}", cause, method);
+    ErrorStatus.close(call, ErrorStatus.of(ErrorReason.UNAUTHENTICATED, message).put("cause", cause).exception());
     return new ServerCall.Listener<>() {};
   }
 
@@ -244,11 +256,11 @@ public final class AccessInterceptor implements ServerInterceptor {
       super(delegate);
     }
 
-    void deny(Status status) {
+    void deny(StatusRuntimeException error) {
       synchronized (lock) {
         denied = true;
       }
-      super.close(status, new Metadata());
+      super.close(error.getStatus(), error.getTrailers() != null ? error.getTrailers() : new Metadata());
     }
 
     boolean denied() {

@@ -5,7 +5,8 @@
  * applies the configured rules to each call's sequence). {@link dev.idgen.server.access.AccessModule}
  * binds them.
  *
- * <p>Uses {@code config} (the rules and tokens as plain values) and {@code lifecycle}; not {@code api}:
+ * <p>Uses {@code config} (the rules and tokens as plain values), {@code status} (the refusals' details) and
+ * {@code lifecycle}; not {@code api}:
  * the interceptor knows the services by their generated names and request messages, not by the
  * implementations. Public: the interceptor (the gRPC module installs it) and the module.
  */

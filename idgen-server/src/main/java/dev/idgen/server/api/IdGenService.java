@@ -14,7 +14,7 @@ import dev.idgen.server.metrics.IdGenMetrics;
 import dev.idgen.server.transport.WorkerPool;
 import io.grpc.Context;
 import io.grpc.Deadline;
-import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
@@ -77,7 +77,7 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     stream.start();
     List<dev.idgen.core.IdRange> now = allocator.tryAllocate(request.getSequence(), request.getCount());
     if (now != null) {
-      stream.send(now, Status.OK);
+      stream.send(now, null);
       return;
     }
     Context context = Context.current();
@@ -85,7 +85,7 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
       waits.execute(context.wrap(() -> allocateWaiting(request, stream, context.getDeadline())));
     } catch (RejectedExecutionException e) {
       // The worker pool's bound (the message says which) or a server shutting down: nothing handed out.
-      stream.send(List.of(), Status.UNAVAILABLE.withDescription(e.getMessage()));
+      stream.send(List.of(), WorkerPool.refusal(e));
     }
   }
 
@@ -95,19 +95,20 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
       return; // the client gave up while the call waited for a thread: allocate nothing
     }
     List<dev.idgen.core.IdRange> ranges;
-    Status status;
+    StatusRuntimeException error;
+    StatusMapper.Subject subject = StatusMapper.Subject.allocate(request.getSequence());
     try {
       ranges = allocator.allocate(request.getSequence(), request.getCount(), waitBudget(deadline));
-      status = Status.OK;
+      error = null;
     } catch (SequenceExhaustedException e) {
       // What was obtained before the end of the space is the caller's: it goes out before the error.
       ranges = e.delivered();
-      status = StatusMapper.toStatus(e, deadline);
+      error = StatusMapper.toException(e, deadline, subject);
     } catch (RuntimeException e) {
       ranges = List.of();
-      status = StatusMapper.toStatus(e, deadline);
+      error = StatusMapper.toException(e, deadline, subject);
     }
-    stream.send(ranges, status);
+    stream.send(ranges, error);
   }
 
   /** How long the allocator may wait for a reserve: max-wait, or less if the deadline comes first. */
@@ -146,8 +147,10 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     @Nullable
     private List<dev.idgen.core.IdRange> ranges;
 
+    /** The final status; null: OK. */
     @GuardedBy("lock")
-    private Status status;
+    @Nullable
+    private StatusRuntimeException error;
 
     @GuardedBy("lock")
     private int next;
@@ -175,11 +178,11 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
       }
     }
 
-    /** The call's outcome: these ranges, then this status. Called once. */
-    void send(List<dev.idgen.core.IdRange> ranges, Status status) {
+    /** The call's outcome: these ranges, then OK ({@code error} null) or this error. Called once. */
+    void send(List<dev.idgen.core.IdRange> ranges, @Nullable StatusRuntimeException error) {
       synchronized (lock) {
         this.ranges = ranges;
-        this.status = status;
+        this.error = error;
         if (finished) { // cancelled before the outcome was known: all of it is abandoned
           report(ranges, 0);
           return;
@@ -204,10 +207,10 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
         }
         if (!finished && next == ranges.size()) {
           finished = true;
-          if (status.isOk()) {
+          if (error == null) {
             call.onCompleted();
           } else {
-            call.onError(status.asRuntimeException());
+            call.onError(error); // its trailers carry the error details
           }
         }
       }

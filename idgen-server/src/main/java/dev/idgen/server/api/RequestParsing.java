@@ -2,6 +2,8 @@ package dev.idgen.server.api;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.protobuf.Message;
+import dev.idgen.api.v1.ErrorReason;
+import dev.idgen.server.status.ErrorStatus;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -10,7 +12,6 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
-import io.grpc.Status;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,7 +20,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Answers a request whose bytes are not a valid message of its method's request type with
- * {@code INVALID_ARGUMENT} and a message that names the type and the parse error.
+ * {@code INVALID_ARGUMENT} and a message that names the type and the parse error (reason
+ * {@code MALFORMED_REQUEST}, the type in the metadata; no {@code BadRequest}: no one field is at fault).
  *
  * <p>Why: gRPC parses the request before any interceptor sees it; when parsing fails it closes the call with
  * {@code UNKNOWN "Application error processing RPC"}, which tells the caller nothing, and logs a SEVERE stack
@@ -61,17 +63,19 @@ public final class RequestParsing {
     MethodDescriptor<Q, A> lenient = method.toBuilder(
         new LenientMarshaller<>(method.getRequestMarshaller(), type), method.getResponseMarshaller()).build();
     return ServerMethodDefinition.create(lenient, new GuardedHandler<>(definition.getServerCallHandler(),
-        method.getFullMethodName()));
+        method.getFullMethodName(), type));
   }
 
   /** Closes a call whose request did not parse; otherwise the service's own handler. */
   private static final class GuardedHandler<Q, A> implements ServerCallHandler<Q, A> {
     private final ServerCallHandler<Q, A> handler;
     private final String methodName;
+    private final String type;
 
-    GuardedHandler(ServerCallHandler<Q, A> handler, String methodName) {
+    GuardedHandler(ServerCallHandler<Q, A> handler, String methodName, String type) {
       this.handler = handler;
       this.methodName = methodName;
+      this.type = type;
     }
 
     @Override
@@ -90,7 +94,8 @@ public final class RequestParsing {
           LAST_ERROR.remove();
           refused = true;
           log.debug("refused {}: {}", methodName, error);
-          call.close(Status.INVALID_ARGUMENT.withDescription(error), new Metadata());
+          ErrorStatus.close(call, ErrorStatus.of(ErrorReason.MALFORMED_REQUEST, error).put("type", type)
+              .exception());
         }
 
         @Override

@@ -39,7 +39,7 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
 
   @Override
   public void createSequence(CreateSequenceRequest request, StreamObserver<Sequence> responses) {
-    unary(responses, () -> {
+    unary(responses, StatusMapper.Subject.admin(request.getName()), () -> {
       // Unset optional fields take the documented defaults; the definition validates every field.
       SequenceDefinition definition = new SequenceDefinition(
           request.getName(),
@@ -55,7 +55,7 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
 
   @Override
   public void getSequence(GetSequenceRequest request, StreamObserver<Sequence> responses) {
-    unary(responses, () -> {
+    unary(responses, StatusMapper.Subject.admin(request.getName()), () -> {
       String name = SequenceDefinition.checkName(request.getName());
       return SequenceMessages.toProto(allocator.describe(name));
     });
@@ -63,7 +63,7 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
 
   @Override
   public void listSequences(ListSequencesRequest request, StreamObserver<ListSequencesResponse> responses) {
-    unary(responses, () -> {
+    unary(responses, StatusMapper.Subject.NONE, () -> {
       int pageSize = pageSize(request.getPageSize());
       String after = request.getPageToken();
       if (!after.isEmpty()) {
@@ -71,7 +71,7 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
         try {
           SequenceDefinition.checkName(after);
         } catch (InvalidRequestException e) {
-          throw new InvalidRequestException("page_token: " + e.getMessage()
+          throw InvalidRequestException.ofField("page_token", "page_token: " + e.getMessage()
               + " (expected: empty, or the next_page_token of the previous page)", e);
         }
       }
@@ -94,7 +94,7 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
 
   @Override
   public void advanceSequence(AdvanceSequenceRequest request, StreamObserver<Sequence> responses) {
-    unary(responses, () -> {
+    unary(responses, StatusMapper.Subject.admin(request.getName()), () -> {
       String name = SequenceDefinition.checkName(request.getName());
       allocator.advance(name, request.getFloor());
       return SequenceMessages.toProto(allocator.describe(name));
@@ -107,19 +107,22 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
       return DEFAULT_PAGE_SIZE;
     }
     if (requested < 1 || requested > MAX_PAGE_SIZE) {
-      throw new InvalidRequestException("page_size " + requested + " (expected: 1 to " + MAX_PAGE_SIZE
+      throw InvalidRequestException.ofField("page_size", "page_size " + requested + " (expected: 1 to " + MAX_PAGE_SIZE
           + ", or 0 for " + DEFAULT_PAGE_SIZE + ")");
     }
     return requested;
   }
 
-  /** Answers a unary call with {@code body}'s result, or with the status its exception maps to. */
-  private static <T> void unary(StreamObserver<T> responses, Supplier<T> body) {
+  /**
+   * Answers a unary call about {@code subject} with {@code body}'s result, or with the status its
+   * exception maps to.
+   */
+  private static <T> void unary(StreamObserver<T> responses, StatusMapper.Subject subject, Supplier<T> body) {
     T response;
     try {
       response = body.get();
     } catch (RuntimeException e) {
-      responses.onError(StatusMapper.toException(e, Context.current().getDeadline()));
+      responses.onError(StatusMapper.toException(e, Context.current().getDeadline(), subject));
       return;
     }
     responses.onNext(response);

@@ -6,8 +6,8 @@
  * ({@code SequenceMessages}), and the guard that answers requests whose bytes do not parse
  * ({@link dev.idgen.server.api.RequestParsing}).
  *
- * <p>The top room: it may use {@code config} (the wait budget), {@code metrics} (abandoned IDs) and
- * {@code transport} (the worker pool that waiting calls move to), and nothing of access control or the
+ * <p>The top room: it may use {@code config} (the wait budget), {@code metrics} (abandoned IDs),
+ * {@code status} (the error details) and {@code transport} (the worker pool that waiting calls move to), and nothing of access control or the
  * wiring. Nothing but the wiring ({@code dev.idgen.server}) uses it. Public: the two services and the
  * request guard, which the gRPC module assembles.
  */

@@ -2,8 +2,10 @@ package dev.idgen.server.transport;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.api.v1.ErrorReason;
 import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.lifecycle.ServerComponent;
+import dev.idgen.server.status.ErrorStatus;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Metadata;
@@ -11,6 +13,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -83,9 +86,10 @@ public final class CallDurationLimit implements ServerInterceptor {
       return next.startCall(call, headers);
     }
     GuardedCall<Q, A> guarded = new GuardedCall<>(call);
-    Runnable cancelTimer = timer.schedule(() -> guarded.closeIfOpen(Status.DEADLINE_EXCEEDED.withDescription(
+    Runnable cancelTimer = timer.schedule(() -> guarded.closeIfOpen(ErrorStatus.of(ErrorReason.CALL_TOO_LONG,
         "the call was open longer than the server allows (idgen.limits.max-call-duration = "
-            + ServerSettings.format(max) + "); read the stream promptly or ask for fewer IDs")), max);
+            + ServerSettings.format(max) + "); read the stream promptly or ask for fewer IDs")
+        .put("limit", ServerSettings.format(max)).exception()), max);
     return new SimpleForwardingServerCallListener<>(next.startCall(guarded, headers)) {
       @Override
       public void onComplete() {
@@ -112,11 +116,11 @@ public final class CallDurationLimit implements ServerInterceptor {
       super(delegate);
     }
 
-    void closeIfOpen(Status status) {
+    void closeIfOpen(StatusRuntimeException error) {
       synchronized (lock) {
         if (!closed) {
           closed = true;
-          super.close(status, new Metadata());
+          super.close(error.getStatus(), error.getTrailers() != null ? error.getTrailers() : new Metadata());
         }
       }
     }

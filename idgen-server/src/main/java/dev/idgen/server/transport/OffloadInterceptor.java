@@ -2,12 +2,13 @@ package dev.idgen.server.transport;
 
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.api.v1.ErrorReason;
+import dev.idgen.server.status.ErrorStatus;
 import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
-import io.grpc.Status;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
@@ -48,13 +49,13 @@ public final class OffloadInterceptor implements ServerInterceptor {
           } catch (RuntimeException e) {
             log.error("Unexpected error in {}; the caller gets INTERNAL",
                 call.getMethodDescriptor().getFullMethodName(), e);
-            call.close(Status.INTERNAL.withDescription("internal error"), new Metadata());
+            ErrorStatus.close(call, ErrorStatus.of(ErrorReason.INTERNAL_ERROR, "internal error").exception());
           }
         });
         try {
           serial.execute(task);
         } catch (RejectedExecutionException e) {
-          call.close(Status.UNAVAILABLE.withDescription(e.getMessage()), new Metadata());
+          ErrorStatus.close(call, WorkerPool.refusal(e));
         }
       }
 

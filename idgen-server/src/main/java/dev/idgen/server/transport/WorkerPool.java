@@ -2,8 +2,12 @@ package dev.idgen.server.transport;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.inject.Inject;
+import dev.idgen.api.v1.ErrorReason;
 import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.lifecycle.ServerComponent;
+import dev.idgen.server.status.ErrorStatus;
+import io.grpc.StatusRuntimeException;
+import java.time.Duration;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -30,6 +34,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class WorkerPool implements Executor, ServerComponent {
   /** Threads at most: each waiting call holds one for at most {@code idgen.allocator.max-wait}. */
   static final int MAX_THREADS = 64;
+
+  /** The RetryInfo delay of a refusal: short, since another server (or this one soon) can serve. */
+  static final Duration REFUSAL_RETRY_DELAY = Duration.ofMillis(100);
 
   private final int maxTasks;
   private final AtomicInteger threads = new AtomicInteger();
@@ -66,6 +73,19 @@ public final class WorkerPool implements Executor, ServerComponent {
     pool.execute(task);
   }
 
+  /**
+   * The status for a task the pool refused, for the caller to retry elsewhere: {@code SERVER_BUSY} when
+   * the bound is reached, {@code SERVER_SHUTTING_DOWN} once the pool is closed (both UNAVAILABLE).
+   */
+  public static StatusRuntimeException refusal(RejectedExecutionException e) {
+    if (e instanceof Saturated s) {
+      return ErrorStatus.of(ErrorReason.SERVER_BUSY, s.getMessage()).put("limit", s.maxTasks)
+          .retryAfter(REFUSAL_RETRY_DELAY).exception();
+    }
+    return ErrorStatus.of(ErrorReason.SERVER_SHUTTING_DOWN, "the server is shutting down")
+        .retryAfter(REFUSAL_RETRY_DELAY).exception();
+  }
+
   /** Tasks running or queued now. */
   public int busy() {
     return pool.getActiveCount() + pool.getQueue().size();
@@ -88,9 +108,12 @@ public final class WorkerPool implements Executor, ServerComponent {
   public static final class Saturated extends RejectedExecutionException {
     private static final long serialVersionUID = 1L;
 
+    private final int maxTasks;
+
     Saturated(int maxTasks) {
       super("the server is busy: " + maxTasks + " calls already wait for a reserve or the store"
           + " (idgen.limits.max-waiting-calls); retry later or on another server");
+      this.maxTasks = maxTasks;
     }
   }
 }

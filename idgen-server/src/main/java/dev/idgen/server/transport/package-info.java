@@ -7,7 +7,8 @@
  * {@link dev.idgen.server.transport.OffloadInterceptor} that moves a service's calls there.
  * {@link dev.idgen.server.transport.TransportModule} binds them.
  *
- * <p>Uses {@code config} and {@code lifecycle} only; knows nothing of the services, access rules or
+ * <p>Uses {@code config}, {@code status} (the statuses of a refused or overlong call) and {@code lifecycle}
+ * only; knows nothing of the services, access rules or
  * meters. Public: what the gRPC module composes (the transport, the credentials, the interceptors, the
  * pool, which {@code api} hands waiting calls to) and the module.
  */

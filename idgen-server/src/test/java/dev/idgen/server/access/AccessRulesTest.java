@@ -4,6 +4,7 @@ import static dev.idgen.server.TestServer.bearer;
 import static dev.idgen.server.TestServer.count;
 import static dev.idgen.server.TestServer.failure;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.CreateSequenceRequest;
@@ -12,6 +13,7 @@ import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.ListSequencesRequest;
 import dev.idgen.api.v1.SequenceAdminGrpc;
+import dev.idgen.server.ErrorDetails;
 import dev.idgen.server.TestServer;
 import io.grpc.Metadata;
 import io.grpc.Status;
@@ -70,6 +72,9 @@ class AccessRulesTest {
 
     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
     assertThat(e.getStatus().getDescription()).contains("Bearer");
+    ErrorDetails details = ErrorDetails.of(e);
+    assertThat(details.reason()).isEqualTo("UNAUTHENTICATED");
+    assertThat(details.metadata()).containsOnly(entry("cause", "no_identity"));
   }
 
   @Test
@@ -87,6 +92,9 @@ class AccessRulesTest {
     assertThat(unknown.getStatus().getDescription()).contains("unknown bearer token")
         .doesNotContain("not-a-configured-token");
     assertThat(malformed.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+    assertThat(ErrorDetails.of(unknown).metadata()).containsOnly(entry("cause", "unknown_token"));
+    assertThat(ErrorDetails.of(malformed).metadata()).containsOnly(entry("cause", "malformed_authorization"));
+    assertThat(ErrorDetails.of(malformed).reason()).isEqualTo("UNAUTHENTICATED");
   }
 
   @Test
@@ -116,6 +124,11 @@ class AccessRulesTest {
     assertThat(create.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
     assertThat(create.getStatus().getDescription()).contains("administer sequence 'orders'");
     assertThat(get.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+    ErrorDetails details = ErrorDetails.of(allocate);
+    assertThat(details.reason()).isEqualTo("PERMISSION_DENIED");
+    assertThat(details.metadata()).containsOnly(entry("identity", "orders-service"), entry("operation", "allocate"),
+        entry("sequence", "billing"));
+    assertThat(ErrorDetails.of(create).metadata()).containsEntry("operation", "admin");
   }
 
   @Test
@@ -138,6 +151,7 @@ class AccessRulesTest {
         .listSequences(ListSequencesRequest.getDefaultInstance()));
 
     assertThat(denied.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+    assertThat(ErrorDetails.of(denied).metadata()).doesNotContainKey("sequence"); // a listing names none
     assertThat(admin(OPS_TOKEN).listSequences(ListSequencesRequest.getDefaultInstance()).getSequencesCount())
         .isEqualTo(1);
   }

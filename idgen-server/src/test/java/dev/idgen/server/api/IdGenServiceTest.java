@@ -129,7 +129,7 @@ class IdGenServiceTest {
   }
 
   @Test
-  void should_stream_the_last_ids_then_fail_with_resource_exhausted_naming_the_sequence_and_max() {
+  void should_stream_the_last_ids_then_fail_with_out_of_range_naming_the_sequence_and_max() {
     server.admin().createSequence(
         CreateSequenceRequest.newBuilder().setName("small").setStart(100).setMax(109).build());
     assertThat(ids(server.allocate("small", 7))).containsExactly(100L, 101L, 102L, 103L, 104L, 105L, 106L);
@@ -138,13 +138,13 @@ class IdGenServiceTest {
     StatusRuntimeException error = failure(() -> server.allocate("small", 5, received));
 
     assertThat(ids(received)).containsExactly(107L, 108L, 109L);
-    assertThat(error.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(error.getStatus().getCode()).isEqualTo(Status.Code.OUT_OF_RANGE);
     assertThat(error.getStatus().getDescription()).contains("small").contains("109");
 
     List<IdRange> afterwards = new ArrayList<>();
     StatusRuntimeException again = failure(() -> server.allocate("small", 1, afterwards));
     assertThat(afterwards).isEmpty();
-    assertThat(again.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(again.getStatus().getCode()).isEqualTo(Status.Code.OUT_OF_RANGE);
   }
 
   @ParameterizedTest

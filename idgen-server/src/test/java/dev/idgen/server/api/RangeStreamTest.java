@@ -21,7 +21,7 @@ class RangeStreamTest {
     FakeCall call = new FakeCall();
     call.ready = false;
 
-    stream(call).send(THREE, Status.OK);
+    stream(call).send(THREE, null);
     assertThat(call.sent).isEmpty();
 
     call.readyFor(2);
@@ -41,11 +41,11 @@ class RangeStreamTest {
   void should_send_the_delivered_ranges_before_the_error() {
     FakeCall call = new FakeCall();
 
-    stream(call).send(THREE.subList(0, 1), Status.RESOURCE_EXHAUSTED);
+    stream(call).send(THREE.subList(0, 1), Status.OUT_OF_RANGE.asRuntimeException());
 
     assertThat(call.sent).hasSize(1);
     assertThat(call.error).isNotNull();
-    assertThat(Status.fromThrowable(call.error).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(Status.fromThrowable(call.error).getCode()).isEqualTo(Status.Code.OUT_OF_RANGE);
     assertThat(call.closings).isEqualTo(1);
   }
 
@@ -53,7 +53,7 @@ class RangeStreamTest {
   void should_stop_sending_once_the_client_cancels() {
     FakeCall call = new FakeCall();
     call.ready = false;
-    stream(call).send(THREE, Status.OK);
+    stream(call).send(THREE, null);
 
     call.onCancel.run();
     call.readyFor(5);
@@ -71,7 +71,7 @@ class RangeStreamTest {
     assertThat(call.sent).isEmpty();
     assertThat(call.closings).isZero();
 
-    stream.send(THREE, Status.OK);
+    stream.send(THREE, null);
     assertThat(call.sent).extracting(IdRange::getFirst).containsExactly(1L, 11L, 21L);
     assertThat(call.completed).isTrue();
   }
@@ -85,7 +85,7 @@ class RangeStreamTest {
 
     call.onCancel.run();
     assertThat(stream.isCancelled()).isTrue();
-    stream.send(THREE, Status.OK);
+    stream.send(THREE, null);
 
     assertThat(call.sent).isEmpty();
     assertThat(call.closings).isZero();
@@ -99,7 +99,7 @@ class RangeStreamTest {
     List<Long> abandoned = new ArrayList<>();
     IdGenService.RangeStream stream = new IdGenService.RangeStream("s", call, abandoned::add, null);
     stream.start();
-    stream.send(THREE, Status.OK);
+    stream.send(THREE, null);
     call.readyFor(1);
 
     call.onCancel.run();

@@ -250,12 +250,12 @@ class SequenceAdminServiceTest {
   }
 
   @Test
-  void should_refuse_to_advance_to_or_past_the_max_with_resource_exhausted() {
+  void should_refuse_to_advance_to_or_past_the_max_with_failed_precondition() {
     server.admin().createSequence(CreateSequenceRequest.newBuilder().setName("s").setMax(100).build());
 
     StatusRuntimeException error = failure(() -> advance("s", 100));
 
-    assertThat(error.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(error.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
     assertThat(error.getStatus().getDescription()).contains("'s'").contains("100");
   }
 

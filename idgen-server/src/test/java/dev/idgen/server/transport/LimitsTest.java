@@ -7,7 +7,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
+import dev.idgen.server.ErrorDetails;
 import dev.idgen.server.TestServer;
+import dev.idgen.server.config.ServerSettings;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
 import io.grpc.Grpc;
@@ -75,6 +77,7 @@ class LimitsTest {
     timer.fireAll(); // that call's timer, already cancelled
     timer.delays.clear();
     AtomicReference<Status> closed = new AtomicReference<>();
+    AtomicReference<Metadata> closedTrailers = new AtomicReference<>();
     List<IdRange> received = new ArrayList<>();
     ClientCall<AllocateRequest, IdRange> call = server.channel.newCall(IdGenGrpc.getAllocateMethod(), CallOptions.DEFAULT);
     call.start(new ClientCall.Listener<>() {
@@ -85,6 +88,7 @@ class LimitsTest {
 
       @Override
       public void onClose(Status status, Metadata trailers) {
+        closedTrailers.set(trailers);
         closed.set(status);
       }
     }, new Metadata());
@@ -99,6 +103,9 @@ class LimitsTest {
     assertThat(received).isEmpty();
     assertThat(closed.get().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
     assertThat(closed.get().getDescription()).contains("idgen.limits.max-call-duration");
+    ErrorDetails details = ErrorDetails.of(closed.get(), closedTrailers.get());
+    assertThat(details.reason()).isEqualTo("CALL_TOO_LONG");
+    assertThat(details.metadata()).containsEntry("limit", ServerSettings.format(Duration.ofSeconds(30)));
     String metrics = server.injector.getInstance(io.micrometer.prometheusmetrics.PrometheusMeterRegistry.class)
         .scrape();
     // The 50 IDs it held are a counted gap.
