@@ -32,8 +32,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code idgen_headroom_ratio{sequence}}: the unreserved fraction of [start, max];
  *       {@code idgen_remaining_ids{sequence}}: the unreserved IDs.
  *   <li>{@code idgen_runway_seconds{sequence,tier="node"}}: this server's reserve / its consumption rate;
- *       {@code tier="dc"} (Cassandra): this datacenter's pool / its drain rate, measured over the
- *       intervals in which the pool was not refilled. +Inf while nothing is consumed.
+ *       {@code tier="dc"} (Cassandra): this datacenter's pool / its rate, as the store measures it to size
+ *       the pool (over minutes, from what the datacenter's servers took), or before that, the pool's drain
+ *       over the intervals in which it was not refilled. +Inf while nothing is consumed.
  *   <li>{@code idgen_runway_guaranteed_seconds{sequence,tier="node"}}: what the node runway is at
  *       the worst moment for the store to fail: the low-water mark below which this server refills (its
  *       outage runway at the rate the pools measured, unless node_block_size caps it) / the rate.
@@ -135,7 +136,11 @@ final class SequenceMonitor implements ServerComponent {
               }
             }
             t.dcReserve = reserve;
-            t.dcRunway = t.dcDrain.updateDrain(now, reserve);
+            double drainRunway = t.dcDrain.updateDrain(now, reserve);
+            // The rate the store sizes the pools by (measured over minutes, from what the datacenter's
+            // servers took) when there is one: the drain between two refreshes comes in steps.
+            double rate = ((CassandraRangeStore) store).datacenterRate(def);
+            t.dcRunway = rate > 0 ? reserve / rate : rate == 0 ? Double.POSITIVE_INFINITY : drainRunway;
           }
           checkHeadroom(t);
         } catch (RuntimeException e) {

@@ -1055,6 +1055,25 @@ public final class CassandraRangeStore implements RangeStore {
     return idsDropped.sum();
   }
 
+  /**
+   * This datacenter's consumption rate of a sequence, in IDs per second over all its stripes, as this
+   * process measured it to size the pools ({@code DcRate}); negative while no stripe has a measurement.
+   * No store I/O.
+   */
+  public double datacenterRate(SequenceDefinition d) {
+    double sum = 0;
+    boolean measured = false;
+    for (int stripe = 0; stripe < d.stripes(); stripe++) {
+      DcRate r = rates.get(d.name() + '\u0000' + stripe);
+      double perSecond = r == null ? -1 : r.idsPerSecond();
+      if (perSecond >= 0) {
+        sum += perSecond;
+        measured = true;
+      }
+    }
+    return measured ? sum : -1;
+  }
+
   /** This server's datacenter, whose pool {@link #state} reports among the others. */
   public String localDatacenter() {
     return dc;

@@ -15,20 +15,26 @@ import java.time.Duration;
  * Until a rate is measured, the pool is kept at ten of the latest node reservations: a quiet datacenter
  * reserves little (IDs stay short and dense), a busy one grows to hours within a few refills.
  *
+ * <p>{@code taken} grows in steps (a server's reservation covers minutes of its traffic), so the rate is
+ * measured over intervals of at least {@link #MIN_INTERVAL_NANOS} (a server's refill steps are 75 s apart
+ * at the default outage runway), starting from this process's second observation: its first reservation
+ * fills its reserve from empty, a step that is no consumption and would inflate the rate manyfold.
+ *
  * <p>Threads: all methods synchronize on this object; it is touched once per node reservation.
  */
 @ThreadSafe
 final class DcRate {
   /** Weight of the newest interval in the moving average. */
   private static final double ALPHA = 0.3;
-  /** Intervals shorter than this are merged into the next one: too short to measure. */
-  private static final long MIN_INTERVAL_NANOS = 100_000_000L;
+  /** Intervals shorter than this are merged into the next one: too short to average the steps out. */
+  static final long MIN_INTERVAL_NANOS = 60_000_000_000L;
   /** The pool's smallest low-water mark, in node reservations. */
   private static final int MIN_NODE_RESERVATIONS = 10;
 
   private final long runwayNanos;
   private final double step;
 
+  @GuardedBy("this") private int observations;
   @GuardedBy("this") private long lastNanos;
   @GuardedBy("this") private long lastTaken = -1;
   /** IDs per nanosecond; negative until a first interval was measured. */
@@ -43,6 +49,9 @@ final class DcRate {
 
   /** Records that the pool's {@code taken} counter read {@code taken} at {@code nanos}. */
   synchronized void observe(long nanos, long taken) {
+    if (++observations == 1) {
+      return; // the reservation that filled this server's reserve from empty
+    }
     if (lastTaken < 0 || taken < lastTaken) {
       lastNanos = nanos;
       lastTaken = taken;

@@ -159,18 +159,17 @@ class CassandraFaultIT {
     // A CAS deadline shorter than the callers' wait: the store's own failure, naming what is
     // unreachable, reaches the caller.
     CassandraRangeStore s1 = store(DC1, Duration.ofSeconds(4));
-    Allocator a = server(s1);
-    Allocator b = server(store(DC1, Duration.ofSeconds(4)));
-    // A pool capped at 2,000: once the datacenter's rate is measured, any rate asks for a day's worth, so the
-    // pool is kept at the cap (between 1,600 and 2,000).
+    // Node reservations of 200 (min-node-block 100 plus a step of 100, within node_block_size 200): before
+    // any rate is measured, the pool is kept at ten of them, i.e. at its cap of 2,000 (at least 1,600).
+    Allocator a = Allocator.builder(s1).minNodeBlock(100).build();
+    Allocator b = Allocator.builder(store(DC1, Duration.ofSeconds(4))).minNodeBlock(100).build();
+    allocators.add(a);
+    allocators.add(b);
     a.create(new SequenceDefinition("cutoff", 1, Long.MAX_VALUE, 1, 200, 2_000));
     Set<Long> seen = ConcurrentHashMap.newKeySet();
     AtomicLong duplicates = new AtomicLong();
-    for (int i = 0; i < 10; i++) { // a slow trickle, so that the pool's rate is measured (>= 100 ms apart)
-      record(a.allocate("cutoff", 10, Duration.ofSeconds(10)), seen, duplicates);
-      record(b.allocate("cutoff", 10, Duration.ofSeconds(10)), seen, duplicates);
-      TimeUnit.MILLISECONDS.sleep(150);
-    }
+    record(a.allocate("cutoff", 10, Duration.ofSeconds(10)), seen, duplicates);
+    record(b.allocate("cutoff", 10, Duration.ofSeconds(10)), seen, duplicates);
     awaitPoolAtLeast(s1, "cutoff", 1_000);
 
     long servedWhileCutOff = 0;
