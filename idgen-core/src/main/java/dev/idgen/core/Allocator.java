@@ -52,6 +52,12 @@ public final class Allocator implements AutoCloseable {
    */
   public static final Duration DEFAULT_SERVER_LEASE = Duration.ofMinutes(10);
   public static final Duration DEFAULT_ADVANCE_CONFIRM_TIMEOUT = Duration.ofSeconds(10);
+  /** How often one call follows its sequence to a new runtime after unloads (each needs an idle sweep). */
+  private static final int MAX_UNLOAD_RETRIES = 100;
+  /** How long a closing pool waits for a refill in flight, to give its range back too. */
+  private static final long LATE_REFILL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(15);
+  /** A sequence not allocated from for this long is unloaded, its reserve given back to the store. */
+  public static final Duration DEFAULT_UNLOAD_IDLE_AFTER = Duration.ofHours(1);
 
   private final RangeStore store;
   private final long maxIdsPerCall;
@@ -65,6 +71,12 @@ public final class Allocator implements AutoCloseable {
   private final FloorSync sync;
   private final long confirmTimeoutNanos;
   private final long clientLeaseLifetimeNanos;
+  private final Ticker ticker;
+  /** Unloads idle sequences; null when unloading is off. */
+  private final ScheduledExecutorService unloader;
+  private final long unloadIdleAfterNanos;
+  /** The counters of the pools of unloaded sequences, so that totals never go down. */
+  private final Totals retired = new Totals();
   private volatile boolean closed;
 
   private Allocator(Builder b) {
@@ -81,6 +93,15 @@ public final class Allocator implements AutoCloseable {
     this.poolSettings = new StripePool.Settings(
         b.ticker, RunwayPolicy.of(b.outageRunway, b.refillStep, b.minNodeBlock), executor, directExecutor);
     this.confirmTimeoutNanos = b.confirmTimeout.toNanos();
+    this.ticker = b.ticker;
+    this.unloadIdleAfterNanos = b.unloadIdleAfter.toNanos();
+    if (unloadIdleAfterNanos > 0) {
+      long period = Math.max(TimeUnit.SECONDS.toNanos(1), Math.min(TimeUnit.MINUTES.toNanos(1), unloadIdleAfterNanos / 4));
+      unloader = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-unload-idle-"));
+      unloader.scheduleWithFixedDelay(this::unloadIdleQuietly, period, period, TimeUnit.NANOSECONDS);
+    } else {
+      unloader = null;
+    }
     this.clientLeaseLifetimeNanos = b.clientLeaseLifetime.toNanos();
     this.sync = new FloorSync(store, new FloorSync.Floors() {
       @Override
@@ -192,17 +213,27 @@ public final class Allocator implements AutoCloseable {
     long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
     List<IdRange> out = new ArrayList<>(2);
     long need = count;
-    int stripes = rt.pools.length;
-    // Rotate the starting stripe so that a striped sequence spreads its load over all its partitions.
-    int first = stripes == 1 ? 0 : Math.floorMod(rt.nextStripe.getAndIncrement(), stripes);
-    try {
-      for (int i = 0; i < stripes && need > 0; i++) {
-        need -= rt.pools[(first + i) % stripes].take(need, out, deadline);
+    for (int attempt = 0; ; attempt++) {
+      rt.touch();
+      int stripes = rt.pools.length;
+      // Rotate the starting stripe so that a striped sequence spreads its load over all its partitions.
+      int first = stripes == 1 ? 0 : Math.floorMod(rt.nextStripe.getAndIncrement(), stripes);
+      try {
+        for (int i = 0; i < stripes && need > 0; i++) {
+          need -= rt.pools[(first + i) % stripes].take(need, out, deadline);
+        }
+        break;
+      } catch (StoreUnavailableException e) {
+        if (rt.unloaded && !closed && attempt < MAX_UNLOAD_RETRIES) {
+          // Unloaded while this call was in it: what the call took is its own (out of the pools before they
+          // closed); it goes on with the sequence loaded anew.
+          rt = runtime(sequence);
+          continue;
+        }
+        // Nothing is handed out by a failed call: what it took goes back to the pools.
+        rt.giveBack(out);
+        throw e;
       }
-    } catch (StoreUnavailableException e) {
-      // Nothing is handed out by a failed call: what it took goes back to the pools.
-      rt.giveBack(out);
-      throw e;
     }
     if (!sync.serving()) {
       rt.giveBack(out); // the fence closed while the call waited
@@ -227,6 +258,7 @@ public final class Allocator implements AutoCloseable {
     if (rt == null || count < 1 || count > maxIdsPerCall || closed || !sync.serving()) {
       return null;
     }
+    rt.touch();
     int stripes = rt.pools.length;
     int first = stripes == 1 ? 0 : Math.floorMod(rt.nextStripe.getAndIncrement(), stripes);
     List<IdRange> out = new ArrayList<>(1);
@@ -300,18 +332,16 @@ public final class Allocator implements AutoCloseable {
 
   /** Counters of this allocator since it started, summed over every sequence it served. */
   public Stats stats() {
-    long served = 0, reservations = 0, dropped = 0, held = 0, returned = 0;
+    Totals t = new Totals();
     for (SequenceRuntime rt : sequences.values()) {
       for (StripePool p : rt.pools) {
-        StripePool.Counters c = p.counters();
-        served += c.served();
-        reservations += c.reservations();
-        dropped += c.dropped();
-        held += c.available();
-        returned += c.returned();
+        t.add(p.counters());
       }
     }
-    return new Stats(served, reservations, dropped, held, returned);
+    synchronized (retired) {
+      t.add(retired);
+    }
+    return new Stats(t.served, t.reservations, t.dropped, t.held, t.returned, t.abandoned);
   }
 
   /**
@@ -357,21 +387,13 @@ public final class Allocator implements AutoCloseable {
     if (floorPoller != null) {
       floorPoller.shutdownNow();
     }
+    if (unloader != null) {
+      unloader.shutdownNow();
+    }
     // A graceful stop: every pool is closed first (nothing can hand its IDs out any more), then what
     // it held goes back to the store; what the store does not take back for certain stays a gap.
     for (SequenceRuntime rt : sequences.values()) {
-      for (int k = 0; k < rt.pools.length; k++) {
-        List<IdRange> held = rt.pools[k].closeAndTake();
-        if (held.isEmpty()) {
-          continue;
-        }
-        try {
-          rt.pools[k].returned(store.giveBack(rt.definition, k, held));
-        } catch (RuntimeException e) {
-          log.warn("could not give back the reserve of sequence '{}' stripe {} ({} IDs, now a gap): {}",
-              rt.definition.name(), k, held.stream().mapToLong(IdRange::count).sum(), e.toString());
-        }
-      }
+      closeAndGiveBack(rt);
     }
     sync.withdraw();
     directExecutor.shutdownNow();
@@ -383,6 +405,79 @@ public final class Allocator implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /** Closes a runtime's pools (none hands out an ID any more), then gives what they held back to the store. */
+  private void closeAndGiveBack(SequenceRuntime rt) {
+    rt.unloaded = true;
+    List<List<IdRange>> taken = new ArrayList<>(rt.pools.length);
+    for (StripePool pool : rt.pools) {
+      // All first: a call inside the sequence then fails over to a new runtime at once.
+      taken.add(new ArrayList<>(pool.closeAndTake()));
+    }
+    for (int k = 0; k < rt.pools.length; k++) {
+      List<IdRange> held = taken.get(k);
+      held.addAll(rt.pools[k].awaitLate(LATE_REFILL_WAIT_NANOS)); // a refill in flight lands after the close
+      if (held.isEmpty()) {
+        continue;
+      }
+      held.sort(java.util.Comparator.comparingLong(IdRange::first));
+      try {
+        rt.pools[k].returned(store.giveBack(rt.definition, k, held));
+      } catch (RuntimeException e) {
+        log.warn("could not give back the reserve of sequence '{}' stripe {} ({} IDs, now a gap): {}",
+            rt.definition.name(), k, held.stream().mapToLong(IdRange::count).sum(), e.toString());
+      }
+    }
+  }
+
+  private void unloadIdleQuietly() {
+    try {
+      unloadIdle();
+    } catch (RuntimeException e) {
+      log.warn("unloading idle sequences failed (retried at the next sweep): {}", e.toString());
+    }
+  }
+
+  /**
+   * Unloads every sequence not allocated from for the idle time: it leaves the map first (a new call loads
+   * it anew), then its pools are closed and their reserve given back, as in a graceful stop; a call that was
+   * inside it when it closed carries on with the new one. So a server's memory and background work follow
+   * the sequences in use, not every sequence it ever served. Returns how many were unloaded.
+   */
+  int unloadIdle() {
+    if (unloadIdleAfterNanos <= 0) {
+      return 0;
+    }
+    long now = ticker.nanos();
+    int unloaded = 0;
+    for (SequenceRuntime rt : sequences.values()) {
+      if (closed) {
+        break;
+      }
+      if (rt.used) {
+        rt.used = false; // used since the last sweep: idle from now on, unless used again
+        rt.idleSinceNanos = now;
+        continue;
+      }
+      if (now - rt.idleSinceNanos < unloadIdleAfterNanos || !sequences.remove(rt.definition.name(), rt)) {
+        continue;
+      }
+      closeAndGiveBack(rt);
+      Totals t = new Totals();
+      for (StripePool p : rt.pools) {
+        t.add(p.counters());
+      }
+      synchronized (retired) {
+        retired.add(t);
+      }
+      unloaded++;
+    }
+    if (unloaded > 0) {
+      log.info("unloaded {} sequence(s) idle for {} s or more; {} loaded", unloaded,
+          TimeUnit.NANOSECONDS.toSeconds(unloadIdleAfterNanos), sequences.size());
+    }
+    return unloaded;
   }
 
   private SequenceRuntime runtime(String name) {
@@ -430,11 +525,35 @@ public final class Allocator implements AutoCloseable {
   public record SequenceView(SequenceDefinition definition, SequenceState state, long serverReserve) {}
 
   /**
-   * Counters: IDs handed out, store reservations (refills and direct reservations), IDs dropped by
-   * {@link #advance} or abandoned by {@link #close} (not given back), IDs held in reserve now, and IDs
-   * given back to the store by {@link #close}.
+   * Counters, over every sequence this allocator ever loaded: IDs handed out, store reservations (refills
+   * and direct reservations), IDs dropped by {@link #advance} or abandoned (not given back) by
+   * {@link #close} or an unload, IDs held in reserve now, IDs given back to the store by {@link #close}
+   * or an unload, and the abandoned part of {@code dropped}.
    */
-  public record Stats(long served, long reservations, long dropped, long held, long returned) {}
+  public record Stats(long served, long reservations, long dropped, long held, long returned, long abandoned) {}
+
+  /** Sums of pool counters. Not thread-safe: local, or guarded by the lock of {@code retired}. */
+  private static final class Totals {
+    long served, reservations, dropped, held, returned, abandoned;
+
+    void add(StripePool.Counters c) {
+      served += c.served();
+      reservations += c.reservations();
+      dropped += c.dropped();
+      held += c.available();
+      returned += c.returned();
+      abandoned += c.abandoned();
+    }
+
+    void add(Totals o) {
+      served += o.served;
+      reservations += o.reservations;
+      dropped += o.dropped;
+      held += o.held;
+      returned += o.returned;
+      abandoned += o.abandoned;
+    }
+  }
 
   /**
    * One sequence's counters in this allocator: IDs handed out, store reservations, IDs dropped below a
@@ -450,12 +569,25 @@ public final class Allocator implements AutoCloseable {
     final SequenceDefinition definition;
     final StripePool[] pools;
     final AtomicInteger nextStripe = new AtomicInteger();
+    /** Allocated from since the last sweep of idle sequences. Racy by design: a missed write only delays an unload. */
+    volatile boolean used = true;
+    /** Since when (ticker nanos) it has not been used; meaningful while {@code used} is false. */
+    volatile long idleSinceNanos;
+    /** Removed from the allocator: its pools are closed or closing. */
+    volatile boolean unloaded;
 
     SequenceRuntime(SequenceDefinition definition, RangeStore store, StripePool.Settings settings) {
       this.definition = definition;
       this.pools = new StripePool[definition.stripes()];
       for (int k = 0; k < pools.length; k++) {
         pools[k] = new StripePool(definition, k, store, settings);
+      }
+    }
+
+    /** Marks the sequence used; a read first, so that the hot path does not write a shared line every call. */
+    void touch() {
+      if (!used) {
+        used = true;
       }
     }
 
@@ -487,6 +619,7 @@ public final class Allocator implements AutoCloseable {
     private Duration serverLease = DEFAULT_SERVER_LEASE;
     private Duration confirmTimeout = DEFAULT_ADVANCE_CONFIRM_TIMEOUT;
     private Duration clientLeaseLifetime = Duration.ZERO;
+    private Duration unloadIdleAfter = DEFAULT_UNLOAD_IDLE_AFTER;
 
     Builder(RangeStore store) {
       this.store = Objects.requireNonNull(store, "store");
@@ -590,6 +723,18 @@ public final class Allocator implements AutoCloseable {
         throw new IllegalArgumentException("clientLeaseLifetime: " + lifetime + " (expected: >= 0)");
       }
       this.clientLeaseLifetime = lifetime;
+      return this;
+    }
+
+    /**
+     * Unload a sequence not allocated from for this long, giving its reserve back to the store (it is
+     * loaded again by its next call). Zero: never. Default 1 hour.
+     */
+    public Builder unloadIdleAfter(Duration idle) {
+      if (idle.isNegative()) {
+        throw new IllegalArgumentException("unloadIdleAfter: " + idle + " (expected: >= 0)");
+      }
+      this.unloadIdleAfter = idle;
       return this;
     }
 

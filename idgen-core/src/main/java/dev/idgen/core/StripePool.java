@@ -3,6 +3,7 @@ package dev.idgen.core;
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -74,6 +75,8 @@ final class StripePool {
   private final Condition changed = lock.newCondition();
 
   @GuardedBy("lock") private final ArrayDeque<IdRange> ranges = new ArrayDeque<>();
+  /** Ranges that refills brought after the pool closed: for the closer to give back. */
+  @GuardedBy("lock") private final List<IdRange> late = new ArrayList<>();
   @GuardedBy("lock") private long available;
   /** No ID at or below this is ever handed out (raised by AdvanceSequence). */
   @GuardedBy("lock") private long floor = Long.MIN_VALUE;
@@ -392,18 +395,46 @@ final class StripePool {
         + ": store failed: " + e, e);
   }
 
-  /** Appends a reserved range, cut at the floor; a closed pool abandons it. */
+  /**
+   * Appends a reserved range, cut at the floor. A closed pool keeps it aside for its closer to give back
+   * ({@link #awaitLate}): nothing hands it out, and it counts as abandoned until given back.
+   */
   @GuardedBy("lock")
   private void addRange(IdRange r) {
-    IdRange kept = closed ? null : r.above(floor);
-    long lost = kept == null ? r.count() : r.count() - kept.count();
-    dropped += lost;
-    if (closed) {
-      abandoned += lost;
+    IdRange kept = r.above(floor);
+    dropped += kept == null ? r.count() : r.count() - kept.count();
+    if (kept == null) {
+      return;
     }
-    if (kept != null) {
-      ranges.addLast(kept);
-      available += kept.count();
+    if (closed) {
+      late.add(kept);
+      dropped += kept.count();
+      abandoned += kept.count();
+      return;
+    }
+    ranges.addLast(kept);
+    available += kept.count();
+  }
+
+  /**
+   * After {@link #closeAndTake}: waits up to {@code timeoutNanos} for a refill still in flight, and takes
+   * what refills brought after the pool closed, for the closer to give back too.
+   */
+  List<IdRange> awaitLate(long timeoutNanos) {
+    lock.lock();
+    try {
+      long left = timeoutNanos;
+      while (refilling && left > 0) {
+        left = changed.awaitNanos(left);
+      }
+      List<IdRange> out = List.copyOf(late);
+      late.clear();
+      return out;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return List.of();
+    } finally {
+      lock.unlock();
     }
   }
 

@@ -30,6 +30,7 @@ final class AllocatorModule extends AbstractModule {
         .serverLease(settings.serverLease())
         .advanceConfirmTimeout(settings.advanceConfirmTimeout())
         .clientLeaseLifetime(settings.clientLeaseLifetime())
+        .unloadIdleAfter(settings.unloadIdleAfter())
         .build();
   }
 }

@@ -31,7 +31,8 @@ public record ServerSettings(
     Duration serverLease,
     Duration advanceConfirmTimeout,
     Duration clientLeaseLifetime,
-    int maxWaitingCalls) {
+    int maxWaitingCalls,
+    Duration unloadIdleAfter) {
 
   public static final String GRPC_HOST = "idgen.grpc.host";
   public static final String GRPC_PORT = "idgen.grpc.port";
@@ -41,6 +42,7 @@ public record ServerSettings(
   public static final String OUTAGE_RUNWAY = "idgen.allocator.outage-runway";
   public static final String MIN_NODE_BLOCK = "idgen.allocator.min-node-block";
   public static final String REFILL_STEP = "idgen.allocator.refill-step";
+  public static final String UNLOAD_IDLE_AFTER = "idgen.allocator.unload-idle-after";
   public static final String MAX_WAIT = "idgen.allocator.max-wait";
   public static final String QUIET_PERIOD = "idgen.shutdown.quiet-period";
   public static final String SHUTDOWN_TIMEOUT = "idgen.shutdown.timeout";
@@ -72,6 +74,7 @@ public record ServerSettings(
     Objects.requireNonNull(store, "store");
     Objects.requireNonNull(embeddedDir, "embeddedDir");
     Objects.requireNonNull(outageRunway, "outageRunway");
+    Objects.requireNonNull(unloadIdleAfter, "unloadIdleAfter");
     Objects.requireNonNull(maxWait, "maxWait");
     Objects.requireNonNull(quietPeriod, "quietPeriod");
     Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
@@ -153,8 +156,9 @@ public record ServerSettings(
     check(config, MAX_WAITING_CALLS, maxWaiting >= 1 && maxWaiting <= 1_000_000,
         "1 to 1000000, got " + maxWaiting);
 
+    Duration unloadIdle = duration(config, UNLOAD_IDLE_AFTER, Duration.ZERO);
     return new ServerSettings(host, port, store, dir, maxIds, runway, minBlock, step, maxWait, quiet,
-        timeout, serverName, serverLease, confirmTimeout, clientLease, maxWaiting);
+        timeout, serverName, serverLease, confirmTimeout, clientLease, maxWaiting, unloadIdle);
   }
 
   /** A one-line description of the store, for the start-up log. */

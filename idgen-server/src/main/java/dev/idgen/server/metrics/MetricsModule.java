@@ -99,10 +99,12 @@ public final class MetricsModule extends AbstractModule {
   static void registerCounters(Allocator allocator, RangeStore store, IdGenMetrics metrics) {
     MeterRegistry registry = metrics.registry();
     CassandraRangeStore cassandra = store instanceof CassandraRangeStore c ? c : null;
-    lost(registry, "abandoned", allocator, a -> sum(a, Allocator.SequenceStats::abandoned)
-        + metrics.abandonedInCalls());
-    lost(registry, "advanced", allocator, a -> sum(a, Allocator.SequenceStats::droppedByAdvance)
-        + (cassandra == null ? 0 : cassandra.idsDropped()));
+    // From the allocator's totals, which include unloaded sequences: counters never go down.
+    lost(registry, "abandoned", allocator, a -> a.stats().abandoned() + metrics.abandonedInCalls());
+    lost(registry, "advanced", allocator, a -> {
+      Allocator.Stats stats = a.stats();
+      return stats.dropped() - stats.abandoned() + (cassandra == null ? 0 : cassandra.idsDropped());
+    });
     lost(registry, "dc_block", allocator, a -> cassandra == null ? 0
         : cassandra.globalStats().idsLost() + cassandra.poolStats().idsLost());
     FunctionCounter.builder(IdGenMetrics.IDS_RETURNED, allocator, a -> a.stats().returned())
@@ -141,13 +143,5 @@ public final class MetricsModule extends AbstractModule {
         .description("IDs that will never be handed out (a gap), by reason")
         .tag("reason", reason)
         .register(registry);
-  }
-
-  private static long sum(Allocator allocator, ToDoubleFunction<Allocator.SequenceStats> field) {
-    long total = 0;
-    for (Allocator.SequenceStats s : allocator.sequenceStats()) {
-      total += (long) field.applyAsDouble(s);
-    }
-    return total;
   }
 }

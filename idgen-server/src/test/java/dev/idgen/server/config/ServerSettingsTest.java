@@ -64,7 +64,7 @@ class ServerSettingsTest {
     assertThat(settings).isEqualTo(new ServerSettings("h", 1, ServerSettings.StoreKind.CASSANDRA, Path.of("/d"),
         7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1),
         Duration.ofSeconds(20), "idgen-0:7070", Duration.ofMinutes(10), Duration.ofSeconds(10),
-        Duration.ofSeconds(10), 1000));
+        Duration.ofSeconds(10), 1000, Duration.ofHours(1)));
   }
 
   @ParameterizedTest
