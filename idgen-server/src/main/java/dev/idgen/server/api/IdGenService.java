@@ -81,16 +81,21 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
       return;
     }
     Context context = Context.current();
+    long arrived = System.nanoTime();
     try {
-      waits.execute(context.wrap(() -> allocateWaiting(request, stream, context.getDeadline())));
+      waits.execute(context.wrap(() -> allocateWaiting(request, stream, context.getDeadline(), arrived)));
     } catch (RejectedExecutionException e) {
       // The worker pool's bound (the message says which) or a server shutting down: nothing handed out.
       stream.send(List.of(), WorkerPool.refusal(e));
     }
   }
 
-  /** The blocking path: may wait for a reserve, load the sequence, or report an error. */
-  private void allocateWaiting(AllocateRequest request, RangeStream stream, @Nullable Deadline deadline) {
+  /**
+   * The blocking path: may wait for a reserve, load the sequence, or report an error. {@code arrivedNanos}:
+   * when the call arrived, so that the time it queued for a worker counts against max-wait too.
+   */
+  private void allocateWaiting(AllocateRequest request, RangeStream stream, @Nullable Deadline deadline,
+      long arrivedNanos) {
     if (stream.isCancelled()) {
       return; // the client gave up while the call waited for a thread: allocate nothing
     }
@@ -98,7 +103,8 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     StatusRuntimeException error;
     StatusMapper.Subject subject = StatusMapper.Subject.allocate(request.getSequence());
     try {
-      ranges = allocator.allocate(request.getSequence(), request.getCount(), waitBudget(deadline));
+      ranges = allocator.allocate(request.getSequence(), request.getCount(),
+          waitBudget(deadline, System.nanoTime() - arrivedNanos));
       error = null;
     } catch (SequenceExhaustedException e) {
       // What was obtained before the end of the space is the caller's: it goes out before the error.
@@ -111,17 +117,17 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     stream.send(ranges, error);
   }
 
-  /** How long the allocator may wait for a reserve: max-wait, or less if the deadline comes first. */
-  Duration waitBudget(@Nullable Deadline deadline) {
-    if (deadline == null) {
-      return maxWait;
+  /**
+   * How long the allocator may wait for a reserve: what is left of max-wait after the {@code waitedNanos}
+   * the call already waited (for a worker thread), or less if the deadline comes first. Zero still serves
+   * what is in memory; it only never waits.
+   */
+  Duration waitBudget(@Nullable Deadline deadline, long waitedNanos) {
+    long budget = Math.max(0, maxWait.toNanos() - Math.max(0, waitedNanos));
+    if (deadline != null) {
+      budget = Math.min(budget, Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)));
     }
-    long left = deadline.timeRemaining(TimeUnit.NANOSECONDS);
-    if (left <= 0) {
-      return Duration.ZERO;
-    }
-    Duration untilDeadline = Duration.ofNanos(left);
-    return untilDeadline.compareTo(maxWait) < 0 ? untilDeadline : maxWait;
+    return Duration.ofNanos(budget);
   }
 
   /**

@@ -15,6 +15,7 @@ import dev.idgen.server.lifecycle.ServerComponent;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -107,11 +108,28 @@ final class SequenceMonitor implements ServerComponent {
     }
   }
 
-  /** Reads the store state of every loaded sequence, updates the gauges and logs alarms. */
+  /**
+   * Reads the store state of every loaded sequence, updates the gauges and logs alarms; drops the gauges of
+   * sequences the allocator unloaded, so that the registry follows the sequences in use.
+   */
   void refresh() {
     long now = ticker.nanos();
     String dc = store instanceof CassandraRangeStore c ? c.localDatacenter() : null;
-    for (Allocator.SequenceStats stats : allocator.sequenceStats()) {
+    List<Allocator.SequenceStats> loaded = allocator.sequenceStats();
+    synchronized (lock) {
+      java.util.Set<String> names = new java.util.HashSet<>();
+      for (Allocator.SequenceStats stats : loaded) {
+        names.add(stats.definition().name());
+      }
+      tracked.values().removeIf(t -> {
+        if (names.contains(t.definition.name())) {
+          return false;
+        }
+        t.gauges.forEach(registry::remove);
+        return true;
+      });
+    }
+    for (Allocator.SequenceStats stats : loaded) {
       SequenceDefinition def = stats.definition();
       synchronized (lock) {
         Tracked t = tracked.computeIfAbsent(def.name(), n -> new Tracked(def, dc != null));
@@ -215,32 +233,35 @@ final class SequenceMonitor implements ServerComponent {
     boolean nodeRunwayLow;
     boolean dcRunwayLow;
 
+    /** This sequence's gauges, removed from the registry when the allocator unloads it. */
+    final List<Gauge> gauges = new ArrayList<>();
+
     Tracked(SequenceDefinition definition, boolean hasDc) {
       this.definition = definition;
       String name = definition.name();
-      Gauge.builder(IdGenMetrics.HEADROOM, this, x -> x.headroom)
+      gauges.add(Gauge.builder(IdGenMetrics.HEADROOM, this, x -> x.headroom)
           .description("Unreserved fraction of the sequence's [start, max]")
-          .tag("sequence", name).register(registry);
-      Gauge.builder(IdGenMetrics.REMAINING, this, x -> x.remaining)
+          .tag("sequence", name).register(registry));
+      gauges.add(Gauge.builder(IdGenMetrics.REMAINING, this, x -> x.remaining)
           .description("IDs of the sequence not yet reserved by anyone")
-          .tag("sequence", name).register(registry);
-      Gauge.builder(IdGenMetrics.RUNWAY, this, x -> x.nodeRunway)
+          .tag("sequence", name).register(registry));
+      gauges.add(Gauge.builder(IdGenMetrics.RUNWAY, this, x -> x.nodeRunway)
           .description("Seconds until the reserve is empty at the current rate (+Inf: no consumption)")
-          .tag("sequence", name).tag("tier", "node").register(registry);
-      Gauge.builder(IdGenMetrics.RESERVE, this, x -> x.nodeReserve)
+          .tag("sequence", name).tag("tier", "node").register(registry));
+      gauges.add(Gauge.builder(IdGenMetrics.RESERVE, this, x -> x.nodeReserve)
           .description("IDs held in reserve")
-          .tag("sequence", name).tag("tier", "node").register(registry);
-      Gauge.builder(IdGenMetrics.RUNWAY_GUARANTEED, this, x -> x.nodeGuaranteed)
+          .tag("sequence", name).tag("tier", "node").register(registry));
+      gauges.add(Gauge.builder(IdGenMetrics.RUNWAY_GUARANTEED, this, x -> x.nodeGuaranteed)
           .description("Seconds the reserve lasts at the current rate if the store fails at the worst moment:"
               + " the low-water mark a refill starts below / the rate (+Inf: no consumption)")
-          .tag("sequence", name).tag("tier", "node").register(registry);
+          .tag("sequence", name).tag("tier", "node").register(registry));
       if (hasDc) {
-        Gauge.builder(IdGenMetrics.RUNWAY, this, x -> x.dcRunway)
+        gauges.add(Gauge.builder(IdGenMetrics.RUNWAY, this, x -> x.dcRunway)
             .description("Seconds until the reserve is empty at the current rate (+Inf: no consumption)")
-            .tag("sequence", name).tag("tier", "dc").register(registry);
-        Gauge.builder(IdGenMetrics.RESERVE, this, x -> x.dcReserve)
+            .tag("sequence", name).tag("tier", "dc").register(registry));
+        gauges.add(Gauge.builder(IdGenMetrics.RESERVE, this, x -> x.dcReserve)
             .description("IDs held in reserve")
-            .tag("sequence", name).tag("tier", "dc").register(registry);
+            .tag("sequence", name).tag("tier", "dc").register(registry));
       }
     }
   }

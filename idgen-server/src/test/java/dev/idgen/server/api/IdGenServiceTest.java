@@ -231,12 +231,15 @@ class IdGenServiceTest {
     IdGenService service = new IdGenService(null, server.settings, Runnable::run); // max-wait: 5s (reference.conf)
     FakeTicker ticker = new FakeTicker();
 
-    assertThat(service.waitBudget(null)).isEqualTo(Duration.ofSeconds(5));
-    assertThat(service.waitBudget(Deadline.after(60, TimeUnit.SECONDS, ticker))).isEqualTo(Duration.ofSeconds(5));
-    assertThat(service.waitBudget(Deadline.after(2, TimeUnit.SECONDS, ticker))).isEqualTo(Duration.ofSeconds(2));
+    assertThat(service.waitBudget(null, 0)).isEqualTo(Duration.ofSeconds(5));
+    assertThat(service.waitBudget(Deadline.after(60, TimeUnit.SECONDS, ticker), 0)).isEqualTo(Duration.ofSeconds(5));
+    assertThat(service.waitBudget(Deadline.after(2, TimeUnit.SECONDS, ticker), 0)).isEqualTo(Duration.ofSeconds(2));
     Deadline passed = Deadline.after(1, TimeUnit.SECONDS, ticker);
     ticker.nanos += TimeUnit.SECONDS.toNanos(3);
-    assertThat(service.waitBudget(passed)).isEqualTo(Duration.ZERO);
+    assertThat(service.waitBudget(passed, 0)).isEqualTo(Duration.ZERO);
+    // Time spent queued for a worker thread counts against max-wait: a pile-up cannot hold calls for longer.
+    assertThat(service.waitBudget(null, TimeUnit.SECONDS.toNanos(3))).isEqualTo(Duration.ofSeconds(2));
+    assertThat(service.waitBudget(null, TimeUnit.SECONDS.toNanos(7))).isEqualTo(Duration.ZERO);
   }
 
   /** A clock the test moves by hand. */
