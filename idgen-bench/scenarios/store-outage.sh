@@ -46,7 +46,9 @@ set -euo pipefail
 
 SCRIPT_DIR="$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")"
 REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd -P)"
-CASSANDRA_SH="$REPO_ROOT/idgen-testing/cassandra/cassandra.sh"
+SCENARIO=store-outage
+# shellcheck source=lib.sh
+source "$SCRIPT_DIR/lib.sh" # allocate_body (its other helpers are this script's own below)
 LOCK_FILE=/tmp/idgen-cassandra.lock
 SEQ=outage
 PROBE_SEQ=outage-probe
@@ -147,24 +149,6 @@ flock -w "$LOCK_WAIT" 9 || die "could not get $LOCK_FILE within ${LOCK_WAIT}s"
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-
-# The 5-byte gRPC prefix + a serialized idgen.v1.AllocateRequest{sequence=$1, count=$2} into file $3.
-allocate_body() {
-  python3 - "$1" "$2" "$3" <<'EOF'
-import sys
-def varint(n):
-    out = b''
-    while True:
-        b, n = n & 0x7f, n >> 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
-seq, count = sys.argv[1].encode(), int(sys.argv[2])
-msg = b'\x0a' + varint(len(seq)) + seq + b'\x10' + varint(count)
-open(sys.argv[3], 'wb').write(b'\x00' + len(msg).to_bytes(4, 'big') + msg)
-EOF
 }
 
 # One Allocate over h2c with curl. Prints "<grpc-status or curl-RC> <first ID or -> <seconds>".
