@@ -46,7 +46,11 @@ import picocli.CommandLine.Parameters;
  *   <li>{@code lost}: IDs reserved from the global cursors above the highest floor that nobody received and
  *       that no datacenter pool or live server still holds at the end, against {@code lost_bound}, the sum of
  *       what each fault may lose (see {@link ChaosRun}) and of what each failed or cancelled call had asked
- *       for and not received.
+ *       for and not received. In a run of planned restarts only ({@code kinds} in {@code run.txt} all
+ *       {@code server-restart} or {@code rolling-restart}) the bound is 0: {@code lost} must be exactly 0;
+ *   <li>{@code failed_stops}: planned stops (SIGTERM) after which the server did not exit in time and was
+ *       killed (0). With {@code restarts} (planned stops) and {@code returned} (IDs the stopped servers
+ *       logged as given back to the store), printed when the run had planned restarts.
  * </ul>
  * Before the verdict it prints up to ten lines of evidence per kind of violation (the ranges or batches, their
  * clients, servers and times). It ends with the verdict line, {@code checked ids=… duplicates=… … seed=…},
@@ -64,17 +68,25 @@ public final class Checker implements Callable<Integer> {
   public record Report(long ids, long served, long duplicates, long outOfBounds, long belowFloor,
       long unleased, long badCalls, long lost, long lostBound, long reported, long faults, long advances,
       long advancesOk, long advancesDuringPause, long advancesDuringKill, long stubJudged, Map<String, Long> cas,
-      String seed, boolean complete) {
+      String seed, boolean complete, boolean restartsOnly, long restarts, long failedStops, long returned) {
 
+    /**
+     * No violation. In a run of planned restarts only ({@link #restartsOnly()}) nothing may be lost: its
+     * {@code lostBound} is 0 and {@code lost} must be exactly 0. A graceful stop that did not end within its
+     * time ({@code failedStops}) is a violation in any run.
+     */
     public boolean ok() {
       return complete && duplicates == 0 && outOfBounds == 0 && belowFloor == 0 && unleased == 0
-          && badCalls == 0 && lost <= lostBound && lost >= 0;
+          && badCalls == 0 && failedStops == 0 && lost <= lostBound && lost >= 0 && (!restartsOnly || lost == 0);
     }
 
     public String line() {
       return "checked ids=" + ids + " duplicates=" + duplicates + " out_of_bounds=" + outOfBounds
           + " below_floor=" + belowFloor + " unleased=" + unleased + " bad_calls=" + badCalls
           + " lost=" + lost + " lost_bound=" + lostBound + " reported=" + reported + " faults=" + faults
+          + (restarts > 0 || restartsOnly ? " restarts=" + restarts + " returned=" + returned
+              + " failed_stops=" + failedStops : "")
+          + (restartsOnly ? " restarts_only" : "")
           + " seed=" + seed
           + (complete ? "" : " INCOMPLETE") + (ok() ? "" : " FAILED");
     }
@@ -469,8 +481,40 @@ public final class Checker implements Callable<Integer> {
     }
 
     long faultBound = run.faults().stream().mapToLong(RunLog.Fault::lostBound).sum();
-    out.printf("lost_bound = %d (faults) + %d (asked for by failed or cancelled calls, not received)%n",
-        faultBound, failedOutstanding);
+    // Planned restarts only: no fault that may lose anything, so nothing may be lost, whatever calls failed.
+    boolean restartsOnly = run.restartsOnly();
+    long lostBound = restartsOnly ? 0 : faultBound + failedOutstanding;
+    if (restartsOnly) {
+      out.printf("lost_bound = 0: planned restarts only (%d IDs asked for by failed or cancelled calls and not"
+          + " received are no excuse: a call refused before the server took IDs loses none)%n", failedOutstanding);
+    } else {
+      out.printf("lost_bound = %d (faults) + %d (asked for by failed or cancelled calls, not received)%n",
+          faultBound, failedOutstanding);
+    }
+    // Planned stops: how each went, and what the servers said they gave back.
+    long returned = 0;
+    long abandonedAtStops = 0;
+    long failedStops = 0;
+    long unknownStops = 0;
+    long slowestStop = 0;
+    for (RunLog.Stopped st : run.stopped()) {
+      if (st.exit() == -1) {
+        failedStops++;
+        note(evidence, "failed_stops", st.server() + " did not exit within its time after SIGTERM ("
+            + st.millis() + " ms) and was killed");
+      }
+      if (st.returned() < 0) {
+        unknownStops++;
+      }
+      returned += Math.max(0, st.returned());
+      abandonedAtStops += Math.max(0, st.abandoned());
+      slowestStop = Math.max(slowestStop, st.millis());
+    }
+    if (!run.stopped().isEmpty()) {
+      out.printf("planned stops (SIGTERM): %d, %d did not exit in time; SIGTERM to exit at most %d ms; the servers"
+          + " logged %d IDs given back to the store, %d abandoned (%d logged nothing)%n", run.stopped().size(),
+          failedStops, slowestStop, returned, abandonedAtStops, unknownStops);
+    }
     Map<String, Long> kinds = new TreeMap<>();
     run.faults().forEach(f -> kinds.merge(f.kind(), 1L, Long::sum));
     long during = run.faults().stream().filter(f -> f.kind().equals("advance-burst")
@@ -520,10 +564,10 @@ public final class Checker implements Callable<Integer> {
       heldAtKills += Math.max(0, r.held());
       counted += Math.max(0, r.counted());
     }
-    long reported = heldAtKills + counted;
+    long reported = heldAtKills + counted + abandonedAtStops;
     out.printf("servers_reported = %d (reserves held just before the kills: %d; their own lost counters,"
-        + " abandoned + dc_block: %d; %d reports unknown); lost - reported = %d%n", reported, heldAtKills,
-        counted, unknown, lost - reported);
+        + " abandoned + dc_block: %d; abandoned at planned stops: %d; %d reports unknown); lost - reported = %d%n",
+        reported, heldAtKills, counted, abandonedAtStops, unknown, lost - reported);
     // The servers' compare-and-set outcomes: each incarnation's counters, read just before its kill -9 and
     // at the end (a killed process takes its counters along: what it counted after the last read is lost).
     Map<String, Long> cas = new TreeMap<>();
@@ -555,10 +599,15 @@ public final class Checker implements Callable<Integer> {
       out.println(line);
     }
     Report report = new Report(ids, served, duplicates, outOfBounds, belowFloor, unleased, badCalls, lost,
-        faultBound + failedOutstanding, reported, run.faults().size(), run.advances().size(), advancesOk,
-        advancesDuringPause, advancesDuringKill, stubJudged, Collections.unmodifiableMap(cas), run.seed(), run.ended());
+        lostBound, reported, run.faults().size(), run.advances().size(), advancesOk,
+        advancesDuringPause, advancesDuringKill, stubJudged, Collections.unmodifiableMap(cas), run.seed(), run.ended(),
+        restartsOnly, run.stopped().size(), failedStops, returned);
     if (lost < 0) {
       out.println("WARNING: lost < 0: more IDs received or held than were ever reserved");
+    }
+    if (restartsOnly && lost != 0) {
+      out.println("lost: " + lost + " IDs in a run of planned restarts only, which must lose none (see the"
+          + " sequences' lines above, and the servers' logs in servers/: 'reserves at shutdown')");
     }
     out.println(report.line());
     out.println(report.casLine());
