@@ -60,9 +60,10 @@ class ChaosIT {
   /**
    * Planned restarts only, under the same load: a rolling restart (SIGTERM, wait for the exit, start again,
    * wait for SERVING, next server) within 45 s of load (about 80 s in all: a restart takes 10–15 s here). A
-   * graceful stop gives its reserves back to its datacenter's pool, so the restarts must lose nothing: every ID reserved is received or held at the end,
-   * or counted lost by a server before its stop (a compare-and-set whose outcome could not be settled);
-   * {@code restart_lost} = 0 (the checker fails the run otherwise), besides no duplicate.
+   * graceful stop gives its reserves back to its datacenter's pool, so the restarts must lose nothing: every
+   * ID reserved is received or held at the end, or counted lost by a server before its stop (a
+   * compare-and-set whose outcome could not be settled); {@code restart_lost} = 0 (the checker fails the run
+   * otherwise), besides no duplicate.
    */
   @Test
   void should_lose_no_id_over_rolling_restarts_under_load(TestCassandra cassandra) throws Exception {
