@@ -66,8 +66,9 @@ import java.util.stream.Stream;
  * </ul>
  * The kinds are chosen ({@link Settings#faultKinds()}, {@code --faults}; by default all but
  * {@code rolling-restart}). The first round injects each chosen kind once, in an order drawn from the seed;
- * then kinds are drawn at random. A run of planned restarts only is judged strictly: nothing may be lost. The checker holds every range whose call started, and every batch a stub was asked for, after
- * an advance returned OK to that advance's floor.
+ * then kinds are drawn at random. A run of planned restarts only is judged strictly: the restarts may lose
+ * nothing (see {@link Checker}). The checker holds every range whose call started, and every batch a stub
+ * was asked for, after an advance returned OK to that advance's floor.
  *
  * <p><b>The lost-ID bound.</b> IDs leave the global cursors and are then either received by a client, still
  * held (a datacenter pool, a live server's memory) at the end, or lost. Each fault may lose at most:
@@ -115,7 +116,7 @@ final class ChaosRun {
   /** The kinds of a run that does not choose: all but the rolling restart, which takes a minute. */
   static final List<String> DEFAULT_FAULTS = List.of("server-kill", "cassandra-pause", "client-kill",
       "advance-burst", "server-restart");
-  /** Planned stops: a run of only these must lose nothing (the checker then wants {@code lost} = 0). */
+  /** Planned stops: in a run of only these the restarts must lose nothing ({@code restart_lost} = 0). */
   static final Set<String> GRACEFUL = Set.of("server-restart", "rolling-restart");
   /** How long a graceful stop may take (SIGTERM to exit) before the server is killed and the run fails. */
   static final Duration STOP_TIMEOUT = Duration.ofSeconds(60);
@@ -439,8 +440,8 @@ final class ChaosRun {
       int exit = node.stop(STOP_TIMEOUT);
       long stoppedAt = clock.millis();
       long[] returned = node.returnedAtStop();
-      log.line("stopped", node.name(), exit, returned == null ? -1 : returned[0], returned == null ? -1 : returned[1],
-          stoppedAt - downAt);
+      log.line("stopped", node.name(), exit, returned == null ? -1 : returned[0],
+          returned == null ? -1 : returned[1], stoppedAt - downAt);
       say("stopped " + node + " in " + (stoppedAt - downAt) + " ms, exit " + exit
           + (returned == null ? ", no give-back logged" : ", gave back " + returned[0] + " IDs, abandoned "
               + returned[1]));

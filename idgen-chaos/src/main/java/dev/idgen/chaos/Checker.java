@@ -590,6 +590,7 @@ public final class Checker implements Callable<Integer> {
     Map<String, Long> casByTier = new TreeMap<>();
     long casAtKills = 0;
     long casAtEnd = 0;
+    long casAtStops = 0;
     long casUnreachable = 0;
     for (RunLog.CasReport c : run.cas()) {
       if (c.counts() == null) {
@@ -598,6 +599,8 @@ public final class Checker implements Callable<Integer> {
       }
       if (c.when().equals("kill")) {
         casAtKills++;
+      } else if (c.when().equals("stop")) {
+        casAtStops++;
       } else {
         casAtEnd++;
       }
@@ -607,9 +610,10 @@ public final class Checker implements Callable<Integer> {
       });
     }
     if (!run.cas().isEmpty()) {
-      out.printf("cas by tier: %s (idgen_store_cas_total read %d times just before a kill -9 and %d times at the "
+      out.printf("cas by tier: %s (idgen_store_cas_total read %d times just before a kill -9%s and %d times at the "
           + "end, %d reads failed; what a killed incarnation counted after its last read died with it)%n",
-          casByTier, casAtKills, casAtEnd, casUnreachable);
+          casByTier, casAtKills, casAtStops == 0 ? "" : ", " + casAtStops + " times just before a SIGTERM",
+          casAtEnd, casUnreachable);
     }
     for (String line : evidence) {
       out.println(line);
