@@ -114,10 +114,24 @@ final class ChaosClient {
     finish();
   }
 
-  /** The end of the run: callers stop, the stub is closed (its leases are abandoned, as on any exit). */
+  /**
+   * The end of the run: callers stop; the channels are shut down gracefully, so that the calls in flight
+   * (a stub's lease request, a raw caller's last call) finish and are recorded while new ones are refused
+   * at once, and nothing is cut mid-stream (a call cut after the server took its IDs abandons them: a
+   * gap the checker could only bound); then the stub is closed (its leases are abandoned, as on any exit:
+   * they were received, and count as such).
+   */
   void stop() throws InterruptedException {
     stopped = true;
     thread.join(TimeUnit.SECONDS.toMillis(15));
+    channels.forEach(ManagedChannel::shutdown);
+    for (ManagedChannel ch : channels) {
+      ch.awaitTermination(15, TimeUnit.SECONDS);
+    }
+    int open = recorder.awaitCallsClosed(TimeUnit.SECONDS.toMillis(5));
+    if (open > 0) {
+      System.err.println("chaos: client " + id + ": " + open + " calls still open at the end; cancelling them");
+    }
     IdGenClient c = client;
     if (c != null) {
       c.close();

@@ -3,6 +3,7 @@ package dev.idgen.chaos;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -57,6 +58,12 @@ public final class ChaosCommand implements Callable<Integer> {
       description = "how many IDs the 32-bit sequence has left below 2147483647 (default: ${DEFAULT-VALUE})")
   long int32Space;
 
+  @Option(names = "--faults", split = ",", paramLabel = "KIND",
+      description = "the fault kinds to inject, comma-separated, from: server-kill, cassandra-pause, client-kill, "
+          + "advance-burst, server-restart, rolling-restart (default: all but rolling-restart). A run of "
+          + "server-restart and rolling-restart only must lose no ID: the checker fails it if lost > 0")
+  List<String> faults;
+
   public static void main(String[] args) {
     System.exit(new CommandLine(new ChaosCommand()).execute(args));
   }
@@ -87,13 +94,19 @@ public final class ChaosCommand implements Callable<Integer> {
     if (clients < 2) {
       throw new CommandLine.ParameterException(new CommandLine(this), "--clients: " + clients + " (expected: >= 2)");
     }
+    List<String> kinds = faults == null || faults.isEmpty() ? ChaosRun.DEFAULT_FAULTS
+        : faults.stream().map(String::trim).distinct().toList();
+    if (!ChaosRun.KINDS.containsAll(kinds)) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "--faults: " + kinds + " (expected some of "
+          + ChaosRun.KINDS + ")");
+    }
     long s = seed != null ? seed : new SecureRandom().nextLong();
     System.out.println("chaos seed=" + s);
     Path root = repoRoot.toAbsolutePath().normalize();
     Path jar = serverJar != null ? serverJar : root.resolve("idgen-server/target/idgen-server-0.1.0-SNAPSHOT-all.jar");
     Path dir = out.toAbsolutePath().normalize();
     new ChaosRun(new ChaosRun.Settings(duration, s, servers, clients, dir, useRunningCassandra,
-        jar.toAbsolutePath(), root, rate, int32Space), cassandra, launcher).run();
+        jar.toAbsolutePath(), root, rate, int32Space, kinds), cassandra, launcher).run();
     return Checker.check(dir, System.out);
   }
 

@@ -57,11 +57,18 @@ import java.util.stream.Stream;
  *       (always in the first round, then one time in three). An advance returns OK only when every live
  *       server confirmed the floor and the stubs' leases from before have expired ({@code valid_for}, here
  *       {@value #CLIENT_LEASE_LIFETIME}); those that cannot (a paused datacenter cannot be trimmed, a dead
- *       server has not confirmed) fail, are recorded as failed, and promise nothing.
+ *       server has not confirmed) fail, are recorded as failed, and promise nothing;
+ *   <li>{@code server-restart}: a planned restart of a random server: SIGTERM, wait until it has exited (its
+ *       shutdown gives its reserves back to its datacenter's pool), start it again on the same port, wait
+ *       until it reports SERVING;
+ *   <li>{@code rolling-restart}: every server in turn, as {@code server-restart}, the next one once the
+ *       previous one is SERVING again (not in the default kinds: it takes half a minute or more).
  * </ul>
- * The first round injects each of the four kinds once, in an order drawn from the seed; then kinds are drawn
- * at random. The checker holds every range whose call started, and every batch a stub was asked for, after
- * an advance returned OK to that advance's floor.
+ * The kinds are chosen ({@link Settings#faultKinds()}, {@code --faults}; by default all but
+ * {@code rolling-restart}). The first round injects each chosen kind once, in an order drawn from the seed;
+ * then kinds are drawn at random. A run of planned restarts only is judged strictly: the restarts may lose
+ * nothing (see {@link Checker}). The checker holds every range whose call started, and every batch a stub
+ * was asked for, after an advance returned OK to that advance's floor.
  *
  * <p><b>The lost-ID bound.</b> IDs leave the global cursors and are then either received by a client, still
  * held (a datacenter pool, a live server's memory) at the end, or lost. Each fault may lose at most:
@@ -77,7 +84,8 @@ import java.util.stream.Stream;
  *   <li>client-kill: its open calls ({@code sequences × max lease} for a stub, {@code max count} for a raw
  *       caller): ranges sent and never read;
  *   <li>advance-burst: nothing counted: IDs at or below the highest floor are excluded from the reckoning,
- *       since an advance drops them on purpose.
+ *       since an advance drops them on purpose;
+ *   <li>server-restart, rolling-restart: nothing: a planned stop gives its reserves back.
  * </ul>
  * Calls that end CANCELLED or DEADLINE_EXCEEDED (timeouts during faults, stubs closed at the end) add what
  * they asked for and did not receive (the checker reads this from the records).
@@ -85,7 +93,33 @@ import java.util.stream.Stream;
 final class ChaosRun {
   /** What a run is told. */
   record Settings(Duration duration, long seed, int servers, int clients, Path out, boolean useRunningCassandra,
-      Path serverJar, Path repoRoot, long rate, long int32Space) {}
+      Path serverJar, Path repoRoot, long rate, long int32Space, List<String> faultKinds) {
+
+    /** As before fault kinds could be chosen: every kind but {@code rolling-restart}. */
+    Settings(Duration duration, long seed, int servers, int clients, Path out, boolean useRunningCassandra,
+        Path serverJar, Path repoRoot, long rate, long int32Space) {
+      this(duration, seed, servers, clients, out, useRunningCassandra, serverJar, repoRoot, rate, int32Space,
+          DEFAULT_FAULTS);
+    }
+
+    Settings {
+      faultKinds = List.copyOf(faultKinds);
+      if (faultKinds.isEmpty() || !KINDS.containsAll(faultKinds)) {
+        throw new IllegalArgumentException("fault kinds " + faultKinds + ": expected some of " + KINDS);
+      }
+    }
+  }
+
+  /** Every fault kind, in the order of the default schedule's first round. */
+  static final List<String> KINDS = List.of("server-kill", "cassandra-pause", "client-kill", "advance-burst",
+      "server-restart", "rolling-restart");
+  /** The kinds of a run that does not choose: all but the rolling restart, which takes a minute. */
+  static final List<String> DEFAULT_FAULTS = List.of("server-kill", "cassandra-pause", "client-kill",
+      "advance-burst", "server-restart");
+  /** Planned stops: in a run of only these the restarts must lose nothing ({@code restart_lost} = 0). */
+  static final Set<String> GRACEFUL = Set.of("server-restart", "rolling-restart");
+  /** How long a graceful stop may take (SIGTERM to exit) before the server is killed and the run fails. */
+  static final Duration STOP_TIMEOUT = Duration.ofSeconds(60);
 
   private static final long INT32_MAX = 2_147_483_647L;
   /**
@@ -149,6 +183,7 @@ final class ChaosRun {
       log.line("seed", settings.seed());
       log.line("note", "keyspace", keyspace, "servers", settings.servers(), "clients", settings.clients(),
           "duration", settings.duration());
+      log.line("kinds", String.join(",", settings.faultKinds()));
       try {
         if (launcher != null && !settings.useRunningCassandra()) {
           say("starting the two-datacenter Cassandra (" + CassandraCluster.SCRIPT + ")");
@@ -308,8 +343,8 @@ final class ChaosRun {
     long cooldown = Math.min(TimeUnit.SECONDS.toNanos(20), runNanos / 6);
     Thread.sleep(TimeUnit.NANOSECONDS.toMillis(warmup));
     // Every kind once first (in a seeded order), then kinds drawn at random.
-    List<String> firstRound = new ArrayList<>(List.of("server-kill", "cassandra-pause", "client-kill",
-        "advance-burst"));
+    List<String> kinds = settings.faultKinds();
+    List<String> firstRound = new ArrayList<>(kinds);
     Collections.shuffle(firstRound, random);
     // The first round always completes (even on a slow machine), so that every run sees every kind.
     // (`drawn` counts the draws; `faults` also counts the bursts that come along with a pause or a kill.)
@@ -324,17 +359,27 @@ final class ChaosRun {
       drawn++;
       if (firstRoundFault) {
         kind = firstRound.get(drawn - 1);
+      } else if (kinds.equals(DEFAULT_FAULTS)) {
+        int pick = random.nextInt(11);
+        kind = pick < 3 ? "server-kill" : pick < 5 ? "cassandra-pause" : pick < 8 ? "client-kill"
+            : pick < 9 ? "server-restart" : "advance-burst";
       } else {
-        int pick = random.nextInt(10);
-        kind = pick < 3 ? "server-kill" : pick < 5 ? "cassandra-pause" : pick < 8 ? "client-kill" : "advance-burst";
+        kind = kinds.get(random.nextInt(kinds.size()));
       }
       // A pause or a kill brings an advance burst along while its node is frozen or its server is dead:
-      // always in the first round, so that every run sees both; then one time in three.
-      boolean withBurst = firstRoundFault || random.nextInt(3) == 0;
+      // always in the first round, so that every run sees both; then one time in three. Only in runs that
+      // have advance bursts: a run without them keeps every ID in the reckoning.
+      boolean withBurst = kinds.contains("advance-burst") && (firstRoundFault || random.nextInt(3) == 0);
       switch (kind) {
         case "server-kill" -> killServer(withBurst);
         case "cassandra-pause" -> pauseCassandra(withBurst);
         case "client-kill" -> killClient();
+        case "server-restart" -> {
+          ServerNode node = servers.get(random.nextInt(servers.size()));
+          log.fault(clock.millis(), "server-restart", 0, node.name());
+          restartServer(node);
+        }
+        case "rolling-restart" -> rollingRestart();
         default -> advanceBurst();
       }
       faults++;
@@ -379,6 +424,43 @@ final class ChaosRun {
     }
     clients.forEach(ChaosClient::resetConnectBackoff);
     say("restarted " + node);
+  }
+
+  /**
+   * A planned restart of {@code node}: SIGTERM, wait until it has exited (its shutdown gives its reserves
+   * back to its datacenter's pool), start it again on the same port, wait until it reports SERVING. Loses
+   * nothing. A stop that does not end within {@link #STOP_TIMEOUT} ends in a {@code kill -9}, logged with
+   * exit code -1 (the checker then counts it as a failed stop). The caller logs the fault.
+   */
+  private void restartServer(ServerNode node) throws Exception {
+    report(node, "stop"); // its counters so far: this incarnation takes them along when it exits
+    say("SIGTERM " + node);
+    long downAt = clock.millis();
+    try {
+      int exit = node.stop(STOP_TIMEOUT);
+      long stoppedAt = clock.millis();
+      long[] returned = node.returnedAtStop();
+      log.line("stopped", node.name(), exit, returned == null ? -1 : returned[0],
+          returned == null ? -1 : returned[1], stoppedAt - downAt);
+      say("stopped " + node + " in " + (stoppedAt - downAt) + " ms, exit " + exit
+          + (returned == null ? ", no give-back logged" : ", gave back " + returned[0] + " IDs, abandoned "
+              + returned[1]));
+      startServer(node);
+    } finally {
+      log.line("down", "server-restart", node.name(), downAt, clock.millis());
+    }
+    clients.forEach(ChaosClient::resetConnectBackoff);
+    say("restarted " + node);
+  }
+
+  /** Every server in turn: a planned restart ({@link #restartServer}), the next once it is SERVING again. */
+  private void rollingRestart() throws Exception {
+    log.fault(clock.millis(), "rolling-restart", 0, servers.stream().map(ServerNode::name).toList().toString()
+        .replace(" ", ""));
+    say("rolling restart of " + servers.size() + " servers");
+    for (ServerNode node : servers) {
+      restartServer(node);
+    }
   }
 
   private void pauseCassandra(boolean withBurst) throws Exception {

@@ -46,7 +46,14 @@ import picocli.CommandLine.Parameters;
  *   <li>{@code lost}: IDs reserved from the global cursors above the highest floor that nobody received and
  *       that no datacenter pool or live server still holds at the end, against {@code lost_bound}, the sum of
  *       what each fault may lose (see {@link ChaosRun}) and of what each failed or cancelled call had asked
- *       for and not received.
+ *       for and not received. In a run of planned restarts only ({@code kinds} in {@code run.txt} all
+ *       {@code server-restart} or {@code rolling-restart}) the restarts add nothing: the bound is what the
+ *       servers counted as lost themselves outside their stops ({@code idgen_ids_lost_total}, read just
+ *       before each SIGTERM and at the end: compare-and-sets whose outcome could not be settled), and
+ *       {@code restart_lost}, what {@code lost} holds beyond it, must be 0;
+ *   <li>{@code failed_stops}: planned stops (SIGTERM) after which the server did not exit in time and was
+ *       killed (0). With {@code restarts} (planned stops) and {@code returned} (IDs the stopped servers
+ *       logged as given back to the store), printed when the run had planned restarts.
  * </ul>
  * Before the verdict it prints up to ten lines of evidence per kind of violation (the ranges or batches, their
  * clients, servers and times). It ends with the verdict line, {@code checked ids=… duplicates=… … seed=…},
@@ -64,17 +71,28 @@ public final class Checker implements Callable<Integer> {
   public record Report(long ids, long served, long duplicates, long outOfBounds, long belowFloor,
       long unleased, long badCalls, long lost, long lostBound, long reported, long faults, long advances,
       long advancesOk, long advancesDuringPause, long advancesDuringKill, long stubJudged, Map<String, Long> cas,
-      String seed, boolean complete) {
+      String seed, boolean complete, boolean restartsOnly, long restarts, long failedStops, long returned,
+      long restartLost) {
 
+    /**
+     * No violation. In a run of planned restarts only ({@link #restartsOnly()}) the restarts may lose
+     * nothing: {@code restartLost}, what {@code lost} holds beyond the losses the servers counted themselves
+     * outside their stops, must be 0 ({@code lostBound} is then that count). A graceful stop that did not
+     * end within its time ({@code failedStops}) is a violation in any run.
+     */
     public boolean ok() {
       return complete && duplicates == 0 && outOfBounds == 0 && belowFloor == 0 && unleased == 0
-          && badCalls == 0 && lost <= lostBound && lost >= 0;
+          && badCalls == 0 && failedStops == 0 && lost <= lostBound && lost >= 0
+          && (!restartsOnly || restartLost == 0);
     }
 
     public String line() {
       return "checked ids=" + ids + " duplicates=" + duplicates + " out_of_bounds=" + outOfBounds
           + " below_floor=" + belowFloor + " unleased=" + unleased + " bad_calls=" + badCalls
           + " lost=" + lost + " lost_bound=" + lostBound + " reported=" + reported + " faults=" + faults
+          + (restarts > 0 || restartsOnly ? " restarts=" + restarts + " returned=" + returned
+              + " failed_stops=" + failedStops : "")
+          + (restartsOnly ? " restart_lost=" + restartLost + " restarts_only" : "")
           + " seed=" + seed
           + (complete ? "" : " INCOMPLETE") + (ok() ? "" : " FAILED");
     }
@@ -469,8 +487,31 @@ public final class Checker implements Callable<Integer> {
     }
 
     long faultBound = run.faults().stream().mapToLong(RunLog.Fault::lostBound).sum();
-    out.printf("lost_bound = %d (faults) + %d (asked for by failed or cancelled calls, not received)%n",
-        faultBound, failedOutstanding);
+    boolean restartsOnly = run.restartsOnly();
+    // Planned stops: how each went, and what the servers said they gave back.
+    long returned = 0;
+    long abandonedAtStops = 0;
+    long failedStops = 0;
+    long unknownStops = 0;
+    long slowestStop = 0;
+    for (RunLog.Stopped st : run.stopped()) {
+      if (st.exit() == -1) {
+        failedStops++;
+        note(evidence, "failed_stops", st.server() + " did not exit within its time after SIGTERM ("
+            + st.millis() + " ms) and was killed");
+      }
+      if (st.returned() < 0) {
+        unknownStops++;
+      }
+      returned += Math.max(0, st.returned());
+      abandonedAtStops += Math.max(0, st.abandoned());
+      slowestStop = Math.max(slowestStop, st.millis());
+    }
+    if (!run.stopped().isEmpty()) {
+      out.printf("planned stops (SIGTERM): %d, %d did not exit in time; SIGTERM to exit at most %d ms; the servers"
+          + " logged %d IDs given back to the store, %d abandoned (%d logged nothing)%n", run.stopped().size(),
+          failedStops, slowestStop, returned, abandonedAtStops, unknownStops);
+    }
     Map<String, Long> kinds = new TreeMap<>();
     run.faults().forEach(f -> kinds.merge(f.kind(), 1L, Long::sum));
     long during = run.faults().stream().filter(f -> f.kind().equals("advance-burst")
@@ -520,16 +561,36 @@ public final class Checker implements Callable<Integer> {
       heldAtKills += Math.max(0, r.held());
       counted += Math.max(0, r.counted());
     }
-    long reported = heldAtKills + counted;
+    long reported = heldAtKills + counted + abandonedAtStops;
     out.printf("servers_reported = %d (reserves held just before the kills: %d; their own lost counters,"
-        + " abandoned + dc_block: %d; %d reports unknown); lost - reported = %d%n", reported, heldAtKills,
-        counted, unknown, lost - reported);
+        + " abandoned + dc_block: %d; abandoned at planned stops: %d; %d reports unknown); lost - reported = %d%n",
+        reported, heldAtKills, counted, abandonedAtStops, unknown, lost - reported);
+    // Planned restarts only: the restarts add nothing to the bound. What may be lost is only what the servers
+    // counted themselves outside their stops (read just before each SIGTERM and at the end: compare-and-sets
+    // whose outcome could not be settled, calls a client cut), whatever calls failed: a call refused by a
+    // stopping server took no ID. Anything lost beyond that was lost by the stops (a loss a server counted
+    // between its last read and its exit is among them: the check errs on the side of blaming the stop).
+    long lostBound;
+    long restartLost = 0;
+    if (restartsOnly) {
+      lostBound = counted;
+      restartLost = Math.max(0, lost - counted);
+      out.printf("lost_bound = %d: planned restarts only, which lose nothing; the bound is what the servers"
+          + " counted as lost outside their stops (%d IDs asked for by failed or cancelled calls and not"
+          + " received are no excuse); lost at the restarts = max(0, lost - that) = %d%n", lostBound,
+          failedOutstanding, restartLost);
+    } else {
+      lostBound = faultBound + failedOutstanding;
+      out.printf("lost_bound = %d (faults) + %d (asked for by failed or cancelled calls, not received)%n",
+          faultBound, failedOutstanding);
+    }
     // The servers' compare-and-set outcomes: each incarnation's counters, read just before its kill -9 and
     // at the end (a killed process takes its counters along: what it counted after the last read is lost).
     Map<String, Long> cas = new TreeMap<>();
     Map<String, Long> casByTier = new TreeMap<>();
     long casAtKills = 0;
     long casAtEnd = 0;
+    long casAtStops = 0;
     long casUnreachable = 0;
     for (RunLog.CasReport c : run.cas()) {
       if (c.counts() == null) {
@@ -538,6 +599,8 @@ public final class Checker implements Callable<Integer> {
       }
       if (c.when().equals("kill")) {
         casAtKills++;
+      } else if (c.when().equals("stop")) {
+        casAtStops++;
       } else {
         casAtEnd++;
       }
@@ -547,18 +610,25 @@ public final class Checker implements Callable<Integer> {
       });
     }
     if (!run.cas().isEmpty()) {
-      out.printf("cas by tier: %s (idgen_store_cas_total read %d times just before a kill -9 and %d times at the "
+      out.printf("cas by tier: %s (idgen_store_cas_total read %d times just before a kill -9%s and %d times at the "
           + "end, %d reads failed; what a killed incarnation counted after its last read died with it)%n",
-          casByTier, casAtKills, casAtEnd, casUnreachable);
+          casByTier, casAtKills, casAtStops == 0 ? "" : ", " + casAtStops + " times just before a SIGTERM",
+          casAtEnd, casUnreachable);
     }
     for (String line : evidence) {
       out.println(line);
     }
     Report report = new Report(ids, served, duplicates, outOfBounds, belowFloor, unleased, badCalls, lost,
-        faultBound + failedOutstanding, reported, run.faults().size(), run.advances().size(), advancesOk,
-        advancesDuringPause, advancesDuringKill, stubJudged, Collections.unmodifiableMap(cas), run.seed(), run.ended());
+        lostBound, reported, run.faults().size(), run.advances().size(), advancesOk,
+        advancesDuringPause, advancesDuringKill, stubJudged, Collections.unmodifiableMap(cas), run.seed(), run.ended(),
+        restartsOnly, run.stopped().size(), failedStops, returned, restartLost);
     if (lost < 0) {
       out.println("WARNING: lost < 0: more IDs received or held than were ever reserved");
+    }
+    if (restartsOnly && restartLost != 0) {
+      out.println("restart_lost: " + restartLost + " IDs lost in a run of planned restarts only beyond what the"
+          + " servers counted outside their stops (see the sequences' lines above, and the servers' logs in"
+          + " servers/: 'reserves at shutdown', 'as lost')");
     }
     out.println(report.line());
     out.println(report.casLine());

@@ -51,6 +51,8 @@ final class Recorder implements AutoCloseable {
 
   @GuardedBy("lock") private final DataOutputStream out;
   @GuardedBy("lock") private boolean closed;
+  /** Allocate calls started and not yet closed (their onClose recorded), see {@link #awaitCallsClosed}. */
+  @GuardedBy("lock") private int openCalls;
 
   Recorder(Path file, RunClock clock) {
     this.clock = clock;
@@ -156,6 +158,39 @@ final class Recorder implements AutoCloseable {
       i += (int) count;
     }
     return Arrays.copyOf(out, k);
+  }
+
+  /** An Allocate call started (the interceptor's {@code start}). */
+  void callStarted() {
+    synchronized (lock) {
+      openCalls++;
+    }
+  }
+
+  /** An Allocate call closed, after its outcome was recorded. */
+  void callClosed() {
+    synchronized (lock) {
+      openCalls--;
+      lock.notifyAll();
+    }
+  }
+
+  /**
+   * Waits up to {@code millis} until every call started has closed (its ranges and outcome recorded);
+   * returns how many are still open. The end of a run waits for this before it closes the file.
+   */
+  int awaitCallsClosed(long millis) throws InterruptedException {
+    long deadline = System.nanoTime() + millis * 1_000_000L;
+    synchronized (lock) {
+      while (openCalls > 0) {
+        long left = (deadline - System.nanoTime()) / 1_000_000L;
+        if (left <= 0) {
+          break;
+        }
+        lock.wait(left);
+      }
+      return openCalls;
+    }
   }
 
   @Override

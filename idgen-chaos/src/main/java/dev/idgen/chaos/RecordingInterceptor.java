@@ -49,6 +49,7 @@ final class RecordingInterceptor implements ClientInterceptor {
       @Override
       public void start(Listener<RespT> listener, Metadata headers) {
         startNanos = recorder.clock().nanos();
+        recorder.callStarted();
         super.start(new SimpleForwardingClientCallListener<>(listener) {
           @Override
           public void onMessage(RespT message) {
@@ -60,8 +61,12 @@ final class RecordingInterceptor implements ClientInterceptor {
 
           @Override
           public void onClose(Status status, Metadata trailers) {
-            if (!status.isOk() || received.get() != requested) {
-              recorder.failedCall(sequence, requested, received.get(), status.getCode().name());
+            try {
+              if (!status.isOk() || received.get() != requested) {
+                recorder.failedCall(sequence, requested, received.get(), status.getCode().name());
+              }
+            } finally {
+              recorder.callClosed();
             }
             super.onClose(status, trailers);
           }

@@ -20,8 +20,15 @@ import java.util.TreeMap;
  *   seed SEED
  *   sequence NAME START MAX STRIPES NODE_BLOCK DC_BLOCK
  *   client ID stub|raw                               a client the run started: its record is client-ID.bin
- *   fault AT_MILLIS KIND LOST_BOUND DETAIL…          KIND: server-kill, cassandra-pause, client-kill, advance-burst
- *                                                    (a burst's DETAIL says during which pause or kill, if any)
+ *   kinds KIND,KIND…                                 the fault kinds the run chose (absent: runs before the
+ *                                                    choice, which had the four first ones)
+ *   fault AT_MILLIS KIND LOST_BOUND DETAIL…          KIND: server-kill, cassandra-pause, client-kill, advance-burst,
+ *                                                    server-restart, rolling-restart (a burst's DETAIL says
+ *                                                    during which pause or kill, if any)
+ *   stopped SERVER EXIT RETURNED ABANDONED MILLIS    a graceful stop (SIGTERM) of a server: its exit code (-1: it
+ *                                                    did not exit in time and was killed), what its log says it
+ *                                                    gave back to the store and did not (-1: no such line), how
+ *                                                    long from SIGTERM to exit
  *   advance NAME FLOOR RETURNED_NANOS ok|failed:CODE STARTED_NANOS SERVER
  *                                                    one AdvanceSequence call of a burst: RETURNED_NANOS is
  *                                                    taken after the call returned (run clock, as the client
@@ -33,9 +40,11 @@ import java.util.TreeMap;
  *   final-stripe NAME STRIPE NEXT_UNRESERVED|- REMAINING
  *   final-held NAME WHERE IDS                        WHERE: dc:DC:STRIPE or server:NAME
  *   reported SERVER WHEN HELD COUNTED                what a server said of its own losses: WHEN kill (just
- *                                                    before its kill -9) or end; HELD its in-memory reserve
- *                                                    (GetSequence), COUNTED its idgen_ids_lost_total
- *                                                    (abandoned + dc_block) since it started; -1: unknown
+ *                                                    before its kill -9), stop (just before its SIGTERM)
+ *                                                    or end; HELD its in-memory reserve (GetSequence; read
+ *                                                    at kills only, else 0: a stop gives it back), COUNTED
+ *                                                    its idgen_ids_lost_total (abandoned + dc_block) since
+ *                                                    it started; -1: unknown
  *   cas SERVER WHEN TIER:OUTCOME=N…|-                the same incarnation's idgen_store_cas_total at the same
  *                                                    moment, one token per tier and outcome; "-": unreachable
  *   stub CLIENT NAME SERVED EXPIRED                  a stub's own counters for one sequence when it stopped
@@ -78,13 +87,23 @@ final class RunLog implements AutoCloseable {
   /** A fault's time in force: {@code what} (a datacenter, a server) was down from one time to the other. */
   record Down(String kind, String what, long fromMillis, long toMillis) {}
 
+  /** A graceful stop: exit code (-1: killed after the timeout), IDs given back and abandoned (-1: unknown). */
+  record Stopped(String server, int exit, long returned, long abandoned, long millis) {}
+
   /** A stub's counters for one sequence when it ended. */
   record StubStats(String client, String sequence, long served, long expired) {}
 
   /** Everything a run.txt says. */
   record Contents(String seed, List<SequenceSpec> sequences, List<Fault> faults, List<Advance> advances,
       List<FinalStripe> finalStripes, List<FinalHeld> finalHeld, List<Reported> reported,
-      List<CasReport> cas, List<StubStats> stubs, List<Integer> clients, List<Down> down, boolean ended) {}
+      List<CasReport> cas, List<StubStats> stubs, List<Integer> clients, List<Down> down, List<String> kinds,
+      List<Stopped> stopped, boolean ended) {
+
+    /** Whether the run chose planned restarts only: then nothing may be lost. */
+    boolean restartsOnly() {
+      return !kinds.isEmpty() && ChaosRun.GRACEFUL.containsAll(kinds);
+    }
+  }
 
   private final BufferedWriter out;
 
@@ -144,6 +163,8 @@ final class RunLog implements AutoCloseable {
     List<StubStats> stubs = new ArrayList<>();
     List<Integer> clients = new ArrayList<>();
     List<Down> down = new ArrayList<>();
+    List<String> kinds = new ArrayList<>();
+    List<Stopped> stopped = new ArrayList<>();
     boolean ended = false;
     for (String line : Files.readAllLines(dir.resolve(FILE), StandardCharsets.UTF_8)) {
       String[] t = line.split(" ");
@@ -163,11 +184,15 @@ final class RunLog implements AutoCloseable {
         case "cas" -> cas.add(new CasReport(t[1], t[2], t.length > 3 && t[3].equals("-") ? null : counts(t)));
         case "client" -> clients.add(Integer.parseInt(t[1]));
         case "stub" -> stubs.add(new StubStats(t[1], t[2], Long.parseLong(t[3]), Long.parseLong(t[4])));
+        case "kinds" -> kinds.addAll(List.of(t[1].split(",")));
+        case "stopped" -> stopped.add(new Stopped(t[1], Integer.parseInt(t[2]), Long.parseLong(t[3]),
+            Long.parseLong(t[4]), Long.parseLong(t[5])));
         case "end" -> ended = true;
         default -> { } // informational lines (e.g. "note"), ignored
       }
     }
-    return new Contents(seed, sequences, faults, advances, stripes, held, reported, cas, stubs, clients, down, ended);
+    return new Contents(seed, sequences, faults, advances, stripes, held, reported, cas, stubs, clients, down, kinds,
+        stopped, ended);
   }
 
   /** {@code TIER:OUTCOME=N} tokens from index 3 on. */

@@ -12,6 +12,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,6 +33,16 @@ import java.util.regex.Pattern;
  */
 final class ServerNode implements AutoCloseable {
   private static final long START_TIMEOUT_MILLIS = 120_000;
+  /**
+   * The servers' {@code idgen.shutdown.quiet-period} and {@code idgen.shutdown.timeout}: short, so that a
+   * graceful stop ({@link #stop}) takes about a second under load (NOT_SERVING, 200 ms later new calls are
+   * refused, open calls get up to 5 s, then the reserves go back to the store).
+   */
+  static final String SHUTDOWN_QUIET_PERIOD = "200ms";
+  static final String SHUTDOWN_TIMEOUT = "5s";
+  /** The line a server logs once its allocator closed (IdGenServer): what its reserves became. */
+  private static final Pattern RETURNED = Pattern.compile(
+      "reserves at shutdown: returned=(\\d+) IDs given back to the store, abandoned=(\\d+) IDs");
 
   private final String name;
   private final String datacenter;
@@ -41,6 +53,8 @@ final class ServerNode implements AutoCloseable {
   private final ManagedChannel adminChannel;
   private Process process;
   private int starts;
+  /** The log file of the current (or last) incarnation. */
+  private Path log;
 
   ServerNode(String name, String datacenter, int port, Path jar, Path dir, List<String> settings) {
     this.name = name;
@@ -151,12 +165,13 @@ final class ServerNode implements AutoCloseable {
         "-XX:+UseSerialGC",
         "-Didgen.grpc.host=127.0.0.1",
         "-Didgen.grpc.port=" + port,
-        "-Didgen.shutdown.quiet-period=0s"));
+        "-Didgen.shutdown.quiet-period=" + SHUTDOWN_QUIET_PERIOD,
+        "-Didgen.shutdown.timeout=" + SHUTDOWN_TIMEOUT));
     for (String s : settings) {
       cmd.add("-D" + s);
     }
     cmd.addAll(List.of("-jar", jar.toString()));
-    Path log = dir.resolve(name + "-" + starts + ".log");
+    log = dir.resolve(name + "-" + starts + ".log");
     process = new ProcessBuilder(cmd)
         .directory(dir.toFile())
         .redirectErrorStream(true)
@@ -191,6 +206,50 @@ final class ServerNode implements AutoCloseable {
       process.destroyForcibly();
       process.waitFor(30, TimeUnit.SECONDS);
     }
+  }
+
+  /**
+   * A graceful stop: SIGTERM ({@link Process#destroy()}), then waits up to {@code timeout} for the process
+   * to exit on its own (its shutdown hook gives its reserves back to the store). Returns the exit code, or
+   * -1 if it had not exited by then: it is then killed ({@code kill -9}), as an orchestrator would after
+   * its grace period.
+   */
+  int stop(Duration timeout) throws InterruptedException {
+    if (process == null || !process.isAlive()) {
+      return process == null ? -1 : process.exitValue();
+    }
+    process.destroy();
+    if (process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      return process.exitValue();
+    }
+    kill();
+    return -1;
+  }
+
+  /**
+   * What the last incarnation logged of its reserves when it stopped gracefully: {@code [returned,
+   * abandoned]} (IDs given back to the store, IDs not given back), or null if its log has no such line
+   * (it was killed, or did not get that far).
+   */
+  long[] returnedAtStop() {
+    if (log == null) {
+      return null;
+    }
+    try {
+      Matcher m = RETURNED.matcher(Files.readString(log, StandardCharsets.UTF_8));
+      long[] last = null;
+      while (m.find()) {
+        last = new long[] {Long.parseLong(m.group(1)), Long.parseLong(m.group(2))};
+      }
+      return last;
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  /** The log file of the current (or last) incarnation, or null before the first start. */
+  Path log() {
+    return log;
   }
 
   @Override

@@ -68,7 +68,7 @@ class CheckerTest {
     assertThat(report.reported()).isEqualTo(40 + 7 + 2);
     assertThat(printed.toString(StandardCharsets.UTF_8))
         .contains("servers_reported = 49 (reserves held just before the kills: 40; their own lost counters,"
-            + " abandoned + dc_block: 9; 1 reports unknown); lost - reported = 1");
+            + " abandoned + dc_block: 9; abandoned at planned stops: 0; 1 reports unknown); lost - reported = 1");
     assertThat(report.ids()).isEqualTo(155);
     assertThat(report.served()).isEqualTo(3);
     assertThat(report.duplicates()).isZero();
@@ -293,6 +293,152 @@ class CheckerTest {
 
     assertThat(report.lost()).isEqualTo(100);
     assertThat(report.ok()).isFalse();
+  }
+
+  @Test
+  void should_pass_a_run_of_planned_restarts_only_that_lost_nothing() throws Exception {
+    log.line("kinds", "rolling-restart");
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock);
+        Recorder b = new Recorder(dir.resolve("client-1.bin"), clock)) {
+      a.range("dense", 0, 0, 1, 100, 1);
+      b.range("dense", 1, 0, 101, 50, 1);   // from the DC pool: what server-0 gave back
+      a.served("dense", 0, new long[] {1, 2, 3}, 3);
+      b.failedCall("dense", 40, 0, "UNAVAILABLE"); // refused by a stopping server: took nothing
+    }
+    finalState("dense", 0, 301);             // 300 reserved: 150 received, 150 held
+    log.line("final-held", "dense", "dc:dc1:0", 120);
+    log.line("final-held", "dense", "server:server-1", 30);
+    log.fault(5, "rolling-restart", 0, "[server-0,server-1,server-2]");
+    log.line("reported", "server-0", "stop", 0, 0);
+    log.line("stopped", "server-0", 143, 70, 0, 900);
+    log.line("stopped", "server-1", 143, 0, 0, 800);
+    log.line("stopped", "server-2", 143, 30, 0, 1_200);
+
+    Checker.Report report = check();
+
+    assertThat(report.lost()).isZero();
+    assertThat(report.lostBound()).isZero();
+    assertThat(report.restartsOnly()).isTrue();
+    assertThat(report.restarts()).isEqualTo(3);
+    assertThat(report.returned()).isEqualTo(100);
+    assertThat(report.failedStops()).isZero();
+    assertThat(report.ok()).isTrue();
+    assertThat(printed.toString(StandardCharsets.UTF_8))
+        .contains("planned stops (SIGTERM): 3, 0 did not exit in time; SIGTERM to exit at most 1200 ms; the servers"
+            + " logged 100 IDs given back to the store, 0 abandoned (0 logged nothing)")
+        .contains("lost=0 lost_bound=0 reported=0 faults=1 restarts=3 returned=100 failed_stops=0 restart_lost=0"
+            + " restarts_only seed=99\n");
+  }
+
+  @Test
+  void should_fail_a_run_of_planned_restarts_only_that_lost_any_id() throws Exception {
+    log.line("kinds", "server-restart,rolling-restart");
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
+      a.range("dense", 0, 0, 1, 100, 1);
+      a.failedCall("dense", 500, 0, "CANCELLED"); // would be a bound in a mixed run; not here
+    }
+    finalState("dense", 0, 201);                // 200 reserved: 100 received, 93 held, 7 lost
+    log.line("final-held", "dense", "dc:dc1:0", 93);
+    log.fault(5, "server-restart", 0, "server-0");
+    log.line("stopped", "server-0", 143, 93, 7, 900); // the server's own account: 7 not given back
+
+    Checker.Report report = check();
+
+    assertThat(report.lost()).isEqualTo(7);
+    assertThat(report.lostBound()).isZero();
+    assertThat(report.restartLost()).isEqualTo(7);
+    assertThat(report.reported()).isEqualTo(7);
+    assertThat(report.ok()).isFalse();
+    assertThat(printed.toString(StandardCharsets.UTF_8))
+        .contains("restart_lost: 7 IDs lost in a run of planned restarts only beyond what the servers counted")
+        .contains("restart_lost=7 restarts_only seed=99 FAILED");
+  }
+
+  @Test
+  void should_blame_the_restarts_for_what_is_lost_beyond_what_the_servers_counted_outside_their_stops()
+      throws Exception {
+    log.line("kinds", "rolling-restart");
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
+      a.range("dense", 0, 0, 1, 100, 1);
+    }
+    finalState("dense", 0, 216);                 // 215 reserved: 100 received, 100 held, 15 lost
+    log.line("final-held", "dense", "dc:dc1:0", 100);
+    log.fault(5, "rolling-restart", 0, "[server-0,server-1]");
+    // server-1 had counted 10 lost (a compare-and-set it could not settle) before its SIGTERM: not the stop's
+    log.line("reported", "server-0", "stop", 0, 0);
+    log.line("stopped", "server-0", 143, 50, 0, 900);
+    log.line("reported", "server-1", "stop", 0, 10);
+    log.line("stopped", "server-1", 143, 50, 0, 900);
+    log.line("reported", "server-0", "end", 0, 0);
+    log.line("reported", "server-1", "end", 0, 0);
+
+    Checker.Report report = check();
+
+    assertThat(report.lost()).isEqualTo(15);
+    assertThat(report.lostBound()).isEqualTo(10);
+    assertThat(report.restartLost()).isEqualTo(5);
+    assertThat(report.ok()).isFalse();
+  }
+
+  @Test
+  void should_pass_a_run_of_planned_restarts_whose_only_losses_the_servers_counted_before_their_stops()
+      throws Exception {
+    log.line("kinds", "rolling-restart");
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
+      a.range("dense", 0, 0, 1, 100, 1);
+    }
+    finalState("dense", 0, 211);                 // 10 lost
+    log.line("final-held", "dense", "dc:dc1:0", 100);
+    log.fault(5, "rolling-restart", 0, "[server-0]");
+    log.line("reported", "server-0", "stop", 0, 10);
+    log.line("stopped", "server-0", 143, 50, 0, 900);
+    log.line("reported", "server-0", "end", 0, 0);
+
+    Checker.Report report = check();
+
+    assertThat(report.lost()).isEqualTo(10);
+    assertThat(report.restartLost()).isZero();
+    assertThat(report.ok()).isTrue();
+    assertThat(printed.toString(StandardCharsets.UTF_8))
+        .contains("lost=10 lost_bound=10 reported=10 faults=1 restarts=1 returned=50 failed_stops=0 restart_lost=0");
+  }
+
+  @Test
+  void should_give_planned_restarts_no_bound_in_a_mixed_run() throws Exception {
+    log.line("kinds", "server-kill,server-restart");
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
+      a.range("dense", 0, 0, 1, 100, 1);
+    }
+    finalState("dense", 0, 161);                // 60 lost
+    log.fault(5, "server-kill", 50, "server-1");
+    log.fault(6, "server-restart", 0, "server-0");
+    log.line("stopped", "server-0", 143, 10, 0, 900);
+
+    Checker.Report report = check();
+
+    assertThat(report.restartsOnly()).isFalse();
+    assertThat(report.lostBound()).isEqualTo(50);
+    assertThat(report.lost()).isEqualTo(60);
+    assertThat(report.ok()).isFalse();
+  }
+
+  @Test
+  void should_fail_a_run_in_which_a_planned_stop_did_not_end_in_time() throws Exception {
+    log.line("kinds", "rolling-restart");
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
+      a.range("dense", 0, 0, 1, 100, 1);
+    }
+    finalState("dense", 0, 101);
+    log.fault(5, "rolling-restart", 0, "[server-0]");
+    log.line("stopped", "server-0", -1, -1, -1, 60_000); // killed after the timeout: logged nothing
+
+    Checker.Report report = check();
+
+    assertThat(report.lost()).isZero();
+    assertThat(report.failedStops()).isEqualTo(1);
+    assertThat(report.ok()).isFalse();
+    assertThat(printed.toString(StandardCharsets.UTF_8))
+        .contains("failed_stops: server-0 did not exit within its time after SIGTERM (60000 ms) and was killed");
   }
 
   @Test

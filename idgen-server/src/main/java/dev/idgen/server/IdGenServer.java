@@ -149,6 +149,7 @@ final class IdGenServer {
         interrupted = true;
       }
       closeQuietly("allocator", allocator);
+      logReturned();
       closeQuietly("store", store);
       for (ServerComponent component : components) {
         closeQuietly(component.toString(), component);
@@ -175,6 +176,23 @@ final class IdGenServer {
         quietPeriod(settings.quietPeriod());
       }
       finishShutdown();
+    }
+  }
+
+  /**
+   * After the allocator closed: what its reserves became, in one line an operator (or the chaos harness,
+   * which reads it from the log of a server it stopped) can find: given back to the store, or a gap.
+   */
+  private void logReturned() {
+    try {
+      long abandoned = 0;
+      for (Allocator.SequenceStats s : allocator.sequenceStats()) {
+        abandoned += s.abandoned();
+      }
+      log.info("reserves at shutdown: returned={} IDs given back to the store, abandoned={} IDs not given"
+          + " back (a gap)", allocator.stats().returned(), abandoned);
+    } catch (RuntimeException e) {
+      log.warn("Could not read the allocator's counters at shutdown", e);
     }
   }
 
