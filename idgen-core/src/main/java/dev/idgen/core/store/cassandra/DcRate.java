@@ -17,8 +17,9 @@ import java.time.Duration;
  *
  * <p>{@code taken} grows in steps (a server's reservation covers minutes of its traffic), so the rate is
  * measured over intervals of at least {@link #MIN_INTERVAL_NANOS} (a server's refill steps are 75 s apart
- * at the default outage runway), starting from this process's second observation: its first reservation
- * fills its reserve from empty, a step that is no consumption and would inflate the rate manyfold.
+ * at the default outage runway), and an interval restarts after each reservation of this process that grows
+ * its reserve (more than twice the previous one): a fill is no consumption and would inflate the rate
+ * manyfold. Other servers' fills still count, for as long as the moving average remembers them.
  *
  * <p>Threads: all methods synchronize on this object; it is touched once per node reservation.
  */
@@ -34,13 +35,14 @@ final class DcRate {
   private final long runwayNanos;
   private final double step;
 
-  @GuardedBy("this") private int observations;
   @GuardedBy("this") private long lastNanos;
   @GuardedBy("this") private long lastTaken = -1;
   /** IDs per nanosecond; negative until a first interval was measured. */
   @GuardedBy("this") private double rate = -1;
   /** The latest node reservation's size. */
   @GuardedBy("this") private long lastRequest = 1;
+  /** The next observation starts a new interval instead of ending one (it follows a fill). */
+  @GuardedBy("this") private boolean restart = true;
 
   DcRate(Duration isolationRunway, double step) {
     this.runwayNanos = isolationRunway.toNanos();
@@ -49,10 +51,8 @@ final class DcRate {
 
   /** Records that the pool's {@code taken} counter read {@code taken} at {@code nanos}. */
   synchronized void observe(long nanos, long taken) {
-    if (++observations == 1) {
-      return; // the reservation that filled this server's reserve from empty
-    }
-    if (lastTaken < 0 || taken < lastTaken) {
+    if (restart || lastTaken < 0 || taken < lastTaken) {
+      restart = false;
       lastNanos = nanos;
       lastTaken = taken;
       return;
@@ -67,8 +67,15 @@ final class DcRate {
     lastTaken = taken;
   }
 
-  /** Records a node reservation of {@code size} IDs. */
+  /**
+   * Records a node reservation of {@code size} IDs, before it is made. One more than twice the previous is
+   * this server growing its reserve (a fill, not consumption): the measurement restarts after it, so that
+   * fills never read as rate.
+   */
   synchronized void request(long size) {
+    if (size > 2 * lastRequest) {
+      restart = true;
+    }
     lastRequest = Math.max(1, size);
   }
 

@@ -19,7 +19,6 @@ class DcRateTest {
     rate.request(1_000);
     assertThat(rate.lowWater(SEQ)).isEqualTo(10_000);
     rate.observe(0, 0);
-    rate.observe(SECOND, 75_000); // this server's first reservation: skipped, it fills a reserve
     rate.observe(2 * SECOND, 76_000);
     assertThat(rate.lowWater(SEQ)).as("nothing measured over a minute yet").isEqualTo(10_000);
     // From empty: the low-water mark plus a step of at least the minimum (ten node reservations).
@@ -31,8 +30,7 @@ class DcRateTest {
   void should_keep_the_isolation_runway_at_the_datacenters_rate_with_default_caps() {
     DcRate rate = new DcRate(DAY, 0.25);
     rate.request(1_000);
-    rate.observe(0, 75_000); // a first reservation that filled this server's reserve: not a rate
-    rate.observe(SECOND, 75_000);
+    rate.observe(SECOND, 75_000); // a first reservation that filled this server's reserve: not a rate
     rate.observe(76 * SECOND, 90_000); // 15,000 in 75 s: 200 IDs/s, a day is 17,280,000
     assertThat(rate.idsPerSecond()).isEqualTo(200.0);
     assertThat(rate.lowWater(SEQ)).isEqualTo(17_280_000);
@@ -40,7 +38,6 @@ class DcRateTest {
         .isEqualTo(17_280_000 - 17_000_000 + 4_320_000);
 
     DcRate busy = new DcRate(DAY, 0.25);
-    busy.observe(0, 0);
     busy.observe(0, 0);
     busy.observe(MINUTE, 6_000_000); // 100,000 IDs/s: the default cap must not bind
     assertThat(busy.lowWater(SEQ)).isEqualTo(8_640_000_000L);
@@ -51,16 +48,28 @@ class DcRateTest {
     SequenceDefinition capped = new SequenceDefinition("t", 1, Long.MAX_VALUE, 1, 500, 2_000_000);
     DcRate rate = new DcRate(DAY, 0.25);
     rate.observe(0, 0);
-    rate.observe(0, 0);
     rate.observe(MINUTE, 3_000_000);
     assertThat(rate.lowWater(capped)).isEqualTo(1_600_000); // cap / (1 + step)
     assertThat(rate.refillSize(capped, 1_500_000)).as("never above the cap").isEqualTo(500_000);
   }
 
   @Test
+  void should_not_read_this_servers_fills_as_rate() {
+    DcRate rate = new DcRate(DAY, 0.25);
+    rate.request(200);
+    rate.observe(0, 200); // the first reservation, from empty
+    rate.request(500);
+    rate.observe(SECOND / 2, 700); // growing: 500 > 2 x 200
+    rate.request(75_000);
+    rate.observe(SECOND, 75_700); // the fill to 5 minutes at 200 IDs/s
+    rate.request(15_000);
+    rate.observe(76 * SECOND, 90_700); // a steady step, 75 s later
+    assertThat(rate.idsPerSecond()).as("15,000 in 75 s, the fills left out").isEqualTo(200.0);
+  }
+
+  @Test
   void should_average_intervals_and_merge_ones_too_short_to_average_the_steps_out() {
     DcRate rate = new DcRate(DAY, 0.25);
-    rate.observe(0, 0);
     rate.observe(0, 0);
     rate.observe(MINUTE, 6_000); // 100 IDs/s
     rate.observe(MINUTE + SECOND, 1_000_000); // a step a second later: merged into the next interval
