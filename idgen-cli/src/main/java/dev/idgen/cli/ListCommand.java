@@ -16,7 +16,7 @@ import picocli.CommandLine.Option;
 final class ListCommand extends RpcCommand {
 
   @Option(names = "--page-size", paramLabel = "N", defaultValue = "100",
-      description = "Sequences per call, 1 to 1000. Default: ${DEFAULT-VALUE}.")
+      description = "Sequences per call; the servers return at most 1000. Default: ${DEFAULT-VALUE}.")
   private int pageSize;
 
   @Override

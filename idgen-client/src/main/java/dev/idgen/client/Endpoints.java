@@ -2,7 +2,10 @@ package dev.idgen.client;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import dev.idgen.api.v1.IdGenGrpc;
+import io.grpc.CallCredentials;
 import io.grpc.Channel;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientInterceptors;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -21,6 +24,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 @ThreadSafe
 final class Endpoints {
 
+  /**
+   * What every call carries, on every endpoint: call credentials (null: none) and interceptors (the
+   * last sees a call first, as with {@link ClientInterceptors#intercept(Channel, List)}).
+   */
+  @SuppressWarnings("Immutable") // CallCredentials and interceptors are thread-safe by gRPC's contract
+  record CallSettings(CallCredentials credentials, List<ClientInterceptor> interceptors) {
+    static final CallSettings NONE = new CallSettings(null, List.of());
+  }
+
   /** One server (or balanced group of servers) and the stub that calls it. */
   static final class Endpoint {
     final String name;
@@ -29,9 +41,11 @@ final class Endpoints {
     private volatile long avoidUntil;
     private volatile boolean failedOnce;
 
-    Endpoint(String name, Channel channel, Executor executor) {
+    Endpoint(String name, Channel channel, Executor executor, CallSettings calls) {
       this.name = name;
-      this.stub = IdGenGrpc.newStub(channel).withExecutor(executor);
+      IdGenGrpc.IdGenStub s = IdGenGrpc.newStub(ClientInterceptors.intercept(channel, calls.interceptors()))
+          .withExecutor(executor);
+      this.stub = calls.credentials() == null ? s : s.withCallCredentials(calls.credentials());
     }
 
     boolean avoided(long now) {

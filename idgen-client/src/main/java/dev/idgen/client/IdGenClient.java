@@ -1,12 +1,14 @@
 package dev.idgen.client;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.api.v1.IdGenGrpc;
 import io.grpc.Channel;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -59,7 +61,7 @@ public final class IdGenClient implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
 
   IdGenClient(ClientSettings settings, List<String> targets, List<Channel> channels,
-      ChannelCredentials credentials, ScheduledExecutorService givenExecutor) {
+      ChannelCredentials credentials, Endpoints.CallSettings calls, ScheduledExecutorService givenExecutor) {
     this.settings = settings;
     if (givenExecutor != null) {
       this.executor = givenExecutor;
@@ -90,7 +92,7 @@ public final class IdGenClient implements AutoCloseable {
       for (String target : targets) {
         ManagedChannel channel = newChannel(target, credentials);
         created.add(channel);
-        all.add(new Endpoints.Endpoint(target, channel, callbacks));
+        all.add(new Endpoints.Endpoint(target, channel, callbacks, calls));
       }
     } catch (RuntimeException e) {
       created.forEach(ManagedChannel::shutdownNow);
@@ -100,15 +102,27 @@ public final class IdGenClient implements AutoCloseable {
       throw e;
     }
     for (Channel channel : channels) {
-      all.add(new Endpoints.Endpoint(channel.authority(), channel, callbacks));
+      all.add(new Endpoints.Endpoint(channel.authority(), channel, callbacks, calls));
     }
     this.ownChannels = List.copyOf(created);
     this.endpoints = new Endpoints(all, settings.maxBackoffNanos());
   }
 
+  /**
+   * The service config of the channels the client creates: round-robin over every address of a target,
+   * and gRPC's client-side health checking of {@code idgen.v1.IdGen} (the {@code grpc-services}
+   * dependency carries it), so that a server that reports {@code NOT_SERVING} (a graceful stop, before
+   * it refuses calls) gets no new calls: a target's other addresses take them, and a target with none
+   * left fails its calls {@code UNAVAILABLE} at once, which the sources retry on another target. A
+   * server without the health service counts as serving.
+   */
+  static final Map<String, ?> SERVICE_CONFIG = Map.of(
+      "loadBalancingConfig", List.of(Map.of("round_robin", Map.of())),
+      "healthCheckConfig", Map.of("serviceName", IdGenGrpc.SERVICE_NAME));
+
   private static ManagedChannel newChannel(String target, ChannelCredentials credentials) {
     try {
-      return Grpc.newChannelBuilder(target, credentials).defaultLoadBalancingPolicy("round_robin").build();
+      return Grpc.newChannelBuilder(target, credentials).defaultServiceConfig(SERVICE_CONFIG).build();
     } catch (RuntimeException e) {
       throw new IllegalStateException("cannot create a channel for target '" + target + "' (is a gRPC"
           + " transport such as io.grpc:grpc-netty-shaded on the runtime classpath?): " + e.getMessage(), e);

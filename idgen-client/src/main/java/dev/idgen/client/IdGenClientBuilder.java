@@ -1,17 +1,22 @@
 package dev.idgen.client;
 
 import com.google.errorprone.annotations.CanIgnoreReturnValue;
+import io.grpc.CallCredentials;
 import io.grpc.Channel;
 import io.grpc.ChannelCredentials;
+import io.grpc.ClientInterceptor;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.TlsChannelCredentials;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * Configures and builds an {@link IdGenClient}. Obtain one with {@link IdGenClient#builder()}.
@@ -47,6 +52,9 @@ public final class IdGenClientBuilder {
   private final List<String> targets = new ArrayList<>();
   private final List<Channel> channels = new ArrayList<>();
   private ChannelCredentials credentials = TlsChannelCredentials.create();
+  private CallCredentials callCredentials;
+  private BearerToken.TokenFile tokenFile;
+  private final List<ClientInterceptor> interceptors = new ArrayList<>();
   private Duration callDeadline = DEFAULT_CALL_DEADLINE;
   private Duration waitDeadline = DEFAULT_WAIT_DEADLINE;
   private Duration leaseLifetime = DEFAULT_LEASE_LIFETIME;
@@ -98,7 +106,10 @@ public final class IdGenClientBuilder {
    * Adds a channel the application built, for instance an in-process channel in tests, or a
    * {@code ManagedChannel} with settings this builder does not offer. Requests rotate over channels
    * and targets alike. The client does not close these channels; the application does, after
-   * {@link IdGenClient#close()}. Credentials set on this builder do not apply to them.
+   * {@link IdGenClient#close()}. Channel credentials set on this builder do not apply to them, nor does
+   * the client's service config (client-side health checking, round-robin): those are the channel's own.
+   * Call credentials ({@link #bearerToken(String)} and friends) and {@linkplain #intercept interceptors}
+   * do apply.
    *
    * @param channel a channel to a server offering {@code idgen.v1.IdGen}
    * @return this builder
@@ -140,6 +151,90 @@ public final class IdGenClientBuilder {
   @CanIgnoreReturnValue
   public IdGenClientBuilder credentials(ChannelCredentials credentials) {
     this.credentials = Objects.requireNonNull(credentials, "credentials");
+    return this;
+  }
+
+  /**
+   * Sends {@code authorization: Bearer TOKEN} with every call, the token the servers' access rules
+   * know the application by ({@code idgen.access.tokens}). The token is sent only over TLS (or an
+   * in-process channel): over a plaintext connection calls fail with {@code UNAUTHENTICATED} before
+   * anything is sent. Replaces any call credentials set before.
+   *
+   * @param token the token: visible ASCII characters, no spaces
+   * @return this builder
+   * @throws IllegalArgumentException if the token is empty or contains other characters
+   */
+  @CanIgnoreReturnValue
+  public IdGenClientBuilder bearerToken(String token) {
+    String checked = BearerToken.check(token, "bearerToken(String)");
+    return setCallCredentials(new BearerToken(() -> checked, "bearerToken(String)"), null);
+  }
+
+  /**
+   * Sends {@code authorization: Bearer TOKEN} with every call, the token read from {@code file} (a
+   * mounted secret) and read again whenever the file changes, so that a rotated token is sent from
+   * the next call on, with no restart. Surrounding whitespace is ignored. If the file cannot be read
+   * later, the token read before is kept (and a warning logged). {@link #build()} reads it once, so
+   * that a missing file fails at once. Sent only over TLS, as {@link #bearerToken(String)}. Replaces
+   * any call credentials set before.
+   *
+   * @param file the file holding the token
+   * @return this builder
+   */
+  @CanIgnoreReturnValue
+  public IdGenClientBuilder bearerTokenFile(Path file) {
+    BearerToken.TokenFile source = new BearerToken.TokenFile(file);
+    return setCallCredentials(new BearerToken(source, source.toString()), source);
+  }
+
+  /**
+   * Sends {@code authorization: Bearer TOKEN} with every call, the token asked of {@code token} at
+   * every call (lease requests are seconds apart), on the client's executor: it should return quickly,
+   * from a cache of its own if getting a token is slow. If it throws, the call fails with
+   * {@code UNAUTHENTICATED} (reason {@code REJECTED} for callers). Sent only over TLS, as
+   * {@link #bearerToken(String)}. Replaces any call credentials set before.
+   *
+   * @param token supplies the current token; must be thread-safe
+   * @return this builder
+   */
+  @CanIgnoreReturnValue
+  public IdGenClientBuilder bearerToken(Supplier<String> token) {
+    Objects.requireNonNull(token, "token");
+    return setCallCredentials(new BearerToken(token, "bearerToken(Supplier)"), null);
+  }
+
+  /**
+   * Attaches gRPC call credentials of the application's own to every call, on targets and channels
+   * alike (the bearer-token methods above are shorthands for this). Replaces any call credentials set
+   * before.
+   *
+   * @param credentials the call credentials
+   * @return this builder
+   */
+  @CanIgnoreReturnValue
+  public IdGenClientBuilder callCredentials(CallCredentials credentials) {
+    return setCallCredentials(Objects.requireNonNull(credentials, "credentials"), null);
+  }
+
+  private IdGenClientBuilder setCallCredentials(CallCredentials credentials, BearerToken.TokenFile file) {
+    this.callCredentials = credentials;
+    this.tokenFile = file;
+    return this;
+  }
+
+  /**
+   * Adds interceptors to every call on targets and channels alike (to add headers, trace or log).
+   * May be called several times; as with gRPC's {@code ClientInterceptors.intercept}, the interceptor
+   * added last sees a call first.
+   *
+   * @param interceptors the interceptors
+   * @return this builder
+   */
+  @CanIgnoreReturnValue
+  public IdGenClientBuilder intercept(ClientInterceptor... interceptors) {
+    for (ClientInterceptor i : Arrays.asList(interceptors)) {
+      this.interceptors.add(Objects.requireNonNull(i, "interceptor"));
+    }
     return this;
   }
 
@@ -307,10 +402,18 @@ public final class IdGenClientBuilder {
       throw new IllegalArgumentException(
           "maxLeaseSize: " + maxLeaseSize + " (expected: >= minLeaseSize " + minLeaseSize + ")");
     }
+    if (tokenFile != null) {
+      try {
+        tokenFile.get(); // fail at once on a missing or empty file, not at the first call
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException("bearerTokenFile: " + e.getMessage(), e);
+      }
+    }
     String clientName = name != null ? name : String.valueOf(CLIENT_NUMBERS.incrementAndGet());
     ClientSettings settings = new ClientSettings(clientName, nanos(callDeadline), nanos(waitDeadline),
         minLeaseSize, maxLeaseSize, nanos(leaseLifetime), nanos(initialBackoff), nanos(maxBackoff), ticker);
-    return new IdGenClient(settings, List.copyOf(targets), List.copyOf(channels), credentials, executor);
+    return new IdGenClient(settings, List.copyOf(targets), List.copyOf(channels), credentials,
+        new Endpoints.CallSettings(callCredentials, List.copyOf(interceptors)), executor);
   }
 
   private static void checkPositive(String what, Duration d) {

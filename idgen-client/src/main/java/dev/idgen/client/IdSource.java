@@ -1,6 +1,8 @@
 package dev.idgen.client;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * New, never handed out before, IDs of one sequence, served from ranges leased in advance.
@@ -15,6 +17,13 @@ import com.google.errorprone.annotations.ThreadSafe;
  * never used (a gap, never a duplicate). Nor are those still unused when their range's
  * {@code valid_for}, set by the server, has passed since the source requested it: the source drops
  * them (counted in {@link IdSourceStats#idsExpired()}) and serves the next lease.
+ *
+ * <p>Code that must not block (an event loop, a reactive pipeline) uses {@link #tryNext()}, which
+ * never waits, or {@link #nextAsync()}, whose future completes when a lease arrives. Neither waits
+ * for the network; like {@link #next()}, they may take the source's lock, which is only ever held for
+ * a few in-memory steps.
+ *
+ * <p>Implemented by the library only: methods may be added in later versions.
  */
 @ThreadSafe
 public interface IdSource {
@@ -34,6 +43,33 @@ public interface IdSource {
    *     exhausted, or the client is closed; {@link IdGenClientException#reason()} says which
    */
   long next();
+
+  /**
+   * Returns a new ID if the source holds one now, never waiting for a lease. When it holds none (at
+   * start-up, or when the servers fall behind), it makes sure a lease is on its way and returns empty;
+   * call again later, or use {@link #nextAsync()}.
+   *
+   * @return an ID never handed out before, or empty if the source holds none at the moment
+   * @throws IdGenClientException if the source can never serve again (reason {@code EXHAUSTED} or
+   *     {@code CLOSED}), or, once, if its last lease request was refused while it held nothing (reason
+   *     {@code REJECTED}, as the next caller of {@link #next()} would hear); never {@code TIMED_OUT}
+   */
+  OptionalLong tryNext();
+
+  /**
+   * Returns a new ID without blocking the caller: a future that is already complete when the source
+   * holds an ID (the usual case), and otherwise completes when a lease arrives.
+   *
+   * <p>A future that could not complete at once is completed on the client's executor thread (on
+   * {@link IdGenClient#close()}, on the closing thread): dependent stages added without an executor of
+   * their own run there, so they must not block (use the {@code ...Async} variants with an executor for
+   * work that may). Cancelling the future gives up the wait; no ID is lost by it.
+   *
+   * @return a future of an ID never handed out before; it fails with an {@link IdGenClientException}
+   *     where {@link #next()} would throw one (reason {@code TIMED_OUT} after the client's wait deadline,
+   *     {@code REJECTED}, {@code EXHAUSTED}, {@code CLOSED}; never {@code INTERRUPTED})
+   */
+  CompletableFuture<Long> nextAsync();
 
   /**
    * Returns {@code count} new IDs at once: cheaper than as many calls to {@link #next()}.

@@ -1,5 +1,7 @@
 package dev.idgen.client;
 
+import com.google.errorprone.annotations.CanIgnoreReturnValue;
+import com.google.errorprone.annotations.Immutable;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -10,65 +12,280 @@ import java.util.Objects;
  * get rates. In a healthy steady state {@link #waits()} stays constant: callers are served from the
  * local lease while the next one is fetched in the background.
  *
- * @param sequence the sequence's name
- * @param idsServed IDs handed to callers
- * @param leases {@code Allocate} calls that delivered IDs
- * @param leaseSize the number of IDs the source currently asks for per lease; follows the consumption
- *     rate, between the configured minimum and maximum
- * @param idsHeld IDs leased and not yet handed out (abandoned if the process stops now)
- * @param waits times a caller found nothing left and had to wait for a lease
- * @param waitTime the total time callers spent waiting, over all {@link #waits()}
- * @param failedCalls {@code Allocate} calls that failed (retried or not)
- * @param idsExpired IDs leased and dropped unused because their range's {@code valid_for} ran out (a
- *     gap, never a duplicate); stays 0 with servers that set no {@code valid_for}, and in a steady
- *     workload whose leases are used up in time
+ * <p>A final class with accessors rather than a record, so that counters can be added without breaking
+ * callers: code that needs a snapshot of its own (a test of code that exports these counters) builds
+ * one with {@link #builder(String)}, where a counter it does not set is 0.
  */
-public record IdSourceStats(
-    String sequence,
-    long idsServed,
-    long leases,
-    long leaseSize,
-    long idsHeld,
-    long waits,
-    Duration waitTime,
-    long failedCalls,
-    long idsExpired) {
+@Immutable
+public final class IdSourceStats {
+  private final String sequence;
+  private final long idsServed;
+  private final long leases;
+  private final long leaseSize;
+  private final long idsHeld;
+  private final long waits;
+  private final Duration waitTime;
+  private final long failedCalls;
+  private final long idsExpired;
 
-  /**
-   * Creates a snapshot (sources do; tests of code that exports stats may too).
-   *
-   * @param sequence the sequence's name
-   * @param idsServed IDs handed to callers
-   * @param leases {@code Allocate} calls that delivered IDs
-   * @param leaseSize the number of IDs the source currently asks for per lease
-   * @param idsHeld IDs leased and not yet handed out
-   * @param waits times a caller found nothing left and had to wait for a lease
-   * @param waitTime the total time callers spent waiting
-   * @param failedCalls {@code Allocate} calls that failed (retried or not)
-   * @param idsExpired IDs dropped unused because their range's {@code valid_for} ran out
-   * @throws NullPointerException if {@code sequence} or {@code waitTime} is null
-   */
-  public IdSourceStats {
-    Objects.requireNonNull(sequence, "sequence");
-    Objects.requireNonNull(waitTime, "waitTime");
+  private IdSourceStats(Builder b) {
+    this.sequence = b.sequence;
+    this.idsServed = b.idsServed;
+    this.leases = b.leases;
+    this.leaseSize = b.leaseSize;
+    this.idsHeld = b.idsHeld;
+    this.waits = b.waits;
+    this.waitTime = b.waitTime;
+    this.failedCalls = b.failedCalls;
+    this.idsExpired = b.idsExpired;
   }
 
   /**
-   * Creates a snapshot with no expired IDs: the constructor of the counters that came before
-   * {@link #idsExpired()}, kept for code written against it.
+   * Returns a builder of a snapshot of {@code sequence}, every counter 0 (sources build theirs this
+   * way; tests of code that exports stats may too).
    *
    * @param sequence the sequence's name
-   * @param idsServed IDs handed to callers
-   * @param leases {@code Allocate} calls that delivered IDs
-   * @param leaseSize the number of IDs the source currently asks for per lease
-   * @param idsHeld IDs leased and not yet handed out
-   * @param waits times a caller found nothing left and had to wait for a lease
-   * @param waitTime the total time callers spent waiting
-   * @param failedCalls {@code Allocate} calls that failed (retried or not)
-   * @throws NullPointerException if {@code sequence} or {@code waitTime} is null
+   * @return a new builder
    */
-  public IdSourceStats(String sequence, long idsServed, long leases, long leaseSize, long idsHeld, long waits,
-      Duration waitTime, long failedCalls) {
-    this(sequence, idsServed, leases, leaseSize, idsHeld, waits, waitTime, failedCalls, 0);
+  public static Builder builder(String sequence) {
+    return new Builder(sequence);
+  }
+
+  /**
+   * Returns the sequence's name.
+   *
+   * @return the sequence's name
+   */
+  public String sequence() {
+    return sequence;
+  }
+
+  /**
+   * Returns how many IDs were handed to callers.
+   *
+   * @return IDs handed to callers
+   */
+  public long idsServed() {
+    return idsServed;
+  }
+
+  /**
+   * Returns how many {@code Allocate} calls delivered IDs.
+   *
+   * @return {@code Allocate} calls that delivered IDs
+   */
+  public long leases() {
+    return leases;
+  }
+
+  /**
+   * Returns the number of IDs the source currently asks for per lease; it follows the consumption
+   * rate, between the configured minimum and maximum.
+   *
+   * @return the current lease size
+   */
+  public long leaseSize() {
+    return leaseSize;
+  }
+
+  /**
+   * Returns how many IDs are leased and not yet handed out (abandoned if the process stops now).
+   *
+   * @return IDs held
+   */
+  public long idsHeld() {
+    return idsHeld;
+  }
+
+  /**
+   * Returns how many times a caller found nothing left and had to wait for a lease ({@code next()},
+   * or a {@code nextAsync()} that could not complete at once).
+   *
+   * @return waits
+   */
+  public long waits() {
+    return waits;
+  }
+
+  /**
+   * Returns the total time callers spent waiting, over all {@link #waits()}.
+   *
+   * @return the total wait
+   */
+  public Duration waitTime() {
+    return waitTime;
+  }
+
+  /**
+   * Returns how many {@code Allocate} calls failed (retried or not).
+   *
+   * @return failed calls
+   */
+  public long failedCalls() {
+    return failedCalls;
+  }
+
+  /**
+   * Returns how many IDs were leased and dropped unused because their range's {@code valid_for} ran out
+   * (a gap, never a duplicate); stays 0 with servers that set no {@code valid_for}, and in a steady
+   * workload whose leases are used up in time.
+   *
+   * @return IDs expired
+   */
+  public long idsExpired() {
+    return idsExpired;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof IdSourceStats s
+        && sequence.equals(s.sequence)
+        && idsServed == s.idsServed
+        && leases == s.leases
+        && leaseSize == s.leaseSize
+        && idsHeld == s.idsHeld
+        && waits == s.waits
+        && waitTime.equals(s.waitTime)
+        && failedCalls == s.failedCalls
+        && idsExpired == s.idsExpired;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(sequence, idsServed, leases, leaseSize, idsHeld, waits, waitTime, failedCalls, idsExpired);
+  }
+
+  /**
+   * Describes the counters, e.g. for a log line.
+   *
+   * @return the counters as {@code IdSourceStats[sequence=…, idsServed=…, …]}
+   */
+  @Override
+  public String toString() {
+    return "IdSourceStats[sequence=" + sequence + ", idsServed=" + idsServed + ", leases=" + leases
+        + ", leaseSize=" + leaseSize + ", idsHeld=" + idsHeld + ", waits=" + waits + ", waitTime=" + waitTime
+        + ", failedCalls=" + failedCalls + ", idsExpired=" + idsExpired + "]";
+  }
+
+  /** Builds an {@link IdSourceStats}; every counter not set is 0. Not thread-safe. */
+  public static final class Builder {
+    private final String sequence;
+    private long idsServed;
+    private long leases;
+    private long leaseSize;
+    private long idsHeld;
+    private long waits;
+    private Duration waitTime = Duration.ZERO;
+    private long failedCalls;
+    private long idsExpired;
+
+    private Builder(String sequence) {
+      this.sequence = Objects.requireNonNull(sequence, "sequence");
+    }
+
+    /**
+     * Sets {@link IdSourceStats#idsServed()}.
+     *
+     * @param n IDs handed to callers
+     * @return this builder
+     */
+    @CanIgnoreReturnValue
+    public Builder idsServed(long n) {
+      this.idsServed = n;
+      return this;
+    }
+
+    /**
+     * Sets {@link IdSourceStats#leases()}.
+     *
+     * @param n {@code Allocate} calls that delivered IDs
+     * @return this builder
+     */
+    @CanIgnoreReturnValue
+    public Builder leases(long n) {
+      this.leases = n;
+      return this;
+    }
+
+    /**
+     * Sets {@link IdSourceStats#leaseSize()}.
+     *
+     * @param n the current lease size
+     * @return this builder
+     */
+    @CanIgnoreReturnValue
+    public Builder leaseSize(long n) {
+      this.leaseSize = n;
+      return this;
+    }
+
+    /**
+     * Sets {@link IdSourceStats#idsHeld()}.
+     *
+     * @param n IDs leased and not yet handed out
+     * @return this builder
+     */
+    @CanIgnoreReturnValue
+    public Builder idsHeld(long n) {
+      this.idsHeld = n;
+      return this;
+    }
+
+    /**
+     * Sets {@link IdSourceStats#waits()}.
+     *
+     * @param n times a caller had to wait
+     * @return this builder
+     */
+    @CanIgnoreReturnValue
+    public Builder waits(long n) {
+      this.waits = n;
+      return this;
+    }
+
+    /**
+     * Sets {@link IdSourceStats#waitTime()}.
+     *
+     * @param total the total time callers spent waiting
+     * @return this builder
+     */
+    @CanIgnoreReturnValue
+    public Builder waitTime(Duration total) {
+      this.waitTime = Objects.requireNonNull(total, "total");
+      return this;
+    }
+
+    /**
+     * Sets {@link IdSourceStats#failedCalls()}.
+     *
+     * @param n failed {@code Allocate} calls
+     * @return this builder
+     */
+    @CanIgnoreReturnValue
+    public Builder failedCalls(long n) {
+      this.failedCalls = n;
+      return this;
+    }
+
+    /**
+     * Sets {@link IdSourceStats#idsExpired()}.
+     *
+     * @param n IDs dropped unused because their range expired
+     * @return this builder
+     */
+    @CanIgnoreReturnValue
+    public Builder idsExpired(long n) {
+      this.idsExpired = n;
+      return this;
+    }
+
+    /**
+     * Returns the snapshot.
+     *
+     * @return a new, immutable snapshot
+     */
+    public IdSourceStats build() {
+      return new IdSourceStats(this);
+    }
   }
 }

@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -122,6 +124,18 @@ import java.util.logging.Logger;
  * no lease is larger from then on; any other status is reported to the callers waiting at that moment,
  * without retry (a later caller that finds nothing left asks again).
  *
+ * <h2>Callers that do not block</h2>
+ * {@link #tryNext()} takes the fast path and, when the lease is used up, what the slow path does short
+ * of waiting (install the next queued range, report a failure, request a lease), then returns empty.
+ * {@link #nextAsync()} returns a completed future on the fast path; otherwise the caller becomes an
+ * {@code AsyncWaiter} in {@code asyncWaiters}, counted in {@code waits} and {@code waitingDemand} like
+ * a blocked caller. Every event that may serve or fail waiters (ranges received, a call completed or
+ * failed, an expiry, close) runs {@code serveAsyncLocked} under the lock, which takes IDs for the
+ * waiters in arrival order (before any caller that comes later, since it runs under the same lock as
+ * the queueing) or fails them, as a blocked caller would be; their futures are completed after the
+ * lock is released, so dependent stages never run under it. Each waiter has a task on the executor
+ * for its wait deadline.
+ *
  * <h2>Threads</h2>
  * Everything but {@code current} and the leases' indexes is guarded by {@code lock} (a lease's
  * {@code takenAtExpiry} too), held only for in-memory bookkeeping. Nothing calls into gRPC or the
@@ -199,6 +213,31 @@ final class LeasedIdSource implements IdSource {
     r.expiryTask = task;
   }
 
+  /**
+   * A caller of {@link #nextAsync()} that found nothing left: completed when a lease arrives or its wait
+   * fails. Its {@code future} is completed only outside the source's lock.
+   */
+  private static final class AsyncWaiter {
+    final CompletableFuture<Long> future = new CompletableFuture<>();
+    final long startNanos = System.nanoTime();
+    /** The source's {@code rejections} when it began to wait: later ones are reported to it. */
+    final long rejectionsAtStart;
+    /** The task for its wait deadline, once scheduled; cancelled when it is done. */
+    volatile ScheduledFuture<?> timeout;
+
+    AsyncWaiter(long rejectionsAtStart) {
+      this.rejectionsAtStart = rejectionsAtStart;
+    }
+
+    /** Cancels the deadline task (if already scheduled: else whoever schedules it sees the future done). */
+    void cancelTimeout() {
+      ScheduledFuture<?> t = timeout;
+      if (t != null) {
+        t.cancel(false);
+      }
+    }
+  }
+
   /** The longest {@code valid_for} taken as a limit: about 73 years; beyond it, none. */
   private static final long MAX_VALID_FOR_NANOS = Long.MAX_VALUE / 4;
 
@@ -268,6 +307,8 @@ final class LeasedIdSource implements IdSource {
   /** IDs that waiting callers still need: a lease is never smaller (unless a server's limit is). */
   @GuardedBy("lock") private long waitingDemand;
   @GuardedBy("lock") private int waiting;
+  /** Callers of {@link #nextAsync()} waiting for a lease, in arrival order. */
+  @GuardedBy("lock") private final ArrayDeque<AsyncWaiter> asyncWaiters = new ArrayDeque<>();
 
   // Stats.
   /** IDs of leases that were current and are used up. */
@@ -339,6 +380,217 @@ final class LeasedIdSource implements IdSource {
   }
 
   @Override
+  public OptionalLong tryNext() {
+    Lease l = current;
+    long i = l.take(1);
+    if (i < l.count) {
+      if (i == l.refillAt) {
+        refillMarkReached(null, 0);
+      }
+      return OptionalLong.of(l.id(i));
+    }
+    OptionalLong id = OptionalLong.empty();
+    boolean launch = false;
+    lock.lock();
+    try {
+      for (;;) {
+        if (closed) {
+          throw failure(IdGenClientException.Reason.CLOSED, null, "the IdGenClient is closed", null);
+        }
+        l = current;
+        i = l.take(1);
+        if (i < l.count) {
+          id = OptionalLong.of(l.id(i));
+          launch = i == l.refillAt && requestLocked(false);
+          break;
+        }
+        if (!queue.isEmpty()) {
+          launch |= installNextLocked();
+          continue;
+        }
+        if (exhausted != null) {
+          throw exhaustedLocked();
+        }
+        if (rejections != reportedRejections) {
+          throw rejectedLocked();
+        }
+        launch |= requestLocked(true);
+        break;
+      }
+    } finally {
+      lock.unlock();
+      if (launch) {
+        launch();
+      }
+    }
+    return id;
+  }
+
+  @Override
+  public CompletableFuture<Long> nextAsync() {
+    Lease l = current;
+    long i = l.take(1);
+    if (i < l.count) {
+      if (i == l.refillAt) {
+        refillMarkReached(null, 0);
+      }
+      return CompletableFuture.completedFuture(l.id(i));
+    }
+    return nextAsyncSlow();
+  }
+
+  private CompletableFuture<Long> nextAsyncSlow() {
+    AsyncWaiter w = null;
+    boolean launch = false;
+    lock.lock();
+    try {
+      for (;;) {
+        if (closed) {
+          return CompletableFuture.failedFuture(
+              failure(IdGenClientException.Reason.CLOSED, null, "the IdGenClient is closed", null));
+        }
+        Lease l = current;
+        long i = l.take(1);
+        if (i < l.count) {
+          launch |= i == l.refillAt && requestLocked(false);
+          return CompletableFuture.completedFuture(l.id(i));
+        }
+        if (!queue.isEmpty()) {
+          launch |= installNextLocked();
+          continue;
+        }
+        if (exhausted != null) {
+          return CompletableFuture.failedFuture(exhaustedLocked());
+        }
+        if (rejections != reportedRejections) {
+          // The last request failed while nobody waited: this caller is the first to hear.
+          return CompletableFuture.failedFuture(rejectedLocked());
+        }
+        w = new AsyncWaiter(rejections);
+        asyncWaiters.addLast(w);
+        waits++;
+        waitingDemand++;
+        launch |= requestLocked(true);
+        break;
+      }
+    } finally {
+      lock.unlock();
+      if (launch) {
+        launch();
+      }
+    }
+    scheduleAsyncTimeout(w);
+    return w.future;
+  }
+
+  /** Schedules {@code w}'s wait deadline; if the executor refuses, the wait is bounded by close() only. */
+  private void scheduleAsyncTimeout(AsyncWaiter w) {
+    ScheduledFuture<?> t;
+    try {
+      t = executor.schedule(() -> asyncTimedOut(w), settings.waitDeadlineNanos(), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      // The executor is shut down: the client is closing, which fails the waiter.
+      return;
+    }
+    w.timeout = t;
+    if (w.future.isDone()) { // served meanwhile: its completion may not have seen the task
+      t.cancel(false);
+    }
+  }
+
+  private void asyncTimedOut(AsyncWaiter w) {
+    List<Runnable> after = new ArrayList<>();
+    IdGenClientException e;
+    lock.lock();
+    try {
+      if (!asyncWaiters.remove(w)) {
+        return;
+      }
+      leaveAsyncLocked(w, after);
+      e = timedOutLocked();
+    } finally {
+      lock.unlock();
+    }
+    w.future.completeExceptionally(e);
+    after.forEach(Runnable::run);
+  }
+
+  /** Accounts for the end of {@code w}'s wait; its deadline task is cancelled once unlocked. */
+  @GuardedBy("lock")
+  private void leaveAsyncLocked(AsyncWaiter w, List<Runnable> after) {
+    waitNanos += System.nanoTime() - w.startNanos;
+    waitingDemand--;
+    after.add(w::cancelTimeout);
+  }
+
+  /**
+   * Serves the waiting {@link #nextAsync()} callers in arrival order from what the source holds, or
+   * fails them as a blocked caller would be failed (closed, exhausted, a rejection since they began
+   * to wait); what is left waits, with a request forced as a blocked caller forces one. The futures
+   * are completed by {@code after}, once unlocked. Returns whether the caller must {@link #launch()}.
+   */
+  @GuardedBy("lock")
+  private boolean serveAsyncLocked(List<Runnable> after) {
+    boolean launch = false;
+    while (!asyncWaiters.isEmpty()) {
+      AsyncWaiter w = asyncWaiters.peekFirst();
+      if (w.future.isDone()) { // cancelled by its caller
+        asyncWaiters.pollFirst();
+        leaveAsyncLocked(w, after);
+        continue;
+      }
+      if (closed) {
+        failAsyncLocked(failure(IdGenClientException.Reason.CLOSED, null, "the IdGenClient is closed", null),
+            after);
+        return false;
+      }
+      Lease l = current;
+      long i = l.take(1);
+      if (i < l.count) {
+        asyncWaiters.pollFirst();
+        leaveAsyncLocked(w, after);
+        long id = l.id(i);
+        after.add(() -> w.future.complete(id));
+        launch |= i == l.refillAt && requestLocked(false);
+        continue;
+      }
+      if (!queue.isEmpty()) {
+        launch |= installNextLocked();
+        continue;
+      }
+      if (exhausted != null) {
+        failAsyncLocked(exhaustedLocked(), after);
+        return launch;
+      }
+      if (rejections != w.rejectionsAtStart) {
+        IdGenClientException e = rejectedLocked();
+        for (Iterator<AsyncWaiter> it = asyncWaiters.iterator(); it.hasNext(); ) {
+          AsyncWaiter x = it.next();
+          if (x.rejectionsAtStart != rejections) {
+            it.remove();
+            leaveAsyncLocked(x, after);
+            after.add(() -> x.future.completeExceptionally(e));
+          }
+        }
+        continue;
+      }
+      launch |= requestLocked(true);
+      break;
+    }
+    return launch;
+  }
+
+  /** Fails every waiting {@link #nextAsync()} caller with {@code e}, once unlocked. */
+  @GuardedBy("lock")
+  private void failAsyncLocked(IdGenClientException e, List<Runnable> after) {
+    for (AsyncWaiter w : asyncWaiters) {
+      leaveAsyncLocked(w, after);
+      after.add(() -> w.future.completeExceptionally(e));
+    }
+    asyncWaiters.clear();
+  }
+
+  @Override
   public long[] next(int count) {
     if (count < 0) {
       throw new IllegalArgumentException("count: " + count + " (expected: >= 0)");
@@ -386,8 +638,9 @@ final class LeasedIdSource implements IdSource {
   public IdSourceStats stats() {
     lock.lock();
     try {
-      return new IdSourceStats(sequence, retiredIds + current.used(), leases, leaseSize, idsLeftLocked(),
-          waits, Duration.ofNanos(waitNanos), failedCalls, idsExpired);
+      return IdSourceStats.builder(sequence).idsServed(retiredIds + current.used()).leases(leases)
+          .leaseSize(leaseSize).idsHeld(idsLeftLocked()).waits(waits).waitTime(Duration.ofNanos(waitNanos))
+          .failedCalls(failedCalls).idsExpired(idsExpired).build();
     } finally {
       lock.unlock();
     }
@@ -407,6 +660,7 @@ final class LeasedIdSource implements IdSource {
     Attempt a;
     ScheduledFuture<?> f;
     List<ScheduledFuture<?>> expiryTasks = new ArrayList<>();
+    List<Runnable> after = new ArrayList<>();
     lock.lock();
     try {
       if (closed) {
@@ -430,9 +684,11 @@ final class LeasedIdSource implements IdSource {
       f = retry;
       retry = null;
       changed.signalAll();
+      serveAsyncLocked(after); // fails them: closed
     } finally {
       lock.unlock();
     }
+    after.forEach(Runnable::run);
     if (a != null) {
       a.cancel();
     }
@@ -520,8 +776,7 @@ final class LeasedIdSource implements IdSource {
             continue;
           }
           if (exhausted != null) {
-            throw failure(IdGenClientException.Reason.EXHAUSTED, exhausted.status(),
-                "the sequence is exhausted: " + exhausted.describe(), exhausted.cause());
+            throw exhaustedLocked();
           }
           if (!w.waiting) {
             startWaitingLocked(w, need);
@@ -562,6 +817,12 @@ final class LeasedIdSource implements IdSource {
         launch();
       }
     }
+  }
+
+  @GuardedBy("lock")
+  private IdGenClientException exhaustedLocked() {
+    return failure(IdGenClientException.Reason.EXHAUSTED, exhausted.status(),
+        "the sequence is exhausted: " + exhausted.describe(), exhausted.cause());
   }
 
   @GuardedBy("lock")
@@ -701,6 +962,7 @@ final class LeasedIdSource implements IdSource {
   private void expiryDue(Range r, boolean force) {
     boolean early;
     boolean launch = false;
+    List<Runnable> after = new ArrayList<>();
     lock.lock();
     try {
       if (closed || isGone(r)) {
@@ -722,6 +984,7 @@ final class LeasedIdSource implements IdSource {
               new Object[] {sequence, dropped});
         }
         launch = (current.remaining() == 0 && !queue.isEmpty()) ? installNextLocked() : requestLocked(false);
+        launch |= serveAsyncLocked(after);
         if (waiting > 0) {
           changed.signalAll();
         }
@@ -729,6 +992,7 @@ final class LeasedIdSource implements IdSource {
     } finally {
       lock.unlock();
     }
+    after.forEach(Runnable::run);
     if (early) {
       scheduleExpiry(r);
     }
@@ -856,44 +1120,64 @@ final class LeasedIdSource implements IdSource {
     a.started();
   }
 
-  /** Queues a range; returns it if its expiry task must be scheduled (once unlocked), else null. */
-  private Range received(Attempt a, IdRange r) {
+  /**
+   * Queues a range and serves the {@link #nextAsync()} callers that wait; once unlocked, schedules the
+   * range's expiry task, completes their futures, and launches a request if one was decided.
+   */
+  private void received(Attempt a, IdRange r) {
+    List<Runnable> after = new ArrayList<>();
+    boolean launch;
+    Range expiring;
     lock.lock();
     try {
-      if (closed || active != a) {
-        return null;
-      }
-      long validFor = validForOf(r);
-      if (r.getCount() < 1 || r.getStride() < 1 || validFor < 0) {
-        logger.log(Level.WARNING, "sequence ''{0}'': ignoring a malformed range from {1}: {2}",
-            new Object[] {sequence, endpoints.get(a.endpoint).name, r});
-        return null;
-      }
-      activeDelivered += r.getCount();
-      if (validFor > 0) {
-        validForNanos = validFor;
-      }
-      boolean expires = validFor > 0 && validFor <= MAX_VALID_FOR_NANOS;
-      Range range = new Range(r.getFirst(), r.getCount(), r.getStride(), expires, expires ? a.sentNanos + validFor : 0);
-      if (expires && range.dueAt(settings.ticker().nanos())) {
-        // Expired on arrival (valid_for shorter than the call took): never handed out.
-        markGone(range);
-        idsExpired += range.count;
-        activeExpiredOnArrival += range.count;
-        logger.log(Level.FINE, "sequence ''{0}'': dropped a range of {1} IDs from {2} that expired on arrival",
-            new Object[] {sequence, range.count, endpoints.get(a.endpoint).name});
-        return null;
-      }
-      queue.addLast(range);
-      queuedIds += range.count;
-      threshold = idsLeftLocked() / 2;
-      if (waiting > 0) {
-        changed.signalAll();
-      }
-      return expires ? range : null;
+      expiring = queueLocked(a, r);
+      launch = serveAsyncLocked(after);
     } finally {
       lock.unlock();
     }
+    if (expiring != null) {
+      scheduleExpiry(expiring);
+    }
+    after.forEach(Runnable::run);
+    if (launch) {
+      launch();
+    }
+  }
+
+  /** Queues a range; returns it if its expiry task must be scheduled (once unlocked), else null. */
+  @GuardedBy("lock")
+  private Range queueLocked(Attempt a, IdRange r) {
+    if (closed || active != a) {
+      return null;
+    }
+    long validFor = validForOf(r);
+    if (r.getCount() < 1 || r.getStride() < 1 || validFor < 0) {
+      logger.log(Level.WARNING, "sequence ''{0}'': ignoring a malformed range from {1}: {2}",
+          new Object[] {sequence, endpoints.get(a.endpoint).name, r});
+      return null;
+    }
+    activeDelivered += r.getCount();
+    if (validFor > 0) {
+      validForNanos = validFor;
+    }
+    boolean expires = validFor > 0 && validFor <= MAX_VALID_FOR_NANOS;
+    Range range = new Range(r.getFirst(), r.getCount(), r.getStride(), expires, expires ? a.sentNanos + validFor : 0);
+    if (expires && range.dueAt(settings.ticker().nanos())) {
+      // Expired on arrival (valid_for shorter than the call took): never handed out.
+      markGone(range);
+      idsExpired += range.count;
+      activeExpiredOnArrival += range.count;
+      logger.log(Level.FINE, "sequence ''{0}'': dropped a range of {1} IDs from {2} that expired on arrival",
+          new Object[] {sequence, range.count, endpoints.get(a.endpoint).name});
+      return null;
+    }
+    queue.addLast(range);
+    queuedIds += range.count;
+    threshold = idsLeftLocked() / 2;
+    if (waiting > 0) {
+      changed.signalAll();
+    }
+    return expires ? range : null;
   }
 
   /**
@@ -918,6 +1202,7 @@ final class LeasedIdSource implements IdSource {
 
   private void completed(Attempt a) {
     boolean launch;
+    List<Runnable> after = new ArrayList<>();
     lock.lock();
     try {
       if (closed || active != a) {
@@ -936,9 +1221,11 @@ final class LeasedIdSource implements IdSource {
       // Unless everything the call delivered had expired on arrival: asking again at once would only
       // repeat that, in a loop; a caller that finds nothing left still asks (and waits for it).
       launch = (activeDelivered == 0 || activeExpiredOnArrival < activeDelivered) && requestLocked(false);
+      launch |= serveAsyncLocked(after);
     } finally {
       lock.unlock();
     }
+    after.forEach(Runnable::run);
     if (launch) {
       launch();
     }
@@ -948,6 +1235,8 @@ final class LeasedIdSource implements IdSource {
     ServerError error = ServerError.of(t, a.count);
     Status status = error.status();
     long delay = -1;
+    boolean launch;
+    List<Runnable> after = new ArrayList<>();
     lock.lock();
     try {
       if (closed || active != a) {
@@ -997,8 +1286,13 @@ final class LeasedIdSource implements IdSource {
       if (waiting > 0) {
         changed.signalAll();
       }
+      launch = serveAsyncLocked(after);
     } finally {
       lock.unlock();
+    }
+    after.forEach(Runnable::run);
+    if (launch) {
+      launch();
     }
     if (delay >= 0) {
       scheduleRetry(delay);
@@ -1040,6 +1334,7 @@ final class LeasedIdSource implements IdSource {
   }
 
   private void executorRejected(RejectedExecutionException e) {
+    List<Runnable> after = new ArrayList<>();
     lock.lock();
     try {
       if (closed) {
@@ -1054,9 +1349,11 @@ final class LeasedIdSource implements IdSource {
       if (waiting > 0) {
         changed.signalAll();
       }
+      serveAsyncLocked(after); // fails them all (rejected); requests nothing, none is left
     } finally {
       lock.unlock();
     }
+    after.forEach(Runnable::run);
   }
 
   /**
@@ -1120,10 +1417,7 @@ final class LeasedIdSource implements IdSource {
 
     @Override
     public void onNext(IdRange range) {
-      Range r = received(this, range);
-      if (r != null) {
-        scheduleExpiry(r);
-      }
+      received(this, range);
     }
 
     @Override

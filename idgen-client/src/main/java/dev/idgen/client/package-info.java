@@ -4,7 +4,7 @@
  * servers.
  *
  * <p>The public surface is {@code IdGenClient}, {@code IdGenClientBuilder}, {@code IdSource},
- * {@code IdSourceStats}, {@code IdGenClientException} and {@code Ticker}; everything else in this
- * package is package-private and free to change.
+ * {@code IdSourceStats} (with its {@code Builder}), {@code IdGenClientException} and {@code Ticker};
+ * everything else in this package is package-private and free to change.
  */
 package dev.idgen.client;

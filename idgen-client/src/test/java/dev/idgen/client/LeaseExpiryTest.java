@@ -191,8 +191,8 @@ class LeaseExpiryTest {
     assertThat(stats.idsHeld()).isEqualTo(10);
     assertThat(stats.leases()).isEqualTo(3);
     assertThat(orders.next()).isEqualTo(21);
-    assertThat(new IdSourceStats("s", 1, 2, 3, 4, 5, Duration.ZERO, 6).idsExpired())
-        .as("the constructor without idsExpired").isZero();
+    assertThat(IdSourceStats.builder("s").idsServed(1).failedCalls(6).build().idsExpired())
+        .as("a counter the builder was not given").isZero();
   }
 
   @Test

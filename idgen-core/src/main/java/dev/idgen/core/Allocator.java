@@ -2,9 +2,11 @@ package dev.idgen.core;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
@@ -169,8 +171,12 @@ public final class Allocator implements AutoCloseable {
   }
 
   private SequenceDefinition find(String name) {
+    return findStored(name).definition();
+  }
+
+  private StoredSequence findStored(String name) {
     SequenceDefinition.checkName(name);
-    return store.find(name).orElseThrow(() -> new SequenceNotFoundException("sequence '" + name
+    return store.findStored(name).orElseThrow(() -> new SequenceNotFoundException("sequence '" + name
         + "' does not exist (sequences are created explicitly with CreateSequence)"));
   }
 
@@ -183,6 +189,17 @@ public final class Allocator implements AutoCloseable {
       SequenceDefinition.checkName(afterName);
     }
     return store.list(afterName, limit);
+  }
+
+  /** {@link #list}, with each sequence's creation time where the store recorded it. */
+  public List<StoredSequence> listStored(String afterName, int limit) {
+    if (limit < 1) {
+      throw new InvalidRequestException("page size " + limit + " (expected: >= 1)");
+    }
+    if (!afterName.isEmpty()) {
+      SequenceDefinition.checkName(afterName);
+    }
+    return store.listStored(afterName, limit);
   }
 
   /**
@@ -320,14 +337,15 @@ public final class Allocator implements AutoCloseable {
    */
   public SequenceView describe(String sequence) {
     SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
-    SequenceDefinition def = rt != null ? rt.definition : find(sequence);
+    StoredSequence stored = rt != null ? new StoredSequence(rt.definition, rt.createTime) : findStored(sequence);
+    SequenceDefinition def = stored.definition();
     long reserve = 0;
     if (rt != null) {
       for (StripePool pool : rt.pools) {
         reserve += pool.available();
       }
     }
-    return new SequenceView(def, store.state(def), reserve);
+    return new SequenceView(def, store.state(def), reserve, stored.createTime());
   }
 
   /** Counters of this allocator since it started, summed over every sequence it served. */
@@ -486,8 +504,8 @@ public final class Allocator implements AutoCloseable {
       return rt;
     }
     // Read outside computeIfAbsent: store I/O must not block other sequences' map bins.
-    SequenceDefinition def = find(name);
-    SequenceRuntime created = new SequenceRuntime(def, store, poolSettings);
+    StoredSequence stored = findStored(name);
+    SequenceRuntime created = new SequenceRuntime(stored, store, poolSettings);
     SequenceRuntime raced = sequences.putIfAbsent(name, created);
     if (raced != null) {
       return raced;
@@ -521,8 +539,12 @@ public final class Allocator implements AutoCloseable {
     };
   }
 
-  /** A sequence's definition with its store state and what this process holds in memory. */
-  public record SequenceView(SequenceDefinition definition, SequenceState state, long serverReserve) {}
+  /**
+   * A sequence's definition with its store state, what this process holds in memory, and its creation
+   * time where the store recorded it.
+   */
+  public record SequenceView(SequenceDefinition definition, SequenceState state, long serverReserve,
+      Optional<Instant> createTime) {}
 
   /**
    * Counters, over every sequence this allocator ever loaded: IDs handed out, store reservations (refills
@@ -567,6 +589,8 @@ public final class Allocator implements AutoCloseable {
   /** One sequence's pools, one per stripe. */
   private static final class SequenceRuntime {
     final SequenceDefinition definition;
+    /** Kept from loading (it never changes), so that describing a loaded sequence reads no definition. */
+    final Optional<Instant> createTime;
     final StripePool[] pools;
     final AtomicInteger nextStripe = new AtomicInteger();
     /** Allocated from since the last sweep of idle sequences. Racy by design: a missed write only delays an unload. */
@@ -576,8 +600,10 @@ public final class Allocator implements AutoCloseable {
     /** Removed from the allocator: its pools are closed or closing. */
     volatile boolean unloaded;
 
-    SequenceRuntime(SequenceDefinition definition, RangeStore store, StripePool.Settings settings) {
+    SequenceRuntime(StoredSequence stored, RangeStore store, StripePool.Settings settings) {
+      SequenceDefinition definition = stored.definition();
       this.definition = definition;
+      this.createTime = stored.createTime();
       this.pools = new StripePool[definition.stripes()];
       for (int k = 0; k < pools.length; k++) {
         pools[k] = new StripePool(definition, k, store, settings);

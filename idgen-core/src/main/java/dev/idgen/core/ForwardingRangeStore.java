@@ -39,6 +39,16 @@ public abstract class ForwardingRangeStore implements RangeStore {
   }
 
   @Override
+  public Optional<StoredSequence> findStored(String name) {
+    return delegate.findStored(name);
+  }
+
+  @Override
+  public List<StoredSequence> listStored(String afterName, int limit) {
+    return delegate.listStored(afterName, limit);
+  }
+
+  @Override
   public IdRange reserve(SequenceDefinition sequence, int stripe, long size) {
     return delegate.reserve(sequence, stripe, size);
   }

@@ -38,6 +38,19 @@ public interface RangeStore extends AutoCloseable {
   List<SequenceDefinition> list(String afterName, int limit);
 
   /**
+   * {@link #find}, with the sequence's creation time where the store recorded it. Stores that record
+   * one override this (and {@link #listStored}); the default has none.
+   */
+  default Optional<StoredSequence> findStored(String name) {
+    return find(name).map(StoredSequence::of);
+  }
+
+  /** {@link #list}, with each sequence's creation time where the store recorded it. */
+  default List<StoredSequence> listStored(String afterName, int limit) {
+    return list(afterName, limit).stream().map(StoredSequence::of).toList();
+  }
+
+  /**
    * Reserves the next IDs of one stripe for this process: a range of 1 to {@code size} IDs (fewer than
    * {@code size} where the stripe's end or a store-side block boundary is near, or where {@code size} is
    * more than {@link RunwayPolicy#boundedByRemaining} allows of what is left). No other call, anywhere,

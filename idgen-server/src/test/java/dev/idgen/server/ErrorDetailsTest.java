@@ -133,7 +133,7 @@ class ErrorDetailsTest {
     assertThat(pageSize.badField()).isEqualTo("page_size");
 
     ErrorDetails pageToken = details(() -> server.admin().listSequences(
-        ListSequencesRequest.newBuilder().setPageToken("-not-a-name").build()));
+        ListSequencesRequest.newBuilder().setPageToken("not-a-token").build()));
     assertThat(pageToken.reason()).isEqualTo("INVALID_PAGE_TOKEN");
     assertThat(pageToken.badField()).isEqualTo("page_token");
   }

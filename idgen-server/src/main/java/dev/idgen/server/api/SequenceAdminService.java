@@ -14,6 +14,7 @@ import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.InvalidRequestException;
 import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.StoredSequence;
 import io.grpc.Context;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
@@ -65,28 +66,19 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
   public void listSequences(ListSequencesRequest request, StreamObserver<ListSequencesResponse> responses) {
     unary(responses, StatusMapper.Subject.NONE, () -> {
       int pageSize = pageSize(request.getPageSize());
-      String after = request.getPageToken();
-      if (!after.isEmpty()) {
-        // The token is the last name of the previous page, so it must be a valid name.
-        try {
-          SequenceDefinition.checkName(after);
-        } catch (InvalidRequestException e) {
-          throw InvalidRequestException.ofField("page_token", "page_token: " + e.getMessage()
-              + " (expected: empty, or the next_page_token of the previous page)", e);
-        }
-      }
+      String after = PageTokens.parse(request.getPageToken());
       // One more than asked tells whether another page follows, without an empty last page.
-      List<SequenceDefinition> definitions = allocator.list(after, pageSize + 1);
-      boolean more = definitions.size() > pageSize;
-      List<SequenceDefinition> page = more ? definitions.subList(0, pageSize) : definitions;
+      List<StoredSequence> sequences = allocator.listStored(after, pageSize + 1);
+      boolean more = sequences.size() > pageSize;
+      List<StoredSequence> page = more ? sequences.subList(0, pageSize) : sequences;
       ListSequencesResponse.Builder response = ListSequencesResponse.newBuilder();
       boolean full = request.getView() == SequenceView.SEQUENCE_VIEW_FULL;
-      for (SequenceDefinition definition : page) {
-        response.addSequences(full ? SequenceMessages.toProto(allocator.describe(definition.name()))
-            : SequenceMessages.toProto(definition));
+      for (StoredSequence sequence : page) {
+        response.addSequences(full ? SequenceMessages.toProto(allocator.describe(sequence.definition().name()))
+            : SequenceMessages.toProto(sequence));
       }
       if (more) {
-        response.setNextPageToken(page.get(page.size() - 1).name());
+        response.setNextPageToken(PageTokens.after(page.get(page.size() - 1).definition().name()));
       }
       return response.build();
     });
@@ -101,16 +93,19 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
     });
   }
 
-  /** page_size: 0 means the default; otherwise 1 to {@link #MAX_PAGE_SIZE}. */
+  /**
+   * page_size: 0 means the default; above {@link #MAX_PAGE_SIZE}, the maximum (AIP-158: a caller asking
+   * for more gets full pages, not an error); negative is refused.
+   */
   static int pageSize(int requested) {
     if (requested == 0) {
       return DEFAULT_PAGE_SIZE;
     }
-    if (requested < 1 || requested > MAX_PAGE_SIZE) {
-      throw InvalidRequestException.ofField("page_size", "page_size " + requested + " (expected: 1 to " + MAX_PAGE_SIZE
-          + ", or 0 for " + DEFAULT_PAGE_SIZE + ")");
+    if (requested < 0) {
+      throw InvalidRequestException.ofField("page_size", "page_size " + requested + " (expected: >= 0; 0 for "
+          + DEFAULT_PAGE_SIZE + ", at most " + MAX_PAGE_SIZE + " are returned)");
     }
-    return requested;
+    return Math.min(requested, MAX_PAGE_SIZE);
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.idgen.server.api;
 
+import com.google.protobuf.Timestamp;
 import dev.idgen.api.v1.DatacenterReserve;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Sequence;
@@ -7,6 +8,9 @@ import dev.idgen.api.v1.StripeState;
 import dev.idgen.core.Allocator.SequenceView;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceState;
+import dev.idgen.core.StoredSequence;
+import java.time.Instant;
+import java.util.Optional;
 import javax.annotation.Nullable;
 
 /** Conversions between the core's values and the {@code idgen.v1} messages. */
@@ -36,12 +40,15 @@ final class SequenceMessages {
   }
 
   /** A sequence's definition only (ListSequences' basic view): no live state. */
-  static Sequence toProto(SequenceDefinition definition) {
-    return definition(definition).build();
+  static Sequence toProto(StoredSequence sequence) {
+    return definition(sequence.definition(), sequence.createTime()).build();
   }
 
-  private static Sequence.Builder definition(SequenceDefinition definition) {
-    return Sequence.newBuilder()
+  private static Sequence.Builder definition(SequenceDefinition definition, Optional<Instant> createTime) {
+    Sequence.Builder b = Sequence.newBuilder();
+    createTime.ifPresent(t -> b.setCreateTime(
+        Timestamp.newBuilder().setSeconds(t.getEpochSecond()).setNanos(t.getNano())));
+    return b
         .setName(definition.name())
         .setStart(definition.start())
         .setMax(definition.max())
@@ -54,7 +61,7 @@ final class SequenceMessages {
   static Sequence toProto(SequenceView view) {
     SequenceDefinition definition = view.definition();
     SequenceState state = view.state();
-    Sequence.Builder sequence = definition(definition);
+    Sequence.Builder sequence = definition(definition, view.createTime());
     for (SequenceState.Stripe stripe : state.stripes()) {
       StripeState.Builder stripeState = StripeState.newBuilder()
           .setStripe(stripe.stripe())

@@ -25,6 +25,7 @@ import dev.idgen.core.SequenceExhaustedException;
 import dev.idgen.core.SequenceNotFoundException;
 import dev.idgen.core.SequenceState;
 import dev.idgen.core.StoreUnavailableException;
+import dev.idgen.core.StoredSequence;
 import dev.idgen.core.Ticker;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -141,7 +142,7 @@ public final class CassandraRangeStore implements RangeStore {
     this.settings = settings;
     this.dc = settings.localDatacenter();
     String ks = settings.keyspace();
-    selectDefinition = session.prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size, op"
+    selectDefinition = session.prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size, created_at, op"
         + " FROM " + ks + ".sequences WHERE name = ?");
     insertDefinition = session.prepare("INSERT INTO " + ks + ".sequences (name, start, max, stripes,"
         + " node_block_size, dc_block_size, created_at, op) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS");
@@ -338,6 +339,11 @@ public final class CassandraRangeStore implements RangeStore {
 
   @Override
   public Optional<SequenceDefinition> find(String name) {
+    return findStored(name).map(StoredSequence::definition);
+  }
+
+  @Override
+  public Optional<StoredSequence> findStored(String name) {
     // Definitions never change once written, so a local read that finds one is authoritative; only
     // "not found" is double-checked at SERIAL, in case the creation is so recent it is still in flight.
     Row row = read(selectDefinition.bind(name), ConsistencyLevel.LOCAL_QUORUM, "definition of '" + name + "'");
@@ -351,7 +357,8 @@ public final class CassandraRangeStore implements RangeStore {
         log.debug("could not double-check at SERIAL that sequence '{}' does not exist: {}", name, e.getMessage());
       }
     }
-    return Optional.ofNullable(row).map(CassandraRangeStore::definition);
+    return Optional.ofNullable(row)
+        .map(r -> new StoredSequence(definition(r), Optional.ofNullable(r.getInstant("created_at"))));
   }
 
   private static SequenceDefinition definition(Row r) {
@@ -361,6 +368,11 @@ public final class CassandraRangeStore implements RangeStore {
 
   @Override
   public List<SequenceDefinition> list(String afterName, int limit) {
+    return listStored(afterName, limit).stream().map(StoredSequence::definition).toList();
+  }
+
+  @Override
+  public List<StoredSequence> listStored(String afterName, int limit) {
     // The table is small (one row per sequence) and partitions are in token order, so names are
     // read whole and sorted here.
     TreeSet<String> names = new TreeSet<>();
@@ -371,12 +383,12 @@ public final class CassandraRangeStore implements RangeStore {
     } catch (DriverException e) {
       throw unavailable("listing sequences", e);
     }
-    List<SequenceDefinition> out = new ArrayList<>();
+    List<StoredSequence> out = new ArrayList<>();
     for (String name : names.tailSet(afterName, false)) {
       if (out.size() == limit) {
         break;
       }
-      find(name).ifPresent(out::add);
+      findStored(name).ifPresent(out::add);
     }
     return out;
   }

@@ -13,6 +13,7 @@ import dev.idgen.core.SequenceExhaustedException;
 import dev.idgen.core.SequenceNotFoundException;
 import dev.idgen.core.SequenceState;
 import dev.idgen.core.StoreUnavailableException;
+import dev.idgen.core.StoredSequence;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,6 +24,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -71,7 +73,7 @@ public final class EmbeddedRangeStore implements RangeStore {
   /** The database file inside the store directory. */
   static final String FILE_NAME = "idgen.db";
   /** Stored in {@code PRAGMA user_version}; bump it with a migration when the tables change. */
-  static final int SCHEMA_VERSION = 2;
+  static final int SCHEMA_VERSION = 3;
   /** The one "datacenter" of an embedded store, in advance receipts and announcements. */
   static final String DATACENTER = "local";
   private static final Duration FLOOR_REFRESH = Duration.ofSeconds(1);
@@ -182,7 +184,8 @@ public final class EmbeddedRangeStore implements RangeStore {
               + " max INTEGER NOT NULL,"
               + " stripes INTEGER NOT NULL,"
               + " node_block_size INTEGER NOT NULL,"
-              + " dc_block_size INTEGER NOT NULL"
+              + " dc_block_size INTEGER NOT NULL,"
+              + " created_at INTEGER" // epoch milliseconds; NULL for sequences created before version 3
               + ") WITHOUT ROWID");
           // reserved: how many of the stripe's IDs are reserved, an index, never an ID.
           s.execute("CREATE TABLE stripes ("
@@ -195,8 +198,12 @@ public final class EmbeddedRangeStore implements RangeStore {
           s.execute("PRAGMA application_id = " + APPLICATION_ID);
           s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
           logger.info("Created embedded store {} (schema version {})", file, SCHEMA_VERSION);
-        } else if (applicationId == APPLICATION_ID && version == 1) {
-          createFloorTables(s);
+        } else if (applicationId == APPLICATION_ID && (version == 1 || version == 2)) {
+          if (version == 1) {
+            createFloorTables(s);
+          }
+          // Version 3: the creation time (SequenceAdmin's Sequence.create_time); unknown for older rows.
+          s.execute("ALTER TABLE sequences ADD COLUMN created_at INTEGER");
           s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
           logger.info("Upgraded embedded store {} to schema version {}", file, SCHEMA_VERSION);
         } else if (applicationId != APPLICATION_ID) {
@@ -264,13 +271,15 @@ public final class EmbeddedRangeStore implements RangeStore {
         throw new SequenceAlreadyExistsException("sequence '" + name + "' already exists");
       }
       PreparedStatement insert = db.prepare("INSERT INTO sequences"
-          + " (name, start, max, stripes, node_block_size, dc_block_size) VALUES (?, ?, ?, ?, ?, ?)");
+          + " (name, start, max, stripes, node_block_size, dc_block_size, created_at)"
+          + " VALUES (?, ?, ?, ?, ?, ?, ?)");
       insert.setString(1, name);
       insert.setLong(2, definition.start());
       insert.setLong(3, definition.max());
       insert.setInt(4, definition.stripes());
       insert.setLong(5, definition.nodeBlockSize());
       insert.setLong(6, definition.dcBlockSize());
+      insert.setLong(7, Instant.now().toEpochMilli());
       insert.executeUpdate();
       PreparedStatement stripe = db.prepare("INSERT INTO stripes (name, stripe, reserved) VALUES (?, ?, 0)");
       for (int k = 0; k < definition.stripes(); k++) {
@@ -284,26 +293,36 @@ public final class EmbeddedRangeStore implements RangeStore {
 
   @Override
   public Optional<SequenceDefinition> find(String name) {
+    return findStored(name).map(StoredSequence::definition);
+  }
+
+  @Override
+  public Optional<StoredSequence> findStored(String name) {
     Objects.requireNonNull(name, "name");
-    return read("find sequence '" + name + "'", db -> storedDefinition(db, name));
+    return read("find sequence '" + name + "'", db -> storedSequence(db, name));
   }
 
   @Override
   public List<SequenceDefinition> list(String afterName, int limit) {
+    return listStored(afterName, limit).stream().map(StoredSequence::definition).toList();
+  }
+
+  @Override
+  public List<StoredSequence> listStored(String afterName, int limit) {
     Objects.requireNonNull(afterName, "afterName");
     if (limit < 1) {
       throw new IllegalArgumentException("limit: " + limit + " (expected: >= 1)");
     }
     return read("list sequences", db -> {
       // Names are ASCII, so SQLite's BINARY collation is String.compareTo order.
-      PreparedStatement select = db.prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size"
+      PreparedStatement select = db.prepare("SELECT " + SEQUENCE_COLUMNS
           + " FROM sequences WHERE name > ? ORDER BY name LIMIT ?");
       select.setString(1, afterName);
       select.setInt(2, limit);
-      List<SequenceDefinition> page = new ArrayList<>();
+      List<StoredSequence> page = new ArrayList<>();
       try (ResultSet rs = select.executeQuery()) {
         while (rs.next()) {
-          page.add(definition(rs));
+          page.add(stored(rs));
         }
       }
       return page;
@@ -700,12 +719,25 @@ public final class EmbeddedRangeStore implements RangeStore {
   }
 
   private static Optional<SequenceDefinition> storedDefinition(Session db, String name) throws SQLException {
-    PreparedStatement select = db.prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size"
-        + " FROM sequences WHERE name = ?");
+    return storedSequence(db, name).map(StoredSequence::definition);
+  }
+
+  private static Optional<StoredSequence> storedSequence(Session db, String name) throws SQLException {
+    PreparedStatement select = db.prepare("SELECT " + SEQUENCE_COLUMNS + " FROM sequences WHERE name = ?");
     select.setString(1, name);
     try (ResultSet rs = select.executeQuery()) {
-      return rs.next() ? Optional.of(definition(rs)) : Optional.empty();
+      return rs.next() ? Optional.of(stored(rs)) : Optional.empty();
     }
+  }
+
+  /** The columns {@link #stored(ResultSet)} reads, in its order. */
+  private static final String SEQUENCE_COLUMNS =
+      "name, start, max, stripes, node_block_size, dc_block_size, created_at";
+
+  private static StoredSequence stored(ResultSet rs) throws SQLException {
+    long created = rs.getLong(7);
+    boolean unknown = rs.wasNull(); // about the last column read: before definition() reads the others
+    return new StoredSequence(definition(rs), unknown ? Optional.empty() : Optional.of(Instant.ofEpochMilli(created)));
   }
 
   /**

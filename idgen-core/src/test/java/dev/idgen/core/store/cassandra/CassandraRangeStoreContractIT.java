@@ -1,11 +1,18 @@
 package dev.idgen.core.store.cassandra;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.idgen.core.ForwardingRangeStore;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.RangeStoreContractTest;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.StoredSequence;
 import dev.idgen.testing.CassandraExtension;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
@@ -34,5 +41,18 @@ class CassandraRangeStoreContractIT extends RangeStoreContractTest {
   @Override
   protected RangeStore newStore() {
     return new ForwardingRangeStore(shared) {}; // close() does not close the shared store
+  }
+
+  @Test
+  void should_record_the_creation_time() {
+    Instant before = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+    SequenceDefinition d = created(prefix + "timed", 1, 100, 1);
+    Instant after = Instant.now();
+
+    StoredSequence found = store.findStored(d.name()).orElseThrow();
+    assertThat(found.definition()).isEqualTo(d);
+    assertThat(found.createTime()).hasValueSatisfying(t -> assertThat(t).isBetween(before, after));
+    assertThat(store.listStored(prefix, 10)).filteredOn(s -> s.definition().name().startsWith(prefix))
+        .containsExactly(found);
   }
 }

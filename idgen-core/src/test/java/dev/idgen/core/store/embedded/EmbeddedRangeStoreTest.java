@@ -244,6 +244,31 @@ class EmbeddedRangeStoreTest extends RangeStoreContractTest {
         .hasMessageContaining("newer idgen");
   }
 
+  @Test
+  void should_record_the_creation_time_and_upgrade_a_version_2_store_in_place() throws Exception {
+    java.time.Instant before = java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+    SequenceDefinition d = created(prefix + "timed", 1, 100, 1);
+    java.time.Instant after = java.time.Instant.now();
+    assertThat(store.findStored(d.name()).orElseThrow().createTime()).hasValueSatisfying(
+        t -> assertThat(t).isBetween(before, after));
+    assertThat(store.listStored("", 100)).filteredOn(x -> x.definition().equals(d)).singleElement()
+        .satisfies(x -> assertThat(x.createTime()).isEqualTo(store.findStored(d.name()).orElseThrow().createTime()));
+    store.close();
+    // A store written before version 3: no created_at column.
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(EmbeddedRangeStore.FILE_NAME));
+        Statement s = c.createStatement()) {
+      s.execute("ALTER TABLE sequences DROP COLUMN created_at");
+      s.execute("PRAGMA user_version = 2");
+    }
+
+    store = EmbeddedRangeStore.open(dir);
+
+    assertThat(store.findStored(d.name()).orElseThrow().createTime()).as("unknown for an old row").isEmpty();
+    assertThat(store.find(d.name())).contains(d);
+    SequenceDefinition later = created(prefix + "later", 1, 100, 1);
+    assertThat(store.findStored(later.name()).orElseThrow().createTime()).isPresent();
+  }
+
   // ---- what the contract leaves open
 
   @Test

@@ -1,0 +1,232 @@
+package dev.idgen.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@link IdSource#tryNext()} and {@link IdSource#nextAsync()}: served from memory when the source holds
+ * IDs, never blocking when it does not, and failing as {@code next()} would. The executor is a
+ * {@link ManualScheduler} on a fake ticker and the in-process server direct, so a lease request runs to
+ * its end inside the call that starts it (unless the test holds it) and deadlines pass when the test
+ * says.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class NonBlockingCallersTest {
+  private final FakeCluster cluster = new FakeCluster();
+  private final FakeTicker ticker = new FakeTicker();
+  private final ManualScheduler scheduler = new ManualScheduler(ticker);
+  private FakeCluster.FakeServer server;
+  private IdGenClient client;
+
+  @BeforeEach
+  void setUp() {
+    server = cluster.server();
+    cluster.backend.create("orders");
+  }
+
+  @AfterEach
+  void tearDown() {
+    if (client != null) {
+      client.close();
+    }
+    scheduler.shutdownNow();
+    cluster.close();
+  }
+
+  private IdGenClientBuilder builder() {
+    return IdGenClient.builder()
+        .channel(server.channel())
+        .executor(scheduler)
+        .ticker(ticker)
+        .minLeaseSize(10)
+        .maxLeaseSize(10)
+        .waitDeadline(Duration.ofSeconds(2))
+        .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5));
+  }
+
+  @Test
+  void try_next_should_return_empty_while_the_lease_is_on_its_way_and_ids_once_it_arrived() {
+    server.service().hold();
+    client = builder().build();
+    IdSource orders = client.sequence("orders"); // the first lease request, held
+
+    assertThat(orders.tryNext()).isEmpty();
+    assertThat(orders.tryNext()).isEmpty();
+    assertThat(server.service().calls).as("no second request while one is in flight").hasValue(1);
+    assertThat(orders.stats().waits()).as("tryNext never waits").isZero();
+
+    server.service().release();
+
+    assertThat(orders.tryNext()).hasValue(1);
+    assertThat(orders.tryNext()).hasValue(2);
+    assertThat(orders.next()).isEqualTo(3);
+  }
+
+  @Test
+  void try_next_should_request_a_lease_when_the_source_holds_nothing_and_none_is_on_its_way() {
+    client = builder().build();
+    IdSource late = client.sequence("late"); // NOT_FOUND: no request in flight afterwards
+    assertThat(catchThrowableOfType(IdGenClientException.class, late::tryNext).reason())
+        .isEqualTo(IdGenClientException.Reason.REJECTED);
+    cluster.backend.create("late");
+    int calls = server.service().calls.get();
+
+    assertThat(late.tryNext()).as("nothing held: it requests, and returns without waiting").isEmpty();
+
+    assertThat(server.service().calls.get()).isEqualTo(calls + 1);
+    assertThat(late.tryNext()).hasValue(1);
+  }
+
+  @Test
+  void try_next_should_report_a_refused_request_once_and_an_exhausted_sequence_for_good() {
+    client = builder().build();
+    IdSource unknown = client.sequence("unknown"); // NOT_FOUND, while nobody waits
+
+    IdGenClientException refused = catchThrowableOfType(IdGenClientException.class, unknown::tryNext);
+    assertThat(refused.reason()).isEqualTo(IdGenClientException.Reason.REJECTED);
+    assertThat(refused.status().orElseThrow().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+
+    cluster.backend.create("small", 1, 1, 5);
+    IdSource small = client.sequence("small");
+    assertThat(small.next(5)).containsExactly(1, 2, 3, 4, 5);
+    for (int i = 0; i < 2; i++) {
+      IdGenClientException exhausted = catchThrowableOfType(IdGenClientException.class, small::tryNext);
+      assertThat(exhausted.reason()).isEqualTo(IdGenClientException.Reason.EXHAUSTED);
+    }
+  }
+
+  @Test
+  void next_async_should_be_complete_at_once_when_the_source_holds_ids() {
+    client = builder().build();
+    IdSource orders = client.sequence("orders");
+
+    CompletableFuture<Long> first = orders.nextAsync();
+    CompletableFuture<Long> second = orders.nextAsync();
+
+    assertThat(first).isCompletedWithValue(1L);
+    assertThat(second).isCompletedWithValue(2L);
+    assertThat(orders.stats().waits()).isZero();
+  }
+
+  @Test
+  void next_async_should_complete_the_waiting_callers_in_order_when_the_lease_arrives() {
+    server.service().hold();
+    client = builder().build();
+    IdSource orders = client.sequence("orders");
+
+    List<CompletableFuture<Long>> futures = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      futures.add(orders.nextAsync());
+    }
+    CompletableFuture<Long> cancelled = orders.nextAsync();
+    CompletableFuture<Long> last = orders.nextAsync();
+    assertThat(futures).allMatch(f -> !f.isDone());
+    assertThat(cancelled.cancel(false)).isTrue();
+
+    server.service().release();
+
+    assertThat(futures.get(0)).isCompletedWithValue(1L);
+    assertThat(futures.get(1)).isCompletedWithValue(2L);
+    assertThat(futures.get(2)).isCompletedWithValue(3L);
+    assertThat(last).as("a cancelled caller takes no ID").isCompletedWithValue(4L);
+    assertThat(orders.next()).isEqualTo(5);
+    IdSourceStats stats = orders.stats();
+    assertThat(stats.waits()).isEqualTo(5);
+    assertThat(stats.idsServed()).isEqualTo(5);
+  }
+
+  @Test
+  void next_async_should_fail_with_timed_out_after_the_wait_deadline() {
+    server.service().hang(true);
+    client = builder().callDeadline(Duration.ofSeconds(60)).build();
+    IdSource orders = client.sequence("orders");
+
+    CompletableFuture<Long> future = orders.nextAsync();
+    scheduler.advance(Duration.ofMillis(1999));
+    assertThat(future).isNotDone();
+    scheduler.advance(Duration.ofMillis(1));
+
+    assertThat(reason(future)).isEqualTo(IdGenClientException.Reason.TIMED_OUT);
+  }
+
+  @Test
+  void next_async_should_fail_as_next_would_when_refused_exhausted_or_closed() {
+    client = builder().build();
+    server.service().hold();
+    IdSource unknown = client.sequence("unknown");
+    CompletableFuture<Long> refused = unknown.nextAsync();
+    assertThat(refused).isNotDone();
+    server.service().release(); // NOT_FOUND
+    assertThat(reason(refused)).isEqualTo(IdGenClientException.Reason.REJECTED);
+
+    cluster.backend.create("small", 1, 1, 3);
+    IdSource small = client.sequence("small");
+    assertThat(small.next(3)).containsExactly(1, 2, 3);
+    assertThat(reason(small.nextAsync())).isEqualTo(IdGenClientException.Reason.EXHAUSTED);
+
+    server.service().hang(true);
+    cluster.backend.create("other");
+    CompletableFuture<Long> waiting = client.sequence("other").nextAsync();
+    assertThat(waiting).isNotDone();
+    client.close();
+    assertThat(reason(waiting)).isEqualTo(IdGenClientException.Reason.CLOSED);
+    assertThat(reason(small.nextAsync())).isEqualTo(IdGenClientException.Reason.CLOSED);
+  }
+
+  @Test
+  void next_async_from_many_threads_should_hand_out_every_id_once() throws Exception {
+    scheduler.shutdownNow();
+    // The client's own executor thread completes the futures, concurrently with the callers.
+    client = IdGenClient.builder().channel(server.channel()).minLeaseSize(5).maxLeaseSize(20).build();
+    IdSource orders = client.sequence("orders");
+    Set<Long> seen = ConcurrentHashMap.newKeySet();
+    ExecutorService threads = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        done.add(threads.submit(() -> {
+          List<CompletableFuture<Long>> mine = new ArrayList<>();
+          for (int i = 0; i < 5_000; i++) {
+            mine.add(orders.nextAsync());
+            if (mine.size() == 50) {
+              mine.forEach(f -> assertThat(seen.add(f.join())).isTrue());
+              mine.clear();
+            }
+          }
+          mine.forEach(f -> assertThat(seen.add(f.join())).isTrue());
+        }));
+      }
+      for (Future<?> f : done) {
+        f.get(20, TimeUnit.SECONDS);
+      }
+    } finally {
+      threads.shutdownNow();
+    }
+    assertThat(seen).hasSize(20_000);
+    assertThat(orders.stats().idsServed()).isEqualTo(20_000);
+  }
+
+  private static IdGenClientException.Reason reason(CompletableFuture<Long> future) {
+    assertThat(future).isCompletedExceptionally();
+    ExecutionException e = catchThrowableOfType(ExecutionException.class, future::get);
+    assertThat(e.getCause()).isInstanceOf(IdGenClientException.class);
+    return ((IdGenClientException) e.getCause()).reason();
+  }
+}
