@@ -10,8 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -22,33 +20,9 @@ import org.junit.jupiter.api.Timeout;
  * sensibly. One source against one in-process fake server, tasks run inline (as in {@link IdSourceTest}).
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
-class ErrorReasonsTest {
-  private final FakeCluster cluster = new FakeCluster();
-  private final InlineScheduler scheduler = new InlineScheduler();
-  private FakeCluster.FakeServer server;
-  private IdGenClient client;
-
-  @BeforeEach
-  void setUp() {
-    server = cluster.server();
-    cluster.backend.create("orders");
-  }
-
-  @AfterEach
-  void tearDown() {
-    if (client != null) {
-      client.close();
-    }
-    scheduler.shutdownNow();
-    cluster.close();
-  }
-
-  private IdGenClientBuilder builder() {
-    return IdGenClient.builder()
-        .channel(server.channel())
-        .executor(scheduler)
-        .ticker(new FakeTicker())
-        .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5));
+class ErrorReasonsTest extends OneServerFixture<InlineScheduler> {
+  ErrorReasonsTest() {
+    super(t -> new InlineScheduler());
   }
 
   @Test

@@ -15,8 +15,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -29,34 +27,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * report), not thread timing.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
-class IdSourceTest {
-  private final FakeCluster cluster = new FakeCluster();
-  private final FakeTicker ticker = new FakeTicker();
-  private final InlineScheduler scheduler = new InlineScheduler();
-  private FakeCluster.FakeServer server;
-  private IdGenClient client;
-
-  @BeforeEach
-  void setUp() {
-    server = cluster.server();
-    cluster.backend.create("orders");
-  }
-
-  @AfterEach
-  void tearDown() {
-    if (client != null) {
-      client.close();
-    }
-    scheduler.shutdownNow();
-    cluster.close();
-  }
-
-  private IdGenClientBuilder builder() {
-    return IdGenClient.builder()
-        .channel(server.channel())
-        .executor(scheduler)
-        .ticker(ticker)
-        .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5));
+class IdSourceTest extends OneServerFixture<InlineScheduler> {
+  IdSourceTest() {
+    super(t -> new InlineScheduler());
   }
 
   @Test

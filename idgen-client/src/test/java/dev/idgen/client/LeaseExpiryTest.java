@@ -14,8 +14,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.stream.LongStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -29,34 +27,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * time, on the test's thread.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class LeaseExpiryTest {
-  private final FakeCluster cluster = new FakeCluster();
-  private final FakeTicker ticker = new FakeTicker();
-  private final ManualScheduler scheduler = new ManualScheduler(ticker);
-  private FakeCluster.FakeServer server;
-  private IdGenClient client;
-
-  @BeforeEach
-  void setUp() {
-    server = cluster.server();
-    cluster.backend.create("orders");
-  }
-
-  @AfterEach
-  void tearDown() {
-    if (client != null) {
-      client.close();
-    }
-    scheduler.shutdownNow();
-    cluster.close();
-  }
-
-  private IdGenClientBuilder builder() {
-    return IdGenClient.builder()
-        .channel(server.channel())
-        .executor(scheduler)
-        .ticker(ticker)
-        .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5));
+class LeaseExpiryTest extends OneServerFixture<ManualScheduler> {
+  LeaseExpiryTest() {
+    super(ManualScheduler::new);
   }
 
   private LeasedIdSource orders() {

@@ -15,8 +15,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -28,37 +26,14 @@ import org.junit.jupiter.api.Timeout;
  * says.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
-class NonBlockingCallersTest {
-  private final FakeCluster cluster = new FakeCluster();
-  private final FakeTicker ticker = new FakeTicker();
-  private final ManualScheduler scheduler = new ManualScheduler(ticker);
-  private FakeCluster.FakeServer server;
-  private IdGenClient client;
-
-  @BeforeEach
-  void setUp() {
-    server = cluster.server();
-    cluster.backend.create("orders");
+class NonBlockingCallersTest extends OneServerFixture<ManualScheduler> {
+  NonBlockingCallersTest() {
+    super(ManualScheduler::new);
   }
 
-  @AfterEach
-  void tearDown() {
-    if (client != null) {
-      client.close();
-    }
-    scheduler.shutdownNow();
-    cluster.close();
-  }
-
-  private IdGenClientBuilder builder() {
-    return IdGenClient.builder()
-        .channel(server.channel())
-        .executor(scheduler)
-        .ticker(ticker)
-        .minLeaseSize(10)
-        .maxLeaseSize(10)
-        .waitDeadline(Duration.ofSeconds(2))
-        .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5));
+  @Override
+  protected IdGenClientBuilder builder() {
+    return super.builder().minLeaseSize(10).maxLeaseSize(10).waitDeadline(Duration.ofSeconds(2));
   }
 
   @Test
