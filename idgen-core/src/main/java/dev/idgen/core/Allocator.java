@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -100,7 +101,8 @@ public final class Allocator implements AutoCloseable {
     if (unloadIdleAfterNanos > 0) {
       long period = Math.max(TimeUnit.SECONDS.toNanos(1), Math.min(TimeUnit.MINUTES.toNanos(1), unloadIdleAfterNanos / 4));
       unloader = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-unload-idle-"));
-      unloader.scheduleWithFixedDelay(this::unloadIdleQuietly, period, period, TimeUnit.NANOSECONDS);
+      // The task catches its own failures; shutdownNow() in close() ends it.
+      Future<?> unused = unloader.scheduleWithFixedDelay(this::unloadIdleQuietly, period, period, TimeUnit.NANOSECONDS);
     } else {
       unloader = null;
     }
@@ -133,7 +135,8 @@ public final class Allocator implements AutoCloseable {
     if (sync.enabled()) {
       sync.cycleQuietly(); // serve from the start when the store is there
       floorPoller = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-floor-sync-"));
-      floorPoller.scheduleWithFixedDelay(sync::cycleQuietly, refreshNanos, refreshNanos, TimeUnit.NANOSECONDS);
+      Future<?> unused = floorPoller.scheduleWithFixedDelay(sync::cycleQuietly, refreshNanos, refreshNanos,
+          TimeUnit.NANOSECONDS); // catches its own failures; shutdownNow() in close() ends it
     } else {
       floorPoller = null;
     }

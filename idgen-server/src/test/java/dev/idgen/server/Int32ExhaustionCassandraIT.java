@@ -103,7 +103,7 @@ class Int32ExhaustionCassandraIT {
 
   private static Status allocateUntilAnError(ManagedChannel channel, Random random, IssuedIds issued) {
     for (int i = 0; i < 100_000; i++) {
-      long count = 1 + random.nextInt(random.nextBoolean() ? 50 : 1_500);
+      long count = 1L + random.nextInt(random.nextBoolean() ? 50 : 1_500);
       try {
         Iterator<IdRange> ranges = IdGenGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
             .allocate(AllocateRequest.newBuilder().setSequence(SEQUENCE).setCount(count).build());

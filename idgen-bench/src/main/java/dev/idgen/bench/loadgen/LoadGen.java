@@ -99,12 +99,14 @@ public final class LoadGen implements Callable<Integer> {
       description = "Stripes of the sequence, if it is created. Default: ${DEFAULT-VALUE}.")
   int stripes;
 
-  @Option(names = "--node-block-size", defaultValue = "10000",
-      description = "node_block_size of the sequence, if it is created. Default: ${DEFAULT-VALUE}.")
+  @Option(names = "--node-block-size", defaultValue = "100000000",
+      description = "node_block_size of the sequence, if it is created (a cap: reserves are sized by time)."
+          + " Default: ${DEFAULT-VALUE}, the server's default.")
   long nodeBlockSize;
 
-  @Option(names = "--dc-block-size", defaultValue = "1000000",
-      description = "dc_block_size of the sequence, if it is created. Default: ${DEFAULT-VALUE}.")
+  @Option(names = "--dc-block-size", defaultValue = "1000000000000",
+      description = "dc_block_size of the sequence, if it is created (a cap). Default: ${DEFAULT-VALUE},"
+          + " the server's default.")
   long dcBlockSize;
 
   @Option(names = "--mode", defaultValue = "allocate",
