@@ -355,9 +355,7 @@ public final class Allocator implements AutoCloseable {
   public Stats stats() {
     Totals t = new Totals();
     for (SequenceRuntime rt : sequences.values()) {
-      for (StripePool p : rt.pools) {
-        t.add(p.counters());
-      }
+      t.add(rt.totals());
     }
     synchronized (retired) {
       t.add(retired);
@@ -372,18 +370,9 @@ public final class Allocator implements AutoCloseable {
   public List<SequenceStats> sequenceStats() {
     List<SequenceStats> out = new ArrayList<>(sequences.size());
     for (SequenceRuntime rt : sequences.values()) {
-      long served = 0, reservations = 0, dropped = 0, abandoned = 0, held = 0, lowWater = 0;
-      for (StripePool p : rt.pools) {
-        StripePool.Counters c = p.counters();
-        served += c.served();
-        reservations += c.reservations();
-        dropped += c.dropped();
-        abandoned += c.abandoned();
-        held += c.available();
-        lowWater += c.lowWater();
-      }
-      out.add(new SequenceStats(rt.definition, served, reservations, dropped - abandoned, abandoned, held,
-          lowWater));
+      Totals t = rt.totals();
+      out.add(new SequenceStats(rt.definition, t.served, t.reservations, t.dropped - t.abandoned, t.abandoned,
+          t.held, t.lowWater));
     }
     return out;
   }
@@ -485,10 +474,7 @@ public final class Allocator implements AutoCloseable {
         continue;
       }
       closeAndGiveBack(rt);
-      Totals t = new Totals();
-      for (StripePool p : rt.pools) {
-        t.add(p.counters());
-      }
+      Totals t = rt.totals();
       synchronized (retired) {
         retired.add(t);
       }
@@ -559,7 +545,7 @@ public final class Allocator implements AutoCloseable {
 
   /** Sums of pool counters. Not thread-safe: local, or guarded by the lock of {@code retired}. */
   private static final class Totals {
-    long served, reservations, dropped, held, returned, abandoned;
+    long served, reservations, dropped, held, returned, abandoned, lowWater;
 
     void add(StripePool.Counters c) {
       served += c.served();
@@ -568,6 +554,7 @@ public final class Allocator implements AutoCloseable {
       held += c.available();
       returned += c.returned();
       abandoned += c.abandoned();
+      lowWater += c.lowWater();
     }
 
     void add(Totals o) {
@@ -577,6 +564,7 @@ public final class Allocator implements AutoCloseable {
       held += o.held;
       returned += o.returned;
       abandoned += o.abandoned;
+      lowWater += o.lowWater;
     }
   }
 
@@ -611,6 +599,15 @@ public final class Allocator implements AutoCloseable {
       for (int k = 0; k < pools.length; k++) {
         pools[k] = new StripePool(definition, k, store, settings);
       }
+    }
+
+    /** The sums of its pools' counters, one short lock per pool. */
+    Totals totals() {
+      Totals t = new Totals();
+      for (StripePool p : pools) {
+        t.add(p.counters());
+      }
+      return t;
     }
 
     /** Marks the sequence used; a read first, so that the hot path does not write a shared line every call. */

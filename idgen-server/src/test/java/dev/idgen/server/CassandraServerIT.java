@@ -136,14 +136,10 @@ class CassandraServerIT {
 
     // Both servers export the store's compare-and-set outcomes and the driver's own metrics.
     for (ServerProcess s : List.of(dc1, dc2)) {
-      java.net.http.HttpResponse<String> scrape = java.net.http.HttpClient.newHttpClient().send(
-          java.net.http.HttpRequest.newBuilder(java.net.URI.create(
-              "http://127.0.0.1:" + s.metricsPort() + "/metrics")).build(),
-          java.net.http.HttpResponse.BodyHandlers.ofString());
-      assertThat(scrape.statusCode()).isEqualTo(200);
-      assertThat(TestServer.sample(scrape.body(), "idgen_store_cas_total{outcome=\"applied\",tier=\"dc\"}"))
+      String scrape = s.scrape();
+      assertThat(TestServer.sample(scrape, "idgen_store_cas_total{outcome=\"applied\",tier=\"dc\"}"))
           .isPositive();
-      assertThat(scrape.body()).contains("idgen_store_cas_total{outcome=\"unknown\",tier=\"global\"}")
+      assertThat(scrape).contains("idgen_store_cas_total{outcome=\"unknown\",tier=\"global\"}")
           .contains("idgen_ids_allocated_total{sequence=\"orders\"}")
           .contains("idgen_runway_seconds{sequence=\"orders\",tier=\"dc\"}")
           .contains("cassandra_session_cql_requests");

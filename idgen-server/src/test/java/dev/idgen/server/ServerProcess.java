@@ -97,18 +97,23 @@ final class ServerProcess implements AutoCloseable {
     return Integer.parseInt(m.group(1));
   }
 
-  /**
-   * The sum of every series of {@code metric} (e.g. {@code idgen_ids_lost_total}, over all its labels) on the
-   * server's metrics endpoint now.
-   */
-  double scrapeSum(String metric) throws IOException, InterruptedException {
+  /** The server's metrics endpoint now (Prometheus text); fails unless it answers 200. */
+  String scrape() throws IOException, InterruptedException {
     java.net.http.HttpResponse<String> scrape = java.net.http.HttpClient.newHttpClient().send(
         java.net.http.HttpRequest.newBuilder(java.net.URI.create(
             "http://127.0.0.1:" + metricsPort() + "/metrics")).build(),
         java.net.http.HttpResponse.BodyHandlers.ofString());
     assertThat(scrape.statusCode()).isEqualTo(200);
+    return scrape.body();
+  }
+
+  /**
+   * The sum of every series of {@code metric} (e.g. {@code idgen_ids_lost_total}, over all its labels) on the
+   * server's metrics endpoint now.
+   */
+  double scrapeSum(String metric) throws IOException, InterruptedException {
     double sum = 0;
-    for (String line : scrape.body().split("\n")) {
+    for (String line : scrape().split("\n")) {
       if (line.startsWith(metric + " ") || line.startsWith(metric + "{")) {
         sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
       }

@@ -627,7 +627,7 @@ public final class CassandraRangeStore implements RangeStore {
    * process already has in flight.
    */
   private CompletableFuture<Void> startRefill(SequenceDefinition d, int stripe, long held) {
-    String key = d.name() + '\u0000' + stripe;
+    String key = stripeKey(d, stripe);
     CompletableFuture<Void> mine = new CompletableFuture<>();
     CompletableFuture<Void> running = refills.putIfAbsent(key, mine);
     if (running != null) {
@@ -1076,7 +1076,7 @@ public final class CassandraRangeStore implements RangeStore {
     double sum = 0;
     boolean measured = false;
     for (int stripe = 0; stripe < d.stripes(); stripe++) {
-      DcRate r = rates.get(d.name() + '\u0000' + stripe);
+      DcRate r = rates.get(stripeKey(d, stripe));
       double perSecond = r == null ? -1 : r.idsPerSecond();
       if (perSecond >= 0) {
         sum += perSecond;
@@ -1371,7 +1371,13 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   private DcRate rate(SequenceDefinition d, int stripe) {
-    return rates.computeIfAbsent(d.name() + '\u0000' + stripe, k -> new DcRate(settings.isolationRunway(), settings.poolRefillStep()));
+    return rates.computeIfAbsent(stripeKey(d, stripe),
+        k -> new DcRate(settings.isolationRunway(), settings.poolRefillStep()));
+  }
+
+  /** The key of a (sequence, stripe) in this process's maps of rates and refills in flight. */
+  private static String stripeKey(SequenceDefinition d, int stripe) {
+    return d.name() + '\u0000' + stripe;
   }
 
   private static BoundStatement global(BoundStatement s) {
