@@ -54,8 +54,9 @@ class CassandraServerIT {
     }
   }
 
-  private ServerProcess server(String dc, String contactPoint, boolean createSchema) throws Exception {
-    ServerProcess s = ServerProcess.start(dir, "server-" + dc, List.of(
+  private ServerProcess server(String dc, String contactPoint, boolean createSchema, String... extra)
+      throws Exception {
+    List<String> settings = new ArrayList<>(List.of(
         "idgen.store=cassandra",
         "idgen.cassandra.contact-points=" + contactPoint,
         "idgen.cassandra.local-datacenter=" + dc,
@@ -66,8 +67,58 @@ class CassandraServerIT {
         "idgen.cassandra.floor-refresh=500ms",
         // The sequence gauges appear at the first refresh after a sequence is loaded: well before the end.
         "idgen.metrics.refresh-interval=200ms"));
+    settings.addAll(List.of(extra));
+    ServerProcess s = ServerProcess.start(dir, "server-" + dc, settings);
     servers.add(s);
     return s;
+  }
+
+  @Test
+  void should_honour_a_floor_set_on_another_server_at_a_read_cost_independent_of_the_sequences_loaded()
+      throws Exception {
+    // Two reads of a sequence's state per monitor refresh at most; the floor log is polled every 500 ms.
+    ServerProcess dc1 = server("dc1", CassandraExtension.cluster().contactPoint(TestCassandra.DC1), true,
+        "idgen.metrics.store-reads-per-refresh=2");
+    ServerProcess dc2 = server("dc2", CassandraExtension.cluster().contactPoint(TestCassandra.DC2), false,
+        "idgen.metrics.store-reads-per-refresh=2");
+    int sequences = 200;
+    ExecutorService workers = Executors.newFixedThreadPool(4);
+    List<Future<?>> work = new ArrayList<>();
+    for (int i = 0; i < sequences; i++) {
+      String name = "many-" + i;
+      work.add(workers.submit(() -> {
+        SequenceAdminGrpc.newBlockingStub(dc1.channel()).withDeadlineAfter(60, TimeUnit.SECONDS)
+            .createSequence(CreateSequenceRequest.newBuilder().setName(name).build());
+        for (ServerProcess s : List.of(dc1, dc2)) { // loaded on both servers
+          assertThat(allocate(s.channel(), name, 1, 1)).hasSize(1);
+        }
+        return null;
+      }));
+    }
+    for (Future<?> f : work) {
+      f.get(5, TimeUnit.MINUTES);
+    }
+    workers.shutdown();
+
+    double readsBefore = dc2.scrapeSum("idgen_store_reads_total");
+    long start = System.nanoTime();
+    // Set on dc1; once it returns, dc2 has confirmed it: dc2 hands out nothing at or below it, cached or not.
+    long floor = 1_000_000_000L;
+    SequenceAdminGrpc.newBlockingStub(dc1.channel()).withDeadlineAfter(60, TimeUnit.SECONDS)
+        .advanceSequence(AdvanceSequenceRequest.newBuilder().setName("many-17").setFloor(floor).build());
+    assertThat(allocate(dc2.channel(), "many-17", 10, 1)).allSatisfy(id -> assertThat(id).isGreaterThan(floor));
+    Thread.sleep(5_000); // idle: what the background costs now
+    double reads = dc2.scrapeSum("idgen_store_reads_total") - readsBefore;
+    double elapsedMillis = (System.nanoTime() - start) / 1e6;
+
+    // Upper bound from the intervals (a slow machine runs fewer cycles, never more): per floor-sync cycle a
+    // read of the floor log, per monitor refresh 2 sequences of a few rows each, plus the advance itself.
+    // Reading every loaded sequence per refresh would cost over 400 per refresh.
+    double floorCycles = elapsedMillis / 500 + 2;
+    double refreshes = elapsedMillis / 200 + 2;
+    assertThat(reads).as("dc2's store reads in %.0f ms with %d sequences loaded", elapsedMillis, sequences)
+        .isLessThanOrEqualTo(4 * floorCycles + 8 * refreshes + 50);
+    assertThat(dc2.scrape()).contains("idgen_store_reads_total{consistency=\"plain\"}");
   }
 
   @Test
@@ -147,11 +198,15 @@ class CassandraServerIT {
   }
 
   private static List<Long> allocate(ManagedChannel channel, long count) {
+    return allocate(channel, "orders", count, 2);
+  }
+
+  private static List<Long> allocate(ManagedChannel channel, String sequence, long count, int stripes) {
     List<Long> ids = new ArrayList<>();
     Iterator<IdRange> ranges = IdGenGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
-        .allocate(AllocateRequest.newBuilder().setSequence("orders").setCount(count).build());
+        .allocate(AllocateRequest.newBuilder().setSequence(sequence).setCount(count).build());
     ranges.forEachRemaining(r -> {
-      assertThat(r.getStride()).isEqualTo(2);
+      assertThat(r.getStride()).isEqualTo(stripes);
       for (long k = 0; k < r.getCount(); k++) {
         ids.add(r.getFirst() + k * r.getStride());
       }

@@ -38,7 +38,8 @@ public record OperationsSettings(Metrics metrics, Alarms alarms, Tls tls, Access
 
   /** {@code idgen.metrics}: the Prometheus endpoint, and how often store-backed gauges are refreshed. */
   @Immutable
-  public record Metrics(boolean enabled, String host, int port, Duration refreshInterval) {}
+  public record Metrics(boolean enabled, String host, int port, Duration refreshInterval,
+      int storeReadsPerRefresh) {}
 
   /** {@code idgen.alarms}: when the log warns. Runway warnings of zero are off. */
   @Immutable
@@ -125,7 +126,9 @@ public record OperationsSettings(Metrics metrics, Alarms alarms, Tls tls, Access
     int port = config.getInt(METRICS + "port");
     check(config, METRICS + "port", port >= 0 && port <= 65535, "0 to 65535 (0: any free port), got " + port);
     Duration refresh = positive(config, METRICS + "refresh-interval", Duration.ofMillis(100));
-    return new Metrics(config.getBoolean(METRICS + "enabled"), host, port, refresh);
+    int reads = config.getInt(METRICS + "store-reads-per-refresh");
+    check(config, METRICS + "store-reads-per-refresh", reads >= 1, "at least 1, got " + reads);
+    return new Metrics(config.getBoolean(METRICS + "enabled"), host, port, refresh, reads);
   }
 
   private static Alarms alarms(Config config) {

@@ -135,6 +135,12 @@ public final class MetricsModule extends AbstractModule {
           .tag("tier", tier)
           .register(registry);
     });
+    for (boolean serial : new boolean[] {true, false}) {
+      FunctionCounter.builder(IdGenMetrics.STORE_READS, cassandra, c -> c.reads(serial))
+          .description("Cassandra reads sent, by consistency (serial: a Paxos round; plain: LOCAL_QUORUM)")
+          .tag("consistency", serial ? "serial" : "plain")
+          .register(registry);
+    }
   }
 
   private static void lost(MeterRegistry registry, String reason, Allocator allocator,

@@ -16,18 +16,24 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Keeps the per-sequence gauges that need the store or a rate — headroom, remaining IDs, the runway of
- * each reserve — and logs the alarms: every {@code idgen.metrics.refresh-interval} it reads the state of
- * each sequence this server has loaded from the store (one read per sequence, never one per scrape),
- * measures consumption rates over the interval, and updates the gauges.
+ * each reserve — and logs the alarms: every {@code idgen.metrics.refresh-interval} it measures each loaded
+ * sequence's consumption over the interval and updates its local gauges, and reads the store state (a
+ * plain read, never a Paxos round, never one per scrape) of at most {@code store-reads-per-refresh}
+ * sequences, those whose pool this server changed first. So the monitor's store load per server is
+ * bounded whatever the number of sequences; what it costs is staleness of the store gauges of idle
+ * sequences when there are many.
  *
  * <ul>
  *   <li>{@code idgen_headroom_ratio{sequence}}: the unreserved fraction of [start, max];
@@ -52,12 +58,14 @@ import org.slf4j.LoggerFactory;
 final class SequenceMonitor implements ServerComponent {
 
   private static final Logger log = LoggerFactory.getLogger(SequenceMonitor.class);
+  private static final long NEVER = Long.MIN_VALUE;
 
   private final Allocator allocator;
   private final RangeStore store;
   private final MeterRegistry registry;
   private final OperationsSettings.Alarms alarms;
   private final Duration interval;
+  private final int storeReadsPerRefresh;
   private final Ticker ticker;
   private final Object lock = new Object();
 
@@ -74,6 +82,7 @@ final class SequenceMonitor implements ServerComponent {
     this.registry = registry;
     this.alarms = settings.alarms();
     this.interval = settings.metrics().refreshInterval();
+    this.storeReadsPerRefresh = settings.metrics().storeReadsPerRefresh();
     this.ticker = ticker;
   }
 
@@ -109,15 +118,17 @@ final class SequenceMonitor implements ServerComponent {
   }
 
   /**
-   * Reads the store state of every loaded sequence, updates the gauges and logs alarms; drops the gauges of
+   * Updates the gauges and logs alarms: the local ones (this server's reserve and rate) for every loaded
+   * sequence, the store-derived ones for at most {@code storeReadsPerRefresh} of them; drops the gauges of
    * sequences the allocator unloaded, so that the registry follows the sequences in use.
    */
   void refresh() {
     long now = ticker.nanos();
     String dc = store instanceof CassandraRangeStore c ? c.localDatacenter() : null;
     List<Allocator.SequenceStats> loaded = allocator.sequenceStats();
+    List<Tracked> current = new ArrayList<>(loaded.size());
     synchronized (lock) {
-      java.util.Set<String> names = new java.util.HashSet<>();
+      Set<String> names = new HashSet<>();
       for (Allocator.SequenceStats stats : loaded) {
         names.add(stats.definition().name());
       }
@@ -128,48 +139,72 @@ final class SequenceMonitor implements ServerComponent {
         t.gauges.forEach(registry::remove);
         return true;
       });
-    }
-    for (Allocator.SequenceStats stats : loaded) {
-      SequenceDefinition def = stats.definition();
-      synchronized (lock) {
+      for (Allocator.SequenceStats stats : loaded) {
+        SequenceDefinition def = stats.definition();
         Tracked t = tracked.computeIfAbsent(def.name(), n -> new Tracked(def, dc != null));
         t.nodeRunway = t.node.update(now, stats.served(), stats.held());
         t.nodeGuaranteed = t.node.measured()
             ? RunwayPolicy.guaranteedSeconds(stats.lowWater(), t.node.perSecond()) : Double.NaN;
         t.nodeReserve = stats.held();
-        try {
-          SequenceState state = store.approximateState(def); // no Paxos round per sequence
-          long total = 0;
-          for (SequenceState.Stripe s : state.stripes()) {
-            total += s.size();
-          }
-          long remaining = state.remaining();
-          t.remaining = remaining;
-          t.headroom = total <= 0 ? 0 : (double) remaining / total;
-          if (dc != null) {
-            long reserve = 0;
-            for (SequenceState.DatacenterReserve r : state.datacenterReserves()) {
-              if (r.datacenter().equals(dc)) {
-                reserve += r.ids();
-              }
-            }
-            t.dcReserve = reserve;
-            double drainRunway = t.dcDrain.updateDrain(now, reserve);
-            // The rate the store sizes the pools by (measured over minutes, from what the datacenter's
-            // servers took) when there is one: the drain between two refreshes comes in steps.
-            double rate = ((CassandraRangeStore) store).datacenterRate(def);
-            t.dcRunway = rate > 0 ? reserve / rate : rate == 0 ? Double.POSITIVE_INFINITY : drainRunway;
-          }
-          checkHeadroom(t);
-        } catch (RuntimeException e) {
-          // The store is down: keep the last values; its unavailability shows in other metrics and logs.
-          log.debug("could not read the state of sequence '{}': {}", def.name(), e.toString());
-        }
+        t.reservations = stats.reservations();
         checkRunway(t, "node", t.nodeRunway, alarms.nodeRunwayWarning(), t.nodeReserve);
-        if (dc != null) {
-          checkRunway(t, "dc", t.dcRunway, alarms.dcRunwayWarning(), t.dcReserve);
+        current.add(t);
+      }
+      current.sort(READ_FIRST);
+    }
+    for (Tracked t : current.subList(0, Math.min(storeReadsPerRefresh, current.size()))) {
+      readStore(t, dc, now);
+    }
+  }
+
+  /**
+   * Which sequences' store state is read first when there are more than a refresh may read: never read,
+   * then those this server reserved for since their last read (their pool changed), then the longest
+   * unread. The store state of the others changes only by other servers' reservations, which at runways
+   * of minutes to hours is slow, so a gauge a few refreshes old is still right enough for an alarm.
+   */
+  private static final Comparator<Tracked> READ_FIRST = Comparator
+      .comparing((Tracked t) -> t.readNanos != NEVER)
+      .thenComparing(t -> t.reservations == t.reservationsAtRead)
+      .thenComparingLong(t -> t.readNanos);
+
+  private void readStore(Tracked t, String dc, long now) {
+    SequenceDefinition def = t.definition;
+    SequenceState state;
+    try {
+      state = store.approximateState(def); // no Paxos round
+    } catch (RuntimeException e) {
+      // The store is down: keep the last values; its unavailability shows in other metrics and logs.
+      log.debug("could not read the state of sequence '{}': {}", def.name(), e.toString());
+      return;
+    }
+    synchronized (lock) {
+      t.readNanos = now;
+      t.reservationsAtRead = t.reservations;
+      long total = 0;
+      for (SequenceState.Stripe s : state.stripes()) {
+        total += s.size();
+      }
+      long remaining = state.remaining();
+      t.remaining = remaining;
+      t.headroom = total <= 0 ? 0 : (double) remaining / total;
+      checkHeadroom(t);
+      if (dc == null) {
+        return;
+      }
+      long reserve = 0;
+      for (SequenceState.DatacenterReserve r : state.datacenterReserves()) {
+        if (r.datacenter().equals(dc)) {
+          reserve += r.ids();
         }
       }
+      t.dcReserve = reserve;
+      double drainRunway = t.dcDrain.updateDrain(now, reserve);
+      // The rate the store sizes the pools by (measured over minutes, from what the datacenter's
+      // servers took) when there is one: the drain between two reads comes in steps.
+      double rate = ((CassandraRangeStore) store).datacenterRate(def);
+      t.dcRunway = rate > 0 ? reserve / rate : rate == 0 ? Double.POSITIVE_INFINITY : drainRunway;
+      checkRunway(t, "dc", t.dcRunway, alarms.dcRunwayWarning(), t.dcReserve);
     }
   }
 
@@ -230,6 +265,11 @@ final class SequenceMonitor implements ServerComponent {
     volatile double nodeReserve = Double.NaN;
     volatile double dcReserve = Double.NaN;
     int headroomLevelsCrossed;
+    /** When (ticker nanos) the store state was last read, or {@link #NEVER}. */
+    long readNanos = NEVER;
+    /** The allocator's reservation count at the last refresh, and at the last store read. */
+    long reservations;
+    long reservationsAtRead = -1;
     boolean nodeRunwayLow;
     boolean dcRunwayLow;
 

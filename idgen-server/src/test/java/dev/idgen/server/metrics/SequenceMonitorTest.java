@@ -9,7 +9,10 @@ import ch.qos.logback.core.read.ListAppender;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.idgen.core.Allocator;
+import dev.idgen.core.ForwardingRangeStore;
+import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.SequenceState;
 import dev.idgen.server.InMemoryRangeStore;
 import dev.idgen.server.config.OperationsSettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -150,6 +153,53 @@ class SequenceMonitorTest {
 
     assertThat(registry.find(IdGenMetrics.RUNWAY).tag("tier", "dc").gauges()).isEmpty();
     assertThat(registry.find(IdGenMetrics.RUNWAY).tag("tier", "node").gauges()).hasSize(1);
+  }
+
+  @Test
+  void should_read_the_store_for_at_most_the_budget_per_refresh_whatever_the_number_of_sequences() {
+    // A store that records the monitor's reads, 120 loaded sequences, a budget of 50 reads per refresh.
+    List<String> read = new java.util.concurrent.CopyOnWriteArrayList<>();
+    RangeStore counting = new ForwardingRangeStore(store) {
+      @Override
+      public SequenceState approximateState(SequenceDefinition sequence) {
+        read.add(sequence.name());
+        return super.approximateState(sequence);
+      }
+    };
+    Config config = ConfigFactory.parseMap(Map.of("idgen.metrics.store-reads-per-refresh", 50))
+        .withFallback(ConfigFactory.defaultReference()).resolve();
+    monitor = new SequenceMonitor(allocator, counting, registry, OperationsSettings.from(config, Map.of()),
+        nanos::get);
+    allocator.allocate("small", 1, WAIT);
+    for (int i = 1; i < 120; i++) {
+      allocator.create(new SequenceDefinition("s" + i, 1, 1_000_000, 1, 10, 1_000));
+      allocator.allocate("s" + i, 1, WAIT);
+    }
+
+    // Never more than 50 reads per refresh, and every sequence read within ceil(120 / 50) = 3 refreshes.
+    List<String> third = List.of();
+    for (int refresh = 1; refresh <= 3; refresh++) {
+      read.clear();
+      nanos.addAndGet(TimeUnit.SECONDS.toNanos(15));
+      monitor.refresh();
+      assertThat(read).as("reads in refresh %d", refresh).hasSize(50).doesNotHaveDuplicates();
+      third = List.copyOf(read);
+    }
+    assertThat(registry.find(IdGenMetrics.HEADROOM).gauges()).hasSize(120)
+        .allSatisfy(g -> assertThat(g.value()).as(g.getId().getTag("sequence")).isNotNaN());
+
+    // A sequence read in the last refresh would wait two refreshes for its turn; one that this server reserved
+    // for since (its pool changed) is read at the next one.
+    String changed = third.stream().filter(n -> !n.equals("small")).findFirst().orElseThrow();
+    double remainingBefore = registry.get(IdGenMetrics.REMAINING).tag("sequence", changed).gauge().value();
+    allocator.allocate(changed, 100, WAIT); // more than its 10-ID pool holds: a reservation
+    read.clear();
+    nanos.addAndGet(TimeUnit.SECONDS.toNanos(15));
+    monitor.refresh();
+    assertThat(read).hasSize(50).contains(changed).doesNotContainAnyElementsOf(
+        third.stream().filter(n -> !n.equals(changed)).toList());
+    assertThat(registry.get(IdGenMetrics.REMAINING).tag("sequence", changed).gauge().value())
+        .isLessThanOrEqualTo(remainingBefore - 100);
   }
 
   @Test

@@ -107,6 +107,8 @@ public final class CassandraRangeStore implements RangeStore {
   private final Tier globalTier = new Tier();
   private final Tier poolTier = new Tier();
   private final LongAdder idsDropped = new LongAdder();
+  private final LongAdder plainReads = new LongAdder();
+  private final LongAdder serialReads = new LongAdder();
   private final ConcurrentMap<String, CompletableFuture<Void>> refills = new ConcurrentHashMap<>();
   /** This datacenter's consumption rate per (sequence, stripe), as this process observes its pool. */
   private final ConcurrentMap<String, DcRate> rates = new ConcurrentHashMap<>();
@@ -377,6 +379,7 @@ public final class CassandraRangeStore implements RangeStore {
     // read whole and sorted here.
     TreeSet<String> names = new TreeSet<>();
     try {
+      plainReads.increment();
       for (Row r : session.execute(selectNames.bind().setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM))) {
         names.add(r.getString(0));
       }
@@ -875,6 +878,7 @@ public final class CassandraRangeStore implements RangeStore {
       if (!datacenter.equals(dc)) {
         select = select.setNode(coordinatorIn(datacenter, "confirm an advance"));
       }
+      plainReads.increment();
       try {
         for (Row r : session.execute(select)) {
           if (r.getLong("applied") < version) {
@@ -1050,6 +1054,15 @@ public final class CassandraRangeStore implements RangeStore {
       }
     }
     return new SequenceState(stripes, reserves, unread);
+  }
+
+  /**
+   * Reads this store sent since it started, by kind: {@code serial} (SERIAL or LOCAL_SERIAL: a Paxos round on
+   * the partition) and {@code plain} (LOCAL_QUORUM). The background work of a server (floor sync, the
+   * monitor) must not grow with the number of sequences; these counters are how that is checked.
+   */
+  public long reads(boolean serial) {
+    return serial ? serialReads.sum() : plainReads.sum();
   }
 
   /** What the two tiers' compare-and-set operations did since the store started. */
@@ -1310,6 +1323,7 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   private Row read(BoundStatement s, ConsistencyLevel cl, String what) {
+    plainReads.increment();
     try {
       return session.execute(s.setConsistencyLevel(cl)).one();
     } catch (DriverException e) {
@@ -1328,6 +1342,7 @@ public final class CassandraRangeStore implements RangeStore {
       st = st.setNode(coordinator);
     }
     for (int attempt = 0; ; attempt++) {
+      serialReads.increment();
       try {
         return session.execute(st).one();
       } catch (DriverException e) {
