@@ -128,6 +128,11 @@ class AllocateThreadingTest {
             // waiting within the bound
           }
         }
+        // What an operator sees meanwhile: the waiting calls at the bound, the refusals counted.
+        String metrics = server.injector.getInstance(io.micrometer.prometheusmetrics.PrometheusMeterRegistry.class)
+            .scrape();
+        assertThat(TestServer.sample(metrics, "idgen_waiting_calls")).isEqualTo(bound);
+        assertThat(TestServer.sample(metrics, "idgen_calls_refused_total{reason=\"busy\"}")).isEqualTo(2 * bound);
       } finally {
         release.countDown();
       }

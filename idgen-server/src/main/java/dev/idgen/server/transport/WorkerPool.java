@@ -7,6 +7,9 @@ import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.lifecycle.ServerComponent;
 import dev.idgen.server.status.ErrorStatus;
 import io.grpc.StatusRuntimeException;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -15,6 +18,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The threads for work that may block, kept off the network threads that serve calls (see
@@ -40,11 +44,19 @@ public final class WorkerPool implements Executor, ServerComponent {
 
   private final int maxTasks;
   private final AtomicInteger threads = new AtomicInteger();
+  private final LongAdder refused = new LongAdder();
   private final ThreadPoolExecutor pool;
 
   @Inject
-  WorkerPool(ServerSettings settings) {
+  WorkerPool(ServerSettings settings, MeterRegistry registry) {
     this(settings.maxWaitingCalls());
+    Gauge.builder("idgen.waiting.calls", this, WorkerPool::busy)
+        .description("Calls waiting for a reserve or the store now (running or queued for a worker thread)")
+        .register(registry);
+    FunctionCounter.builder("idgen.calls.refused", refused, LongAdder::sum)
+        .description("Calls refused at once with UNAVAILABLE because idgen.limits.max-waiting-calls already wait")
+        .tag("reason", "busy")
+        .register(registry);
   }
 
   WorkerPool(int maxTasks) {
@@ -57,9 +69,11 @@ public final class WorkerPool implements Executor, ServerComponent {
           t.setDaemon(true);
           return t;
         }, (task, executor) -> {
-          throw executor.isShutdown()
-              ? new RejectedExecutionException("the server is shutting down")
-              : new Saturated(maxTasks);
+          if (executor.isShutdown()) {
+            throw new RejectedExecutionException("the server is shutting down");
+          }
+          refused.increment();
+          throw new Saturated(maxTasks);
         });
     pool.allowCoreThreadTimeOut(true); // idle: no threads
   }
