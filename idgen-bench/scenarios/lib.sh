@@ -64,6 +64,26 @@ start_cassandra_server() {
   fail "the server ($dc) did not start within 120 s"
 }
 
+# One Cassandra node in $CBASE (the launcher's single topology) and one server with default settings on it,
+# logs in $OUT. Sets GRPC and METRICS (its ports) and SERVER_PID.
+start_single_node_and_server() {
+  GRPC="$(port)"; METRICS="$(port)"
+  "$CASSANDRA_SH" fetch 9>&- >&2
+  say "starting a single Cassandra node in $CBASE"
+  "$CASSANDRA_SH" start --topology single --base-dir "$CBASE" 9>&- >"$OUT/cassandra.log" 2>&1 \
+    || { tail -20 "$OUT/cassandra.log" >&2; fail "Cassandra did not start"; }
+  start_cassandra_server "$OUT/server.log" 127.0.0.1:9042 dc1 "$GRPC" "$METRICS" -Didgen.cassandra.replication.dc1=1
+  SERVER_PID=$STARTED_PID
+}
+
+# For an EXIT trap: stops the server ($SERVER_PID: SIGTERM, SIGKILL after $1 seconds, default 2) and the
+# Cassandra of $CBASE, and says where the logs are.
+stop_server_and_cassandra() {
+  [[ -n "${SERVER_PID:-}" ]] && { kill "$SERVER_PID"; sleep "${1:-2}"; kill -9 "$SERVER_PID"; } 2>/dev/null
+  [[ -d "${CBASE:-}" ]] && "$CASSANDRA_SH" stop --base-dir "$CBASE" >/dev/null 2>&1 9>&-
+  say "logs in $OUT"
+}
+
 # Creates sequence $2 through the server at 127.0.0.1:$1 with the CLI, extra CLI arguments after; retried for
 # about a minute (the first calls may race the server's store start-up). Exit 16 (exists) counts as done.
 create_sequence() {

@@ -39,9 +39,7 @@ cleanup() {
   set +e
   [[ -n "$CPID" ]] && kill -CONT "$CPID" 2>/dev/null
   [[ -n "$SAMPLER_PID" ]] && kill "$SAMPLER_PID" 2>/dev/null
-  [[ -n "$SERVER_PID" ]] && { kill "$SERVER_PID"; sleep 5; kill -9 "$SERVER_PID"; } 2>/dev/null
-  [[ -d "$CBASE" ]] && "$CASSANDRA_SH" stop --base-dir "$CBASE" >/dev/null 2>&1 9>&-
-  say "logs in $OUT"
+  stop_server_and_cassandra 5
   exit "$rc"
 }
 trap cleanup EXIT
@@ -49,18 +47,12 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 take_cassandra_lock
 
-GRPC="$(port)"; METRICS="$(port)"
 scrape() { curl -sf --max-time 5 "http://127.0.0.1:$METRICS/metrics"; }
 threads() { awk '/^Threads:/ {print $2}' "/proc/$SERVER_PID/status"; }
 rss_mb() { awk '/^VmRSS:/ {printf "%.0f", $2 / 1024}' "/proc/$SERVER_PID/status"; }
 
-"$CASSANDRA_SH" fetch 9>&- >&2
-say "starting a single Cassandra node in $CBASE"
-"$CASSANDRA_SH" start --topology single --base-dir "$CBASE" 9>&- >"$OUT/cassandra.log" 2>&1 \
-  || { tail -20 "$OUT/cassandra.log" >&2; fail "Cassandra did not start"; }
+start_single_node_and_server
 CPID="$(cat "$CBASE/dc1/pid")"
-start_cassandra_server "$OUT/server.log" 127.0.0.1:9042 dc1 "$GRPC" "$METRICS" -Didgen.cassandra.replication.dc1=1
-SERVER_PID=$STARTED_PID
 create_sequence "$GRPC" pile
 allocate_body pile 1 "$OUT/pile.bin"
 sleep 5

@@ -34,9 +34,7 @@ SERVER_PID=""
 cleanup() {
   local rc=$?
   set +e
-  [[ -n "$SERVER_PID" ]] && { kill "$SERVER_PID"; sleep 2; kill -9 "$SERVER_PID"; } 2>/dev/null
-  [[ -d "$CBASE" ]] && "$CASSANDRA_SH" stop --base-dir "$CBASE" >/dev/null 2>&1 9>&-
-  say "logs in $OUT"
+  stop_server_and_cassandra 2
   exit "$rc"
 }
 trap cleanup EXIT
@@ -44,16 +42,10 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 take_cassandra_lock
 
-GRPC="$(port)"; METRICS="$(port)"
 scrape() { curl -sf --max-time 5 "http://127.0.0.1:$METRICS/metrics"; }
 delta() { echo $(( $(msum "$1" <<<"$after") - $(msum "$1" <<<"$before") )); }
 
-"$CASSANDRA_SH" fetch 9>&- >&2
-say "starting a single Cassandra node in $CBASE"
-"$CASSANDRA_SH" start --topology single --base-dir "$CBASE" 9>&- >"$OUT/cassandra.log" 2>&1 \
-  || { tail -20 "$OUT/cassandra.log" >&2; fail "Cassandra did not start"; }
-start_cassandra_server "$OUT/server.log" 127.0.0.1:9042 dc1 "$GRPC" "$METRICS" -Didgen.cassandra.replication.dc1=1
-SERVER_PID=$STARTED_PID
+start_single_node_and_server
 
 echo "| sequence | run | calls/s (h2load) | IDs/s | failed calls | pool CAS per million IDs | global CAS per million IDs |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
