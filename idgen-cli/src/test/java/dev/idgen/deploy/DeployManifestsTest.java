@@ -42,6 +42,9 @@ class DeployManifestsTest {
   static final String QUIET_PERIOD = "idgen.shutdown.quiet-period";
   static final String SHUTDOWN_TIMEOUT = "idgen.shutdown.timeout";
   static final String EMBEDDED_DIR = "idgen.embedded.dir";
+  static final String MAX_CONNECTION_AGE = "idgen.grpc.keepalive.max-connection-age";
+  static final String MAX_CONNECTION_AGE_GRACE = "idgen.grpc.keepalive.max-connection-age-grace";
+  static final String MAX_CALL_DURATION = "idgen.limits.max-call-duration";
   /** Keys that are the user's (datacenter names), like the server's own check (ConfigLoader). */
   static final String OPEN_MAP = "idgen.cassandra.replication.";
   /**
@@ -183,6 +186,21 @@ class DeployManifestsTest {
     assertThat(clusterConfig.withFallback(reference).getDuration(QUIET_PERIOD))
         .as("quiet-period vs readiness periodSeconds x failureThreshold + timeoutSeconds")
         .isGreaterThanOrEqualTo(Duration.ofSeconds(noticed));
+  }
+
+  // Connections
+
+  @Test
+  void should_close_client_connections_periodically_so_that_clients_find_new_pods() {
+    Config effective = clusterConfig.withFallback(reference);
+    Duration age = effective.getDuration(MAX_CONNECTION_AGE);
+    Duration grace = effective.getDuration(MAX_CONNECTION_AGE_GRACE);
+
+    assertThat(age).as(MAX_CONNECTION_AGE + " (0: never, and clients stay on the pods they found first)")
+        .isPositive().isLessThanOrEqualTo(Duration.ofMinutes(30));
+    assertThat(grace).as(MAX_CONNECTION_AGE_GRACE + " vs idgen.limits.max-call-duration (a shorter grace cancels"
+        + " Allocate calls still open: their unsent IDs become a gap)")
+        .isGreaterThan(effective.getDuration(MAX_CALL_DURATION));
   }
 
   // Security
