@@ -5,8 +5,6 @@ import com.datastax.oss.driver.api.core.ConsistencyLevel;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.CqlSessionBuilder;
 import com.datastax.oss.driver.api.core.DriverException;
-import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
-import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.ResultSet;
@@ -27,9 +25,7 @@ import dev.idgen.core.SequenceState;
 import dev.idgen.core.StoreUnavailableException;
 import dev.idgen.core.StoredSequence;
 import dev.idgen.core.Ticker;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
-import java.security.KeyStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -57,8 +53,6 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -197,7 +191,9 @@ public final class CassandraRangeStore implements RangeStore {
    */
   public static CassandraRangeStore connect(CassandraSettings settings, Object micrometerRegistry) {
     CqlSessionBuilder builder = CqlSession.builder()
-        .withConfigLoader(driverConfig(settings, micrometerRegistry != null))
+        // The driver's own configuration: idgen's pinned options over its settings over the
+        // datastax-java-driver block (DriverConfig); TLS and credentials among them.
+        .withConfigLoader(DriverConfig.loader(settings, micrometerRegistry != null))
         .withLocalDatacenter(settings.localDatacenter());
     if (micrometerRegistry != null) {
       builder.withMetricRegistry(micrometerRegistry);
@@ -206,12 +202,6 @@ public final class CassandraRangeStore implements RangeStore {
       int colon = cp.lastIndexOf(':');
       builder.addContactPoint(InetSocketAddress.createUnresolved(cp.substring(0, colon),
           Integer.parseInt(cp.substring(colon + 1))));
-    }
-    if (settings.username().isPresent()) {
-      builder.withAuthCredentials(settings.username().get(), settings.password().orElseThrow());
-    }
-    if (settings.tls()) {
-      builder.withSslContext(sslContext(settings));
     }
     CqlSession session;
     try {
@@ -248,64 +238,6 @@ public final class CassandraRangeStore implements RangeStore {
             + describe(de), de);
       }
       throw e;
-    }
-  }
-
-  /** The driver metrics exported when a registry is given: what an operator alerts on or debugs with. */
-  private static final List<String> SESSION_METRICS = List.of("bytes-sent", "bytes-received",
-      "connected-nodes", "cql-requests", "cql-client-timeouts", "throttling.delay", "throttling.errors");
-  private static final List<String> NODE_METRICS = List.of("pool.open-connections", "pool.in-flight",
-      "pool.available-streams", "cql-messages", "errors.request.write-timeouts",
-      "errors.request.read-timeouts", "errors.request.unavailables", "errors.request.others",
-      "errors.request.aborted", "errors.connection.init", "errors.connection.auth");
-
-  private static DriverConfigLoader driverConfig(CassandraSettings s, boolean metrics) {
-    var config = DriverConfigLoader.programmaticBuilder();
-    if (metrics) {
-      config.withString(DefaultDriverOption.METRICS_FACTORY_CLASS, "MicrometerMetricsFactory")
-          .withString(DefaultDriverOption.METRICS_ID_GENERATOR_CLASS, "TaggingMetricIdGenerator")
-          .withString(DefaultDriverOption.METRICS_ID_GENERATOR_PREFIX, "cassandra")
-          .withStringList(DefaultDriverOption.METRICS_SESSION_ENABLED, SESSION_METRICS)
-          .withStringList(DefaultDriverOption.METRICS_NODE_ENABLED, NODE_METRICS);
-    }
-    return config
-        // V5 tears the connection down after every CAS write timeout (docs/cassandra.md).
-        .withString(DefaultDriverOption.PROTOCOL_VERSION, "V4")
-        .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, s.requestTimeout())
-        .withString(DefaultDriverOption.REQUEST_CONSISTENCY, "LOCAL_QUORUM")
-        .withString(DefaultDriverOption.REQUEST_SERIAL_CONSISTENCY, "LOCAL_SERIAL")
-        // A CAS is never retried blindly by the driver: we resolve its outcome ourselves.
-        .withBoolean(DefaultDriverOption.REQUEST_DEFAULT_IDEMPOTENCE, false)
-        // Connections to a few nodes of every other datacenter, so that an advance can trim their pools
-        // through their own coordinators; LOCAL_* statements still never leave this datacenter.
-        .withInt(DefaultDriverOption.LOAD_BALANCING_DC_FAILOVER_MAX_NODES_PER_REMOTE_DC, 3)
-        .withBoolean(DefaultDriverOption.LOAD_BALANCING_DC_FAILOVER_ALLOW_FOR_LOCAL_CONSISTENCY_LEVELS, false)
-        .withDuration(DefaultDriverOption.CONNECTION_INIT_QUERY_TIMEOUT, Duration.ofSeconds(5))
-        .withDuration(DefaultDriverOption.CONTROL_CONNECTION_TIMEOUT, Duration.ofSeconds(5))
-        .withDuration(DefaultDriverOption.RECONNECTION_BASE_DELAY, Duration.ofMillis(200))
-        .withDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY, Duration.ofSeconds(5))
-        .withDuration(DefaultDriverOption.METADATA_SCHEMA_REQUEST_TIMEOUT, Duration.ofSeconds(10))
-        .withDuration(DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(20))
-        .build();
-  }
-
-  private static SSLContext sslContext(CassandraSettings s) {
-    try {
-      if (s.truststore().isEmpty()) {
-        return SSLContext.getDefault();
-      }
-      KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
-      try (InputStream in = java.nio.file.Files.newInputStream(s.truststore().get())) {
-        ks.load(in, s.truststorePassword().map(String::toCharArray).orElse(null));
-      }
-      TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-      tmf.init(ks);
-      SSLContext ctx = SSLContext.getInstance("TLS");
-      ctx.init(null, tmf.getTrustManagers(), null);
-      return ctx;
-    } catch (Exception e) {
-      throw new IllegalArgumentException("idgen.cassandra.tls: cannot load truststore "
-          + s.truststore().orElse(null) + ": " + e.getMessage(), e);
     }
   }
 
