@@ -165,6 +165,18 @@ class DeployManifestsTest {
   // Shutdown timing
 
   @Test
+  void should_restart_no_pod_that_waits_for_cassandra_but_keep_it_out_of_the_service() {
+    // The server reports "liveness" SERVING while it runs, and "" (the server as a whole) SERVING only
+    // once its store answers (IdGenServer): liveness must not ask about "", or a pod started before
+    // Cassandra would be restarted again and again.
+    for (String probe : List.of("livenessProbe", "startupProbe")) {
+      assertThat(at(container(), probe, "grpc", "service")).as(probe + ".grpc.service").isEqualTo("liveness");
+    }
+    assertThat(map(at(container(), "readinessProbe", "grpc")).getOrDefault("service", ""))
+        .as("readinessProbe.grpc.service").isEqualTo("");
+  }
+
+  @Test
   void should_give_the_pod_more_grace_than_the_server_needs_to_drain() {
     Config effective = clusterConfig.withFallback(reference);
     Duration drain = effective.getDuration(QUIET_PERIOD).plus(effective.getDuration(SHUTDOWN_TIMEOUT))

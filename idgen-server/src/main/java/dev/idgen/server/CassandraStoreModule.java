@@ -38,9 +38,10 @@ final class CassandraStoreModule extends AbstractModule {
   @Provides
   @Singleton
   RangeStore store(MeterRegistry registry) {
-    // Connects eagerly (Stage.PRODUCTION): an unreachable cluster fails the start before the port binds.
+    // Connects in the background: the server starts, reports NOT_SERVING, and SERVING once the store
+    // answers (IdGenServer), so that a pod started before Cassandra waits for it instead of crash-looping.
     // The driver reports its own metrics (cassandra_*) into the server's registry.
-    return CassandraRangeStore.connect(settings, registry);
+    return CassandraRangeStore.open(settings, registry);
   }
 
   /**

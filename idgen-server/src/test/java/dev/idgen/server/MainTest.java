@@ -47,10 +47,17 @@ class MainTest {
   }
 
   @Test
-  void should_fail_to_start_when_cassandra_is_unreachable() throws IOException {
-    // Port 1 on loopback: nothing listens, the connection is refused at once.
-    Path file = Files.writeString(dir.resolve("u.conf"), "idgen.store = cassandra\n"
-        + "idgen.cassandra.contact-points = [\"127.0.0.1:1\"]\nidgen.grpc.port = 0\n");
+  void should_stop_with_exit_code_1_when_cassandra_is_unreachable_and_the_driver_may_not_wait() throws IOException {
+    // Port 1 on loopback: nothing listens, the connection is refused at once. By default the server would
+    // wait for Cassandra (NOT_SERVING); reconnect-on-init = false makes the first failure final.
+    Path file = Files.writeString(dir.resolve("u.conf"), """
+        idgen.store = cassandra
+        idgen.cassandra.contact-points = ["127.0.0.1:1"]
+        idgen.grpc { host = "127.0.0.1", port = 0 }
+        idgen.metrics { host = "127.0.0.1", port = 0 }
+        idgen.shutdown.quiet-period = 0s
+        datastax-java-driver.advanced.reconnect-on-init = false
+        """);
 
     int code = run("--config", file.toString());
 

@@ -29,7 +29,8 @@ import java.util.stream.Stream;
  *   <li><b>the {@code datastax-java-driver} block</b> of idgen's configuration, as it is: any documented driver
  *       option (pooling, timeouts, reconnection, the TLS engine's cipher suites…). A key that is no driver
  *       option is refused, as a misspelt {@code idgen.*} key is.
- *   <li><b>idgen's defaults</b> ({@link #defaults}): connections to a few nodes of every other datacenter, short set-up timeouts and reconnection delays,
+ *   <li><b>idgen's defaults</b> ({@link #defaults}): connect lazily ({@code advanced.reconnect-on-init}),
+ *       connections to a few nodes of every other datacenter, short set-up timeouts and reconnection delays,
  *       the driver's metrics. The block may change them.
  *   <li>the driver's own {@code reference.conf}, with system properties above everything, as the driver
  *       always reads them ({@link DriverConfigLoader#fromString}); idgen's configuration holds the same
@@ -183,6 +184,9 @@ final class DriverConfig {
 
   private static Config defaults(boolean metrics) {
     Map<String, Object> values = new LinkedHashMap<>();
+    // Connect in the background and keep trying: a server started before Cassandra waits for it (and
+    // reports NOT_SERVING) instead of exiting. false: the first failure to connect ends the start.
+    values.put(path(DefaultDriverOption.RECONNECT_ON_INIT), true);
     // Connections to a few nodes of every other datacenter, so that an advance can trim their pools
     // through their own coordinators; LOCAL_* statements still never leave this datacenter (pinned).
     values.put(path(DefaultDriverOption.LOAD_BALANCING_DC_FAILOVER_MAX_NODES_PER_REMOTE_DC), 3);

@@ -2,7 +2,6 @@ package dev.idgen.core.store.cassandra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idgen.core.StoreUnavailableException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.math.BigInteger;
@@ -25,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.KeyManagerFactory;
@@ -49,7 +49,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * TLS to Cassandra exactly as a server builds it — {@code idgen.cassandra.tls} mapped to the driver's
  * {@code advanced.ssl-engine-factory} ({@code DefaultSslEngineFactory}), the session opened by
- * {@link CassandraRangeStore#connect} — against a stand-in that speaks TLS but not CQL: a plain
+ * {@link CassandraRangeStore#open} — against a stand-in that speaks TLS but not CQL: a plain
  * {@link SSLServerSocket} that records how each handshake ended, then hangs up. Certificates are made at test
  * time (one CA; node certificates that name the host the driver reaches, {@code 127.0.0.1}, or another host).
  */
@@ -129,19 +129,36 @@ class CassandraTlsTest {
     assertThat(node.handshake()).startsWith("failed:");
   }
 
-  /**
-   * Connects the store to the stand-in: it cannot get past the handshake (the stand-in speaks no CQL), so
-   * the connection always fails; returns why.
-   */
-  private Throwable connect(StandIn node, CassandraSettings.Tls tls) {
+  @Test
+  void should_give_up_at_once_on_a_keystore_it_cannot_open_even_when_it_would_wait_for_cassandra() throws Exception {
+    StandIn node = standIn(rightName, true);
+    CassandraSettings.Tls good = tls(true, true);
+    CassandraSettings.Tls wrongPassword = new CassandraSettings.Tls(true, good.truststore(),
+        good.truststorePassword(), good.keystore(), Optional.of("not-the-password"), true);
     CassandraSettings settings = CassandraSettings.local(List.of("127.0.0.1:" + node.port()), "dc1", "idgen",
-        Map.of("dc1", 1)).withTls(tls);
-    try {
-      CassandraRangeStore.connect(settings).close();
-    } catch (StoreUnavailableException e) {
-      return e;
-    }
-    throw new AssertionError("a stand-in that speaks no CQL cannot be connected to");
+        Map.of("dc1", 1)).withTls(wrongPassword); // reconnect-on-init: idgen's default, true
+    CassandraRangeStore store = CassandraRangeStore.open(settings, null);
+    toClose.add(store);
+
+    Throwable error = store.ready().toCompletableFuture().handle((ok, e) -> e).get(60, TimeUnit.SECONDS);
+
+    // A configuration that waiting cannot mend: the driver builds the TLS engine before it connects.
+    assertThat(error).isNotNull().hasMessageContaining("cannot connect to Cassandra");
+  }
+
+  /**
+   * Opens the store on the stand-in, failing fast ({@code reconnect-on-init = false}): it cannot get past
+   * the handshake (the stand-in speaks no CQL), so the connection always fails; returns why.
+   */
+  private Throwable connect(StandIn node, CassandraSettings.Tls tls) throws Exception {
+    CassandraSettings settings = CassandraSettings.local(List.of("127.0.0.1:" + node.port()), "dc1", "idgen",
+        Map.of("dc1", 1)).withTls(tls).withDriverConfig("advanced.reconnect-on-init = false");
+    CassandraRangeStore store = CassandraRangeStore.open(settings, null);
+    toClose.add(store);
+    CompletableFuture<Throwable> failure = store.ready().toCompletableFuture().handle((ok, error) -> error);
+    Throwable error = failure.get(60, TimeUnit.SECONDS);
+    assertThat(error).as("a stand-in that speaks no CQL cannot be connected to").isNotNull();
+    return error;
   }
 
   private CassandraSettings.Tls tls(boolean hostnameValidation, boolean clientCertificate) throws Exception {

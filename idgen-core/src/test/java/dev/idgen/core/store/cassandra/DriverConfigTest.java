@@ -111,6 +111,7 @@ class DriverConfigTest {
     assertThat(p.getString(DefaultDriverOption.RETRY_POLICY_CLASS)).isEqualTo("DefaultRetryPolicy");
     assertThat(p.getDuration(DefaultDriverOption.REQUEST_TIMEOUT)).isEqualTo(BASE.requestTimeout());
     // idgen's defaults, and the driver's own below them.
+    assertThat(p.getBoolean(DefaultDriverOption.RECONNECT_ON_INIT)).isTrue();
     assertThat(p.getInt(DefaultDriverOption.LOAD_BALANCING_DC_FAILOVER_MAX_NODES_PER_REMOTE_DC)).isEqualTo(3);
     assertThat(p.getString(DefaultDriverOption.TIMESTAMP_GENERATOR_CLASS)).isEqualTo("AtomicTimestampGenerator");
     assertThat(p.isDefined(DefaultDriverOption.SSL_ENGINE_FACTORY_CLASS)).isFalse();
@@ -119,11 +120,13 @@ class DriverConfigTest {
   @Test
   void should_let_the_block_change_idgens_defaults() {
     CassandraSettings s = BASE.withDriverConfig("""
+        advanced.reconnect-on-init = false
         advanced.reconnection-policy.max-delay = 30 seconds
         """);
 
     DriverExecutionProfile p = profile(s);
 
+    assertThat(p.getBoolean(DefaultDriverOption.RECONNECT_ON_INIT)).isFalse();
     assertThat(p.getDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY)).isEqualTo(Duration.ofSeconds(30));
   }
 
