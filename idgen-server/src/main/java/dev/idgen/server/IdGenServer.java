@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Health: the server as a whole ({@code ""}) and each service report NOT_SERVING until the store
  * answers ({@link RangeStore#ready()}: the Cassandra store connects in the background, so that a server
- * started before Cassandra waits for it instead of exiting), SERVING from then on, and NOT_SERVING again
+ * started before Cassandra waits for it instead of exiting) and the allocator can serve
+ * ({@link Allocator#ready()}: its first floor sync), SERVING from then on, and NOT_SERVING again
  * from the start of a shutdown. A store that gives up connecting stops the server ({@link #startFailure()}).
  * Once SERVING, a server stays so while the store is unreachable: it serves from its reserves. The name
  * {@value #LIVENESS} reports SERVING for as long as the process serves gRPC, whatever the store: what a
@@ -112,7 +113,8 @@ final class IdGenServer {
     }
     log.info("idgen-server {} started: gRPC on {}, {}", Versions.server(), server.getListenSockets(),
         settings.describeStore());
-    store.ready().whenComplete((ok, error) -> storeReady(error));
+    // The allocator is ready once its store answers and it has confirmed the floors (it serves from then on).
+    allocator.ready().whenComplete((ok, error) -> storeReady(error));
     return this;
   }
 

@@ -220,7 +220,7 @@ public final class CassandraRangeStore implements RangeStore {
         waitForCassandra ? "; the store answers once connected" : "");
     CompletableFuture<CqlSession> session = builder.buildAsync().toCompletableFuture();
     store.pendingSession = session;
-    session.whenComplete((s, error) -> {
+    CompletableFuture<?> unusedConnected = session.whenComplete((s, error) -> {
       if (error != null) {
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         store.giveUp("cannot connect to Cassandra at " + settings.contactPoints() + " (local datacenter "
@@ -1108,7 +1108,7 @@ public final class CassandraRangeStore implements RangeStore {
     // Still connecting: cancelling stops the driver's attempts (and it closes what it opened). Connected:
     // close the session (a prepare in flight on the connector finds `closed` and stops).
     if (session != null && !session.cancel(false)) {
-      session.thenAccept(CqlSession::close);
+      CompletableFuture<?> unusedClosed = session.thenAccept(CqlSession::close);
     }
     ready.completeExceptionally(new StoreUnavailableException("the Cassandra store was closed"));
   }
