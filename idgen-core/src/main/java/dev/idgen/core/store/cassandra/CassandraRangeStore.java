@@ -140,7 +140,7 @@ public final class CassandraRangeStore implements RangeStore {
   /** Whether a failure to connect or to prepare is retried (the driver's advanced.reconnect-on-init). */
   private final boolean waitForCassandra;
   /** Why the store is not connected yet, for the messages of the operations that fail meanwhile. */
-  private volatile String notConnected = "connecting";
+  private volatile String notConnected = "the driver is trying to reach a contact point";
   private volatile boolean closed;
 
   private CassandraRangeStore(CassandraSettings settings, boolean waitForCassandra) {
