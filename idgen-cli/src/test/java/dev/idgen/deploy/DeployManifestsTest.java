@@ -42,6 +42,9 @@ class DeployManifestsTest {
   static final String QUIET_PERIOD = "idgen.shutdown.quiet-period";
   static final String SHUTDOWN_TIMEOUT = "idgen.shutdown.timeout";
   static final String EMBEDDED_DIR = "idgen.embedded.dir";
+  static final String MAX_CONNECTION_AGE = "idgen.grpc.keepalive.max-connection-age";
+  static final String MAX_CONNECTION_AGE_GRACE = "idgen.grpc.keepalive.max-connection-age-grace";
+  static final String MAX_CALL_DURATION = "idgen.limits.max-call-duration";
   /** Keys that are the user's (datacenter names), like the server's own check (ConfigLoader). */
   static final String OPEN_MAP = "idgen.cassandra.replication.";
   /**
@@ -162,6 +165,18 @@ class DeployManifestsTest {
   // Shutdown timing
 
   @Test
+  void should_restart_no_pod_that_waits_for_cassandra_but_keep_it_out_of_the_service() {
+    // The server reports "liveness" SERVING while it runs, and "" (the server as a whole) SERVING only
+    // once its store answers (IdGenServer): liveness must not ask about "", or a pod started before
+    // Cassandra would be restarted again and again.
+    for (String probe : List.of("livenessProbe", "startupProbe")) {
+      assertThat(at(container(), probe, "grpc", "service")).as(probe + ".grpc.service").isEqualTo("liveness");
+    }
+    assertThat(map(at(container(), "readinessProbe", "grpc")).getOrDefault("service", ""))
+        .as("readinessProbe.grpc.service").isEqualTo("");
+  }
+
+  @Test
   void should_give_the_pod_more_grace_than_the_server_needs_to_drain() {
     Config effective = clusterConfig.withFallback(reference);
     Duration drain = effective.getDuration(QUIET_PERIOD).plus(effective.getDuration(SHUTDOWN_TIMEOUT))
@@ -183,6 +198,21 @@ class DeployManifestsTest {
     assertThat(clusterConfig.withFallback(reference).getDuration(QUIET_PERIOD))
         .as("quiet-period vs readiness periodSeconds x failureThreshold + timeoutSeconds")
         .isGreaterThanOrEqualTo(Duration.ofSeconds(noticed));
+  }
+
+  // Connections
+
+  @Test
+  void should_close_client_connections_periodically_so_that_clients_find_new_pods() {
+    Config effective = clusterConfig.withFallback(reference);
+    Duration age = effective.getDuration(MAX_CONNECTION_AGE);
+    Duration grace = effective.getDuration(MAX_CONNECTION_AGE_GRACE);
+
+    assertThat(age).as(MAX_CONNECTION_AGE + " (0: never, and clients stay on the pods they found first)")
+        .isPositive().isLessThanOrEqualTo(Duration.ofMinutes(30));
+    assertThat(grace).as(MAX_CONNECTION_AGE_GRACE + " vs idgen.limits.max-call-duration (a shorter grace cancels"
+        + " Allocate calls still open: their unsent IDs become a gap)")
+        .isGreaterThan(effective.getDuration(MAX_CALL_DURATION));
   }
 
   // Security

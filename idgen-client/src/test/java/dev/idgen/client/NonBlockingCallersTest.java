@@ -198,9 +198,13 @@ class NonBlockingCallersTest extends OneServerFixture<ManualScheduler> {
     assertThat(orders.stats().idsServed()).isEqualTo(20_000);
   }
 
+  /**
+   * The reason the future failed with. It may complete on a gRPC thread a moment later (the server's answer
+   * is on its way), so it is waited for, boundedly: a future that never fails still fails the test.
+   */
   private static IdGenClientException.Reason reason(CompletableFuture<Long> future) {
-    assertThat(future).isCompletedExceptionally();
-    ExecutionException e = catchThrowableOfType(ExecutionException.class, future::get);
+    ExecutionException e = catchThrowableOfType(ExecutionException.class, () -> future.get(30, TimeUnit.SECONDS));
+    assertThat(e).as("the future failed within 30 s").isNotNull();
     assertThat(e.getCause()).isInstanceOf(IdGenClientException.class);
     return ((IdGenClientException) e.getCause()).reason();
   }

@@ -7,12 +7,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -81,6 +84,8 @@ public final class Allocator implements AutoCloseable {
   /** The counters of the pools of unloaded sequences, so that totals never go down. */
   private final Totals retired = new Totals();
   private volatile boolean closed;
+  /** See {@link #ready()}. */
+  private final CompletableFuture<Void> ready = new CompletableFuture<>();
 
   private Allocator(Builder b) {
     this.store = b.store;
@@ -132,14 +137,50 @@ public final class Allocator implements AutoCloseable {
           + " store stops serving after {}, whatever it still holds", b.outageRunway, b.serverLease,
           b.serverLease.multipliedBy(3).dividedBy(4));
     }
+    CompletableFuture<Void> storeReady = store.ready().toCompletableFuture();
     if (sync.enabled()) {
-      sync.cycleQuietly(); // serve from the start when the store is there
+      if (storeReady.isDone() && !storeReady.isCompletedExceptionally()) {
+        syncFloors(); // serve from the start when the store is there
+      }
       floorPoller = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-floor-sync-"));
-      Future<?> unused = floorPoller.scheduleWithFixedDelay(sync::cycleQuietly, refreshNanos, refreshNanos,
+      Future<?> unused = floorPoller.scheduleWithFixedDelay(this::syncFloors, refreshNanos, refreshNanos,
           TimeUnit.NANOSECONDS); // catches its own failures; shutdownNow() in close() ends it
+      if (!storeReady.isDone()) {
+        // A store that connects in the background: the first cycle as soon as it answers, not a refresh
+        // interval later (until that cycle, this server hands out no IDs).
+        CompletableFuture<?> unusedFirstSync = storeReady.thenRun(() -> {
+          try {
+            floorPoller.execute(this::syncFloors);
+          } catch (RejectedExecutionException e) {
+            // closed meanwhile
+          }
+        });
+      }
     } else {
       floorPoller = null;
+      CompletableFuture<?> unusedReady = storeReady.thenRun(() -> ready.complete(null));
     }
+    CompletableFuture<?> unusedFailed = storeReady.exceptionally(error -> {
+      ready.completeExceptionally(error);
+      return null;
+    });
+  }
+
+  /** One floor-sync cycle; the allocator is {@link #ready} once one has let it serve. */
+  private void syncFloors() {
+    sync.cycleQuietly();
+    if (sync.serving()) {
+      ready.complete(null);
+    }
+  }
+
+  /**
+   * Complete once this allocator can hand out IDs: its store answers ({@link RangeStore#ready()}) and, where
+   * servers confirm floors to each other, its first floor sync succeeded. Failed if the store gave up
+   * connecting. Servers report NOT_SERVING until then.
+   */
+  public CompletionStage<Void> ready() {
+    return ready.copy();
   }
 
   /** Sets the hook that runs at the start of every floor-sync cycle: for tests of a stalled poller. */

@@ -58,6 +58,8 @@ final class FloorSync {
   /** Until when (ticker nanos) this server may hand out IDs; meaningful only when enabled. */
   private volatile long servingUntil;
   private volatile boolean fencedLogged;
+  /** Whether a cycle ever succeeded: before, the fence is the start, not a lost store. */
+  private volatile boolean everServed;
 
   FloorSync(RangeStore store, Floors floors, Ticker ticker, String server, Duration lease) {
     this.store = store;
@@ -86,6 +88,10 @@ final class FloorSync {
 
   /** Why {@link #serving} is false, for the caller's error. */
   String fencedReason() {
+    if (!everServed) {
+      return "server " + server + " has not reached the store yet to confirm floors: it hands out no IDs"
+          + " until it does, so that an AdvanceSequence elsewhere never overlaps what it holds";
+    }
     return "server " + server + " has not reached the store to confirm floors for longer than its"
         + " serving lease (" + lease + " less a margin): it hands out no IDs until it does, so that an"
         + " AdvanceSequence elsewhere never overlaps what it holds";
@@ -114,6 +120,7 @@ final class FloorSync {
     store.announce(server, incarnation, floorLog.version(), lease);
     applied = floorLog.version();
     servingUntil = start + servingNanos;
+    everServed = true;
     if (fencedLogged) {
       fencedLogged = false;
       log.info("server {} reached the store again and serves IDs", server);

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletionStage;
 
 /**
  * A {@link RangeStore} that forwards every call to another one, for decorators (metrics, fault injection)
@@ -21,6 +22,11 @@ public abstract class ForwardingRangeStore implements RangeStore {
   /** The store calls are forwarded to. */
   protected RangeStore delegate() {
     return delegate;
+  }
+
+  @Override
+  public CompletionStage<Void> ready() {
+    return delegate.ready();
   }
 
   @Override

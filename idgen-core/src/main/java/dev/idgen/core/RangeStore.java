@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * The durable source of blocks that the {@link Allocator} serves from: sequence definitions and, per
@@ -143,6 +145,16 @@ public interface RangeStore extends AutoCloseable {
 
   /** How far each stripe is reserved, and what each datacenter holds, as the store sees it now. */
   SequenceState state(SequenceDefinition sequence);
+
+  /**
+   * Complete once the store answers. A store that connects in the background (Cassandra, whose cluster may
+   * come up after the server) completes it when it is connected, and fails it if it gives up; until then
+   * its operations fail with {@link StoreUnavailableException}. Servers report NOT_SERVING until it is
+   * complete. Stores that are ready when built (the default) return a completed stage.
+   */
+  default CompletionStage<Void> ready() {
+    return CompletableFuture.completedFuture(null);
+  }
 
   /** Releases connections and files. Idempotent. */
   @Override

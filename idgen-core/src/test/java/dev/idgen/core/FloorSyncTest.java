@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -51,6 +52,48 @@ class FloorSyncTest {
       m = Math.min(m, r.first());
     }
     return m;
+  }
+
+  @Test
+  void should_be_ready_as_soon_as_a_store_that_connects_late_answers_and_not_before() throws Exception {
+    CompletableFuture<Void> connected = new CompletableFuture<>();
+    // Floors refreshed hourly: only the cycle that the store's readiness triggers can make it ready here.
+    InMemoryRangeStore late = new InMemoryRangeStore() {
+      @Override
+      public CompletionStage<Void> ready() {
+        return connected;
+      }
+    }.shared(Duration.ofHours(1));
+    late.storeDown = true; // not connected yet
+    Allocator a = server("a", Allocator.builder(late));
+    a.create(new SequenceDefinition("orders", 1, Long.MAX_VALUE, 1, 1_000, 1_000_000));
+
+    assertThat(a.ready()).isNotDone();
+    assertThatThrownBy(() -> a.allocate("orders", 1, Duration.ZERO))
+        .isInstanceOf(StoreUnavailableException.class)
+        .hasMessageContaining("has not reached the store yet");
+
+    late.storeDown = false;
+    connected.complete(null);
+
+    a.ready().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    assertThat(a.allocate("orders", 1, WAIT)).hasSize(1);
+  }
+
+  @Test
+  void should_fail_ready_when_the_store_gives_up_connecting() {
+    CompletableFuture<Void> connected = new CompletableFuture<>();
+    InMemoryRangeStore late = new InMemoryRangeStore() {
+      @Override
+      public CompletionStage<Void> ready() {
+        return connected;
+      }
+    }.shared(Duration.ofHours(1));
+    Allocator a = server("a", Allocator.builder(late));
+
+    connected.completeExceptionally(new StoreUnavailableException("gave up (test)"));
+
+    assertThat(a.ready().toCompletableFuture()).isCompletedExceptionally();
   }
 
   @Test

@@ -20,12 +20,15 @@ import io.grpc.ServerInterceptors;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionService;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 
 /**
  * Builds the {@link Server}: {@code idgen.v1.IdGen}, {@code idgen.v1.SequenceAdmin}, server reflection
  * (v1, and v1alpha for the many tools that still only speak it) and the standard health service.
  *
- * <p>{@code IdGen} and {@code SequenceAdmin} are intercepted, outermost first: the request parsing guard
+ * <p>Every call of every service first passes Micrometer's per-RPC meters
+ * ({@link MetricCollectingServerInterceptor}: latency and status of each method). {@code IdGen} and
+ * {@code SequenceAdmin} are then intercepted, outermost first: the request parsing guard
  * ({@link RequestParsing}: INVALID_ARGUMENT for bytes that are not the request message), call metrics (Allocate),
  * access rules, the call-duration limit (Allocate), the move to the worker pool (SequenceAdmin). Health
  * and reflection are not: probes and tools work without credentials.
@@ -64,8 +67,12 @@ final class GrpcModule extends AbstractModule {
   @SuppressWarnings("deprecation") // ProtoReflectionService is v1alpha, deprecated but still widely used
   Server server(ServerSettings settings, OperationsSettings operations, IdGenService idGen,
       SequenceAdminService admin, HealthStatusManager health, TlsCredentials tls, AccessInterceptor access,
-      AllocateMetricsInterceptor callMetrics, CallDurationLimit callDuration, OffloadInterceptor offload) {
+      AllocateMetricsInterceptor callMetrics, MetricCollectingServerInterceptor rpcMetrics,
+      CallDurationLimit callDuration, OffloadInterceptor offload) {
     OperationsSettings.Limits limits = operations.limits();
+    // Both services' meters exist from the start (OK at zero): a dashboard's rate() has a series to read.
+    rpcMetrics.preregisterService(idGen);
+    rpcMetrics.preregisterService(admin);
     return transport.serverBuilder(settings, limits, tls.credentials())
         // Every call runs on the network thread that read it: no hand-off to a thread pool per call,
         // which cost more than serving an Allocate. What may block moves to the worker pool: Allocate
@@ -73,6 +80,9 @@ final class GrpcModule extends AbstractModule {
         .directExecutor()
         .maxInboundMessageSize(limits.maxInboundMessageSize())
         .maxInboundMetadataSize(limits.maxInboundMetadataSize())
+        // Runs before every service's own interceptors: each call of every method is timed, with its status,
+        // whatever refused it (parsing, access rules, the call-duration limit).
+        .intercept(rpcMetrics)
         // ServerInterceptors.intercept: the last one listed runs first.
         // RequestParsing outermost: bytes that are not the request message get INVALID_ARGUMENT.
         .addService(RequestParsing.guard(ServerInterceptors.intercept(idGen, callDuration, access, callMetrics)))

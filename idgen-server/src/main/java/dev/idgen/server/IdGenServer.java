@@ -16,13 +16,24 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The running daemon: the gRPC server over the allocator over the store, and their life cycle.
+ *
+ * <p>Health: the server as a whole ({@code ""}) and each service report NOT_SERVING until the store
+ * answers ({@link RangeStore#ready()}: the Cassandra store connects in the background, so that a server
+ * started before Cassandra waits for it instead of exiting) and the allocator can serve
+ * ({@link Allocator#ready()}: its first floor sync), SERVING from then on, and NOT_SERVING again
+ * from the start of a shutdown. A store that gives up connecting stops the server ({@link #startFailure()}).
+ * Once SERVING, a server stays so while the store is unreachable: it serves from its reserves. The name
+ * {@value #LIVENESS} reports SERVING for as long as the process serves gRPC, whatever the store: what a
+ * liveness probe asks, so that waiting for Cassandra is not mistaken for a hung process.
  *
  * <p>Shutdown is graceful and in steps, each of which a test can take on its own:
  * <ol>
@@ -47,6 +58,9 @@ final class IdGenServer {
   /** The health service's name for the server as a whole. */
   private static final String OVERALL = HealthStatusManager.SERVICE_NAME_ALL_SERVICES;
 
+  /** The health service's name that is SERVING while the process runs, for liveness probes. */
+  static final String LIVENESS = "liveness";
+
   private final Server server;
   private final HealthStatusManager health;
   private final Allocator allocator;
@@ -63,6 +77,10 @@ final class IdGenServer {
   @GuardedBy("lock")
   private boolean closed;
 
+  /** Why the store gave up connecting; null while it has not. */
+  @GuardedBy("lock")
+  private Throwable startFailure;
+
   @Inject
   IdGenServer(Server server, HealthStatusManager health, Allocator allocator, RangeStore store,
       ServerSettings settings, Set<ServerComponent> components) {
@@ -75,7 +93,8 @@ final class IdGenServer {
   }
 
   /**
-   * Starts listening, then the other components (the metrics endpoint, say), and reports SERVING.
+   * Starts listening, then the other components (the metrics endpoint, say), and reports SERVING as soon
+   * as the store answers (at once, unless it is still connecting).
    *
    * @throws IOException if the address cannot be bound (the port is taken, say)
    */
@@ -84,15 +103,46 @@ final class IdGenServer {
       if (shuttingDown) {
         throw new IllegalStateException("already shut down");
       }
+      // The health manager starts with "" SERVING: not before the store answers.
+      setHealth(ServingStatus.NOT_SERVING);
+      health.setStatus(LIVENESS, ServingStatus.SERVING);
       server.start();
       for (ServerComponent component : components) {
         component.start();
       }
-      setHealth(ServingStatus.SERVING);
     }
     log.info("idgen-server {} started: gRPC on {}, {}", Versions.server(), server.getListenSockets(),
         settings.describeStore());
+    // The allocator is ready once its store answers and it has confirmed the floors (it serves from then on).
+    allocator.ready().whenComplete((ok, error) -> storeReady(error));
     return this;
+  }
+
+  /** The store answers (error null), or gave up connecting: SERVING, or a stop. */
+  private void storeReady(Throwable error) {
+    synchronized (lock) {
+      if (shuttingDown) {
+        return;
+      }
+      if (error == null) {
+        setHealth(ServingStatus.SERVING);
+        log.info("idgen-server is SERVING: the store answers");
+        return;
+      }
+      startFailure = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+      log.error("idgen-server stops: the store could not be opened: {}", startFailure.getMessage());
+    }
+    // Not on this thread: it is the store's own, which closing the store ends.
+    Thread stopper = new Thread(this::shutdown, "idgen-start-failed");
+    stopper.setDaemon(true);
+    stopper.start();
+  }
+
+  /** Why the store gave up connecting (the server then stops by itself), if it did. */
+  Optional<Throwable> startFailure() {
+    synchronized (lock) {
+      return Optional.ofNullable(startFailure);
+    }
   }
 
   /** The port the server listens on (the chosen one if {@code idgen.grpc.port} is 0); -1 in-process. */

@@ -28,8 +28,9 @@ import picocli.CommandLine;
  * The {@code idgen-server} command: reads the configuration, wires the daemon with Guice, serves until
  * SIGTERM, then shuts down gracefully.
  *
- * <p>Exit codes: 0 after a shutdown, 1 if the server could not start (store, port), 2 for a usage or
- * configuration error.
+ * <p>Exit codes: 0 after a shutdown, 1 if the server could not start (a port taken; a store that gave up
+ * connecting, which the Cassandra store does only with the driver's {@code advanced.reconnect-on-init = false}:
+ * by default it waits for Cassandra), 2 for a usage or configuration error.
  */
 @Command(
     name = "idgen-server",
@@ -116,7 +117,8 @@ public final class Main implements Callable<Integer> {
     }
     Runtime.getRuntime().addShutdownHook(new Thread(server::shutdown, "idgen-shutdown"));
     server.awaitTermination();
-    return EXIT_OK;
+    // A store that gave up connecting (Cassandra with advanced.reconnect-on-init = false) stopped the server.
+    return server.startFailure().isPresent() ? EXIT_START_FAILED : EXIT_OK;
   }
 
   /** The layered configuration for this command line (see {@link ConfigLoader}). */

@@ -2,6 +2,8 @@ package dev.idgen.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
 import dev.idgen.server.config.ServerSettings;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -45,14 +47,87 @@ class MainTest {
   }
 
   @Test
-  void should_fail_to_start_when_cassandra_is_unreachable() throws IOException {
-    // Port 1 on loopback: nothing listens, the connection is refused at once.
-    Path file = Files.writeString(dir.resolve("u.conf"), "idgen.store = cassandra\n"
-        + "idgen.cassandra.contact-points = [\"127.0.0.1:1\"]\nidgen.grpc.port = 0\n");
+  void should_stop_with_exit_code_1_when_cassandra_is_unreachable_and_the_driver_may_not_wait() throws IOException {
+    // Port 1 on loopback: nothing listens, the connection is refused at once. By default the server would
+    // wait for Cassandra (NOT_SERVING); reconnect-on-init = false makes the first failure final.
+    Path file = Files.writeString(dir.resolve("u.conf"), """
+        idgen.store = cassandra
+        idgen.cassandra.contact-points = ["127.0.0.1:1"]
+        idgen.grpc { host = "127.0.0.1", port = 0 }
+        idgen.metrics { host = "127.0.0.1", port = 0 }
+        idgen.shutdown.quiet-period = 0s
+        datastax-java-driver.advanced.reconnect-on-init = false
+        """);
 
     int code = run("--config", file.toString());
 
     assertThat(code).isEqualTo(Main.EXIT_START_FAILED);
+  }
+
+  @Test
+  void should_refuse_a_driver_block_that_contradicts_what_idgen_pins_naming_the_key() throws IOException {
+    Path file = Files.writeString(dir.resolve("v5.conf"), """
+        idgen.store = cassandra
+        datastax-java-driver {
+          advanced.connection.pool.local.size = 2
+          advanced.protocol.version = V5
+        }
+        """);
+
+    int code = run("--config", file.toString());
+
+    assertThat(code).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("datastax-java-driver.advanced.protocol.version = V5")
+        .contains("idgen pins it to V4");
+  }
+
+  @Test
+  void should_refuse_a_driver_option_that_an_idgen_key_sets_naming_both() throws IOException {
+    Path file = Files.writeString(dir.resolve("t.conf"), """
+        idgen.store = cassandra
+        datastax-java-driver.basic.request.timeout = 1 second
+        """);
+
+    int code = run("--config", file.toString());
+
+    assertThat(code).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("datastax-java-driver.basic.request.timeout is set by"
+        + " idgen.cassandra.request-timeout");
+  }
+
+  @Test
+  void should_pass_the_driver_block_of_the_config_file_on_as_written_without_the_drivers_defaults()
+      throws IOException {
+    Path file = Files.writeString(dir.resolve("pool.conf"), """
+        idgen.store = cassandra
+        datastax-java-driver {
+          advanced.connection.pool.local.size = 2
+          advanced.reconnection-policy.max-delay = 30 seconds
+        }
+        """);
+    Main main = new Main();
+    new CommandLine(main).parseArgs("--config", file.toString());
+
+    String block = CassandraStoreModule.settings(main.loadConfig()).driverConfig();
+
+    Config driver = ConfigFactory.parseString(block);
+    assertThat(driver.getInt("advanced.connection.pool.local.size")).isEqualTo(2);
+    assertThat(driver.getDuration("advanced.reconnection-policy.max-delay")).isEqualTo(Duration.ofSeconds(30));
+    // Only what the file set: the driver's reference.conf (consistency LOCAL_ONE…) stays the driver's.
+    assertThat(driver.entrySet()).hasSize(2);
+  }
+
+  @Test
+  void should_refuse_an_unreadable_cassandra_truststore_naming_the_key() throws IOException {
+    Path file = Files.writeString(dir.resolve("tls.conf"), """
+        idgen.store = cassandra
+        idgen.cassandra.tls { enabled = true, truststore = "/nonexistent/truststore.p12" }
+        """);
+
+    int code = run("--config", file.toString());
+
+    assertThat(code).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("idgen.cassandra.tls.truststore").contains("/nonexistent/truststore.p12");
   }
 
   @Test

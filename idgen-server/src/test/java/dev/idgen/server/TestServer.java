@@ -35,6 +35,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * The daemon as production wires it (the same Guice modules, but the test's store and an in-process
@@ -103,12 +104,30 @@ public final class TestServer implements AutoCloseable {
     return start(values, binder -> binder.bind(RangeStore.class).toInstance(store), store, null, true);
   }
 
+  /**
+   * In-process, on the production Cassandra store module configured by {@code idgen.cassandra.*} of
+   * {@code overrides} (and their {@code datastax-java-driver} block). Started whether or not Cassandra
+   * answers: the store connects in the background.
+   */
+  public static TestServer startCassandra(Map<String, Object> overrides) {
+    Map<String, Object> values = new HashMap<>(overrides);
+    values.put(ServerSettings.STORE, "cassandra");
+    return startWith(values, config -> new CassandraStoreModule(CassandraStoreModule.settings(config)), null, null,
+        false);
+  }
+
   private static TestServer start(Map<String, Object> overrides, Module storeModule,
       InMemoryRangeStore store) {
     return start(overrides, storeModule, store, null, false);
   }
 
   private static TestServer start(Map<String, Object> overrides, Module storeModule,
+      InMemoryRangeStore store, CallDurationLimit.Timer timer, boolean netty) {
+    return startWith(overrides, config -> storeModule, store, timer, netty);
+  }
+
+  /** With the store module that {@code storeModuleFor} makes of the test's configuration. */
+  private static TestServer startWith(Map<String, Object> overrides, Function<Config, Module> storeModuleFor,
       InMemoryRangeStore store, CallDurationLimit.Timer timer, boolean netty) {
     Map<String, Object> values = new HashMap<>();
     values.put(ServerSettings.QUIET_PERIOD, "0s");
@@ -118,11 +137,13 @@ public final class TestServer implements AutoCloseable {
     values.put("idgen.metrics.host", "127.0.0.1");
     values.put("idgen.metrics.port", 0);
     values.putAll(overrides);
-    Config config = ConfigFactory.parseMap(values).withFallback(ConfigFactory.defaultReference()).resolve();
+    // Without the driver's reference.conf, as ConfigLoader reads it: datastax-java-driver is the user's.
+    Config config = ConfigFactory.parseMap(values)
+        .withFallback(ConfigFactory.defaultReference().withoutPath(CassandraStoreModule.DRIVER_ROOT)).resolve();
     ServerSettings settings = ServerSettings.from(config);
     OperationsSettings operations = OperationsSettings.from(config, Map.of());
     String name = InProcessServerBuilder.generateName();
-    Injector injector = Wiring.injector(config, operations, storeModule,
+    Injector injector = Wiring.injector(config, operations, storeModuleFor.apply(config),
         netty ? GrpcModule.netty()
             : new GrpcModule((s, limits, credentials) -> InProcessServerBuilder.forName(name).directExecutor()),
         timer);

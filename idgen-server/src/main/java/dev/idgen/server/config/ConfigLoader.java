@@ -17,7 +17,9 @@ import java.util.TreeMap;
 /**
  * Builds the server's configuration from its layers, highest precedence first: system properties
  * ({@code -Didgen.grpc.port=…}), the {@code IDGEN_*} environment variables listed in
- * {@code environment.conf}, the {@code --config} file, and the defaults of {@code reference.conf}.
+ * {@code environment.conf}, the {@code --config} file, and the defaults of {@code reference.conf}. Besides
+ * {@code idgen}, the one root it holds is {@code datastax-java-driver}: the Cassandra driver's options as the
+ * file or system properties set them (the driver's defaults are left out; the driver reads them itself).
  *
  * <p>The environment is a layer of its own rather than {@code ${?VAR}} lines in {@code reference.conf}:
  * there, a {@code --config} file would override the environment, while a container's environment must
@@ -27,6 +29,8 @@ import java.util.TreeMap;
 public final class ConfigLoader {
 
   private static final String ROOT = "idgen";
+  /** The Cassandra driver's own options (idgen.cassandra's store passes the user's to it). */
+  private static final String DRIVER_ROOT = "datastax-java-driver";
   private static final String ENVIRONMENT_LAYER = "dev/idgen/server/environment.conf";
 
   private ConfigLoader() {}
@@ -44,7 +48,9 @@ public final class ConfigLoader {
    */
   static Config load(Optional<Path> file, Map<String, String> environment, Properties systemProperties) {
     ClassLoader loader = ConfigLoader.class.getClassLoader();
-    Config reference = ConfigFactory.defaultReference(loader);
+    // The class path's reference.conf files include the Cassandra driver's: its defaults stay the driver's
+    // (it reads them itself), so that datastax-java-driver here is only what the user set.
+    Config reference = ConfigFactory.defaultReference(loader).withoutPath(DRIVER_ROOT);
     Config fileLayer = file.map(ConfigLoader::parseFile).orElse(ConfigFactory.empty());
     Config config = ConfigFactory.parseProperties(systemProperties)
         .withFallback(environmentLayer(loader, environment))

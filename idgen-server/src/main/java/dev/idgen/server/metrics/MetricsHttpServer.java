@@ -3,22 +3,24 @@ package dev.idgen.server.metrics;
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import dev.idgen.server.config.OperationsSettings;
 import dev.idgen.server.lifecycle.ServerComponent;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code GET /metrics} in the Prometheus text format, on {@code idgen.metrics.host}:{@code port}, served
- * by the JDK's own HTTP server on one daemon thread. Any other path is 404, any other method 405.
+ * {@code GET /metrics} on {@code idgen.metrics.host}:{@code port}, served by the Prometheus client's own
+ * HTTP server ({@link HTTPServer}, on its daemon threads) from the registry's Prometheus registry: the
+ * Prometheus text format when the request names no format (what {@code curl} and the bench scripts read),
+ * OpenMetrics or the Prometheus protobuf format when its {@code Accept} header asks for one, gzip when
+ * {@code Accept-Encoding} allows it, and {@code ?name[]=…} to scrape some metrics only. The content
+ * negotiation is the client's, so that it follows what Prometheus servers ask for. Any path other than
+ * {@code /metrics} (and the client's {@code /-/healthy}) is 404.
  *
  * <p>Thread-safe: start and close are guarded by {@code lock}; scrapes only read the registry.
  */
@@ -27,6 +29,7 @@ final class MetricsHttpServer implements ServerComponent {
 
   private static final Logger log = LoggerFactory.getLogger(MetricsHttpServer.class);
 
+  /** The path that {@link HTTPServer} serves the metrics on (fixed by it). */
   static final String PATH = "/metrics";
 
   private final PrometheusMeterRegistry registry;
@@ -34,10 +37,7 @@ final class MetricsHttpServer implements ServerComponent {
   private final Object lock = new Object();
 
   @GuardedBy("lock")
-  private HttpServer http;
-
-  @GuardedBy("lock")
-  private ExecutorService executor;
+  private HTTPServer http;
 
   MetricsHttpServer(PrometheusMeterRegistry registry, OperationsSettings.Metrics settings) {
     this.registry = registry;
@@ -50,48 +50,34 @@ final class MetricsHttpServer implements ServerComponent {
       if (http != null) {
         return;
       }
-      HttpServer server = HttpServer.create(new InetSocketAddress(settings.host(), settings.port()), 16);
-      server.createContext("/", this::handle);
-      executor = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "idgen-metrics-http");
-        t.setDaemon(true);
-        return t;
-      });
-      server.setExecutor(executor);
-      server.start();
-      http = server;
-      log.info("metrics on http://{}:{}{}", settings.host(), server.getAddress().getPort(), PATH);
+      http = HTTPServer.builder()
+          .hostname(settings.host())
+          .port(settings.port())
+          .registry(registry.getPrometheusRegistry())
+          // Its default handler of "/" is a page about the client library: off the metrics path, a 404.
+          .defaultHandler(MetricsHttpServer::notFound)
+          .buildAndStart();
+      log.info("metrics on http://{}:{}{}", settings.host(), http.getPort(), PATH);
     }
   }
 
   /** The port it listens on (the chosen one if {@code idgen.metrics.port} is 0); -1 when not started. */
   int port() {
     synchronized (lock) {
-      return http == null ? -1 : http.getAddress().getPort();
+      return http == null ? -1 : http.getPort();
     }
   }
 
-  private void handle(HttpExchange exchange) throws IOException {
+  private static void notFound(HttpExchange exchange) throws IOException {
     try (exchange) {
-      if (!PATH.equals(exchange.getRequestURI().getPath())) {
-        respond(exchange, 404, "text/plain; charset=utf-8", "not found: metrics are on " + PATH + "\n");
-      } else if (!"GET".equals(exchange.getRequestMethod()) && !"HEAD".equals(exchange.getRequestMethod())) {
-        exchange.getResponseHeaders().set("Allow", "GET, HEAD");
-        respond(exchange, 405, "text/plain; charset=utf-8", "method not allowed\n");
-      } else {
-        respond(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
-      }
-    }
-  }
-
-  private static void respond(HttpExchange exchange, int code, String type, String body) throws IOException {
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    exchange.getResponseHeaders().set("Content-Type", type);
-    boolean head = "HEAD".equals(exchange.getRequestMethod());
-    exchange.sendResponseHeaders(code, head ? -1 : bytes.length);
-    if (!head) {
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(bytes);
+      byte[] body = ("not found: metrics are on " + PATH + "\n").getBytes(StandardCharsets.UTF_8);
+      exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
+      boolean head = "HEAD".equals(exchange.getRequestMethod());
+      exchange.sendResponseHeaders(404, head ? -1 : body.length);
+      if (!head) {
+        try (OutputStream out = exchange.getResponseBody()) {
+          out.write(body);
+        }
       }
     }
   }
@@ -100,8 +86,8 @@ final class MetricsHttpServer implements ServerComponent {
   public void close() {
     synchronized (lock) {
       if (http != null) {
-        http.stop(0);
-        executor.shutdownNow();
+        http.close();
+        http = null; // idempotent: the JDK's server must not be stopped twice
       }
     }
   }

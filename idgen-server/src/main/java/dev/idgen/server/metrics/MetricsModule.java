@@ -13,6 +13,7 @@ import dev.idgen.server.config.OperationsSettings;
 import dev.idgen.server.lifecycle.ServerComponent;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -22,13 +23,16 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.grpc.Status;
+import java.time.Duration;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
 /**
  * Binds the meters ({@code idgen.metrics}, {@code idgen.alarms}): the Prometheus registry (with the JVM's
- * meters), {@link IdGenMetrics}, the Allocate call meters ({@link AllocateMetricsInterceptor}), the
+ * meters), {@link IdGenMetrics}, the per-RPC meters of every method (Micrometer's
+ * {@link MetricCollectingServerInterceptor}), the Allocate call meters ({@link AllocateMetricsInterceptor}), the
  * counters read from the allocator and the store at each scrape, the {@link SequenceMonitor} and the
  * {@code /metrics} endpoint ({@link MetricsHttpServer}), the last two as {@link ServerComponent}s.
  */
@@ -80,6 +84,25 @@ public final class MetricsModule extends AbstractModule {
   @Singleton
   MetricsHttpServer metricsHttpServer(PrometheusMeterRegistry registry) {
     return new MetricsHttpServer(registry, settings.metrics());
+  }
+
+  /**
+   * Per-RPC meters of every method of every service (health and reflection too), from Micrometer's gRPC
+   * binder: {@code grpc_server_processing_duration_seconds} (a histogram, by service, method, method type
+   * and status code), {@code grpc_server_requests_received_total} and
+   * {@code grpc_server_responses_sent_total}. A library's interceptor rather than ours: it follows gRPC's
+   * call life cycle (cancellations, streams) and names its meters as other gRPC services on Micrometer do.
+   */
+  @Provides
+  @Singleton
+  MetricCollectingServerInterceptor grpcMetrics(MeterRegistry registry) {
+    return new MetricCollectingServerInterceptor(registry, counter -> counter, timer -> timer
+        .publishPercentileHistogram()
+        // An Allocate served from memory takes tens of microseconds; a call waits at most
+        // idgen.limits.max-call-duration (30 s).
+        .minimumExpectedValue(Duration.ofNanos(100_000))
+        .maximumExpectedValue(Duration.ofSeconds(30)),
+        Status.Code.OK);
   }
 
   @Provides

@@ -1,10 +1,11 @@
 /**
  * What the daemon reports about itself ({@code idgen.metrics}, {@code idgen.alarms}): the meters of the
  * request path ({@link dev.idgen.server.metrics.IdGenMetrics}, the Allocate call meters of
- * {@link dev.idgen.server.metrics.AllocateMetricsInterceptor}, the timed reservations of the store the
+ * {@link dev.idgen.server.metrics.AllocateMetricsInterceptor}, Micrometer's per-RPC meters of every method,
+ * the timed reservations of the store the
  * allocator sees), the per-sequence gauges and alarm log lines of the
  * {@link dev.idgen.server.metrics.SequenceMonitor}, and {@code GET /metrics}
- * ({@link dev.idgen.server.metrics.MetricsHttpServer}). {@link dev.idgen.server.metrics.MetricsModule}
+ * ({@link dev.idgen.server.metrics.MetricsHttpServer}, the Prometheus client's own HTTP server). {@link dev.idgen.server.metrics.MetricsModule}
  * binds them.
  *
  * <p>Uses the core (the allocator's and the stores' counters), {@code config} and {@code lifecycle};

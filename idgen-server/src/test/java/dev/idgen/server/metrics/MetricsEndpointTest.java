@@ -5,13 +5,20 @@ import static dev.idgen.server.TestServer.sample;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idgen.api.v1.AdvanceSequenceRequest;
+import dev.idgen.api.v1.GetSequenceRequest;
 import dev.idgen.server.TestServer;
 import io.grpc.Status;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -93,6 +100,58 @@ class MetricsEndpointTest {
   }
 
   @Test
+  void should_time_every_method_with_its_status_code() throws Exception {
+    server.create("orders");
+    server.allocate("orders", 3);
+    failure(() -> server.allocate("nope", 1));
+    server.admin().getSequence(GetSequenceRequest.newBuilder().setName("orders").build());
+    failure(() -> server.admin().getSequence(GetSequenceRequest.newBuilder().setName("nope").build()));
+
+    String allocate = "grpc_server_processing_duration_seconds_count{method=\"Allocate\",methodType=\"SERVER_STREAMING\","
+        + "service=\"idgen.v1.IdGen\",statusCode=\"";
+    String get = "grpc_server_processing_duration_seconds_count{method=\"GetSequence\",methodType=\"UNARY\","
+        + "service=\"idgen.v1.SequenceAdmin\",statusCode=\"";
+    List<String> series = List.of(allocate + "OK\"}", allocate + "NOT_FOUND\"}", get + "OK\"}", get + "NOT_FOUND\"}");
+
+    String metrics = scrapeUntil(m -> series.stream().allMatch(s -> m.contains(s + " 1\n")));
+
+    for (String s : series) {
+      assertThat(sample(metrics, s)).as(s).isEqualTo(1);
+    }
+    // A latency histogram, and the methods not called yet are there at zero.
+    assertThat(metrics).contains("grpc_server_processing_duration_seconds_bucket{method=\"Allocate\"")
+        .contains("grpc_server_processing_duration_seconds_count{method=\"AdvanceSequence\"");
+  }
+
+  @Test
+  void should_compress_with_gzip_when_the_scraper_accepts_it() throws Exception {
+    HttpResponse<byte[]> response = http.send(request("/metrics").header("Accept-Encoding", "gzip").build(),
+        HttpResponse.BodyHandlers.ofByteArray());
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.headers().firstValue("Content-Encoding")).hasValue("gzip");
+    String text;
+    try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(response.body()))) {
+      text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    assertThat(text).contains("jvm_threads_live_threads");
+  }
+
+  @Test
+  void should_answer_in_openmetrics_when_the_accept_header_asks_for_it() throws Exception {
+    HttpResponse<String> response = http.send(request("/metrics")
+            .header("Accept", "application/openmetrics-text; version=1.0.0; charset=utf-8").build(),
+        HttpResponse.BodyHandlers.ofString());
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(
+        type -> assertThat(type).startsWith("application/openmetrics-text"));
+    // OpenMetrics ends with "# EOF"; the Prometheus text format (the default) has no such line.
+    assertThat(response.body()).endsWith("# EOF\n").contains("jvm_threads_live_threads");
+    assertThat(scrape()).doesNotContain("# EOF");
+  }
+
+  @Test
   void should_count_a_refused_status_code_by_its_grpc_name() throws Exception {
     server.create("orders");
     failure(() -> server.allocate("orders", server.settings.maxIdsPerCall() + 1));
@@ -108,12 +167,28 @@ class MetricsEndpointTest {
     return response.body();
   }
 
-  private HttpResponse<String> get(String path) throws IOException, InterruptedException {
-    int port = server.injector.getInstance(MetricsHttpServer.class).port();
-    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
-        HttpResponse.BodyHandlers.ofString());
+  /**
+   * Scrapes until {@code done} holds, for at most 10 s: Micrometer's gRPC meters record a call when the
+   * server learns that it completed, which for calls that ran on the worker pool may be just after the
+   * client had its answer.
+   */
+  private String scrapeUntil(Predicate<String> done) throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    for (;;) {
+      String metrics = scrape();
+      if (done.test(metrics) || System.nanoTime() - deadline > 0) {
+        return metrics;
+      }
+      Thread.sleep(10); // no event to wait on: the meter is recorded on a server thread
+    }
   }
 
-  /** The value of the first sample line that starts with {@code series} followed by a space or a '{'. */
+  private HttpResponse<String> get(String path) throws IOException, InterruptedException {
+    return http.send(request(path).build(), HttpResponse.BodyHandlers.ofString());
+  }
 
+  private HttpRequest.Builder request(String path) {
+    int port = server.injector.getInstance(MetricsHttpServer.class).port();
+    return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path));
+  }
 }

@@ -8,7 +8,6 @@ import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
-import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.metadata.Node;
@@ -27,9 +26,7 @@ import dev.idgen.core.SequenceState;
 import dev.idgen.core.StoreUnavailableException;
 import dev.idgen.core.StoredSequence;
 import dev.idgen.core.Ticker;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
-import java.security.KeyStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -43,12 +40,18 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -57,8 +60,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
+import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -87,12 +89,17 @@ import org.slf4j.LoggerFactory;
  *       if it cannot be read back, nothing is handed out and the IDs, if the write applied, stay unused.
  *   <li>Lost races re-read and retry after a random delay that grows with the attempt, up to a deadline.
  *   <li>Protocol V4, because V5 drops the connection after every CAS write timeout (Cassandra 5.0 with
- *       driver 4.19), and {@link AllNodesFailedException} is unwrapped to the real cause in messages.
+ *       driver 4.19), and {@link AllNodesFailedException} is unwrapped to the real cause in messages. The
+ *       driver's options that these rules depend on are pinned ({@code DriverConfig}); the others come
+ *       from idgen's configuration, its {@code datastax-java-driver} block included.
+ *   <li>Connected in the background ({@link #open}): the store exists at once and answers once connected
+ *       ({@link #ready()}), so that a server started before Cassandra waits instead of exiting.
  * </ul>
  *
  * <p>Threads: thread-safe; all coordination between processes happens in Cassandra. Within a process,
  * at most one refill per pool is in flight ({@link #refills}); it runs on the store's own daemon thread
- * pool, and callers that find the pool empty wait for it.
+ * pool, and callers that find the pool empty wait for it. The connection is made on the driver's threads
+ * and one connector thread of the store's; it is published through a volatile field.
  */
 @ThreadSafe
 public final class CassandraRangeStore implements RangeStore {
@@ -101,7 +108,6 @@ public final class CassandraRangeStore implements RangeStore {
   private static final long BASE_BACKOFF_MILLIS = 2;
   private static final long MAX_BACKOFF_MILLIS = 250;
 
-  private final CqlSession session;
   private final CassandraSettings settings;
   private final String dc;
   private final Tier globalTier = new Tier();
@@ -118,88 +124,89 @@ public final class CassandraRangeStore implements RangeStore {
   volatile Runnable beforeGlobalCas = () -> {};
   /** A seam for fault-injection tests: how each CAS statement is sent, and what follows a read-back. */
   volatile CasExecutor casExecutor = CasExecutor.DIRECT;
-
-  private final PreparedStatement selectDefinition;
-  private final PreparedStatement insertDefinition;
-  private final PreparedStatement selectNames;
-  private final PreparedStatement selectGlobal;
-  private final PreparedStatement insertGlobal;
-  private final PreparedStatement updateGlobal;
-  private final PreparedStatement selectPool;
-  private final PreparedStatement insertPool;
-  private final PreparedStatement updatePool;
-  private final PreparedStatement appendPool;
-  private final PreparedStatement selectLog;
-  private final PreparedStatement insertLog;
-  private final PreparedStatement updateLog;
-  private final PreparedStatement announce;
-  private final PreparedStatement withdraw;
-  private final PreparedStatement selectServers;
   /** The write timestamp of this process's last announcement per server name: a withdrawal deletes
    *  only what it wrote, never a newer incarnation's row. */
   private final ConcurrentMap<String, Long> announcedAt = new ConcurrentHashMap<>();
 
-  private CassandraRangeStore(CqlSession session, CassandraSettings settings) {
-    this.session = session;
+  // The connection, made in the background (see open): until it is, every operation fails with
+  // StoreUnavailableException and ready() is incomplete.
+
+  /** The session and idgen's prepared statements; null until connected. */
+  private volatile Statements statements;
+  /** Complete once {@link #statements} is set; failed if the connection was given up. */
+  private final CompletableFuture<Void> ready = new CompletableFuture<>();
+  /** The driver's session being built (it reconnects until it reaches a node, with reconnect-on-init). */
+  private volatile CompletableFuture<CqlSession> pendingSession;
+  /** Applies or checks the schema and prepares the statements once the driver connected; retries them. */
+  private final ScheduledExecutorService connector;
+  /** Whether a failure to connect or to prepare is retried (the driver's advanced.reconnect-on-init). */
+  private final boolean waitForCassandra;
+  /** Why the store is not connected yet, for the messages of the operations that fail meanwhile. */
+  private volatile String notConnected = "the driver is trying to reach a contact point";
+  private volatile boolean closed;
+
+  private CassandraRangeStore(CassandraSettings settings, boolean waitForCassandra) {
     this.settings = settings;
     this.dc = settings.localDatacenter();
-    String ks = settings.keyspace();
-    selectDefinition = session.prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size, created_at, op"
-        + " FROM " + ks + ".sequences WHERE name = ?");
-    insertDefinition = session.prepare("INSERT INTO " + ks + ".sequences (name, start, max, stripes,"
-        + " node_block_size, dc_block_size, created_at, op) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS");
-    selectNames = session.prepare("SELECT name FROM " + ks + ".sequences");
-    selectGlobal = session.prepare("SELECT reserved, op FROM " + ks + ".global_cursors"
-        + " WHERE sequence = ? AND stripe = ?");
-    insertGlobal = session.prepare("INSERT INTO " + ks + ".global_cursors (sequence, stripe, reserved, op)"
-        + " VALUES (?, ?, ?, ?) IF NOT EXISTS");
-    updateGlobal = session.prepare("UPDATE " + ks + ".global_cursors SET reserved = ?, op = ?"
-        + " WHERE sequence = ? AND stripe = ? IF op = ?");
-    selectPool = session.prepare("SELECT blocks, floor, taken, appended, appended_below, op FROM " + ks
-        + ".dc_pools WHERE sequence = ? AND stripe = ? AND datacenter = ?");
-    insertPool = session.prepare("INSERT INTO " + ks + ".dc_pools (sequence, stripe, datacenter, blocks,"
-        + " floor, taken, appended, appended_below, op) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?) IF NOT EXISTS");
-    // Removals (reserve, trim) leave the record of appended blocks as it is.
-    updatePool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, floor = ?, taken = ?, op = ?"
-        + " WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
-    selectLog = session.prepare("SELECT version, changes, op FROM " + ks + ".floor_log WHERE datacenter = ?");
-    insertLog = session.prepare("INSERT INTO " + ks + ".floor_log (datacenter, version, changes, op)"
-        + " VALUES (?, ?, ?, ?) IF NOT EXISTS");
-    updateLog = session.prepare("UPDATE " + ks + ".floor_log SET version = ?, changes = ?, op = ?"
-        + " WHERE datacenter = ? IF op = ?");
-    announce = session.prepare("INSERT INTO " + ks + ".servers (datacenter, server, incarnation, applied)"
-        + " VALUES (?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?");
-    withdraw = session.prepare("DELETE FROM " + ks + ".servers USING TIMESTAMP ? WHERE datacenter = ?"
-        + " AND server = ?");
-    selectServers = session.prepare("SELECT server, applied FROM " + ks + ".servers WHERE datacenter = ?");
-    appendPool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, appended = ?, appended_below = ?,"
-        + " op = ? WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
+    this.waitForCassandra = waitForCassandra;
     AtomicInteger n = new AtomicInteger();
     refillExecutor = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "idgen-dc-pool-refill-" + n.incrementAndGet());
       t.setDaemon(true);
       return t;
     });
+    connector = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "idgen-cassandra-connect");
+      t.setDaemon(true);
+      return t;
+    });
   }
 
   /**
-   * Connects to Cassandra, applies the schema if {@code settings.createSchema()}, and prepares the
-   * statements. Throws {@link StoreUnavailableException} if Cassandra cannot be reached.
+   * Connects to Cassandra (see {@link #open}) and waits until the store answers: the schema applied if
+   * {@code settings.createSchema()}, the statements prepared. With the driver's
+   * {@code advanced.reconnect-on-init} (idgen's default) it waits for as long as Cassandra is unreachable.
+   *
+   * @throws StoreUnavailableException if the connection was given up
    */
   public static CassandraRangeStore connect(CassandraSettings settings) {
     return connect(settings, null);
   }
 
+  /** {@link #connect(CassandraSettings)}, with the driver's metrics (see {@link #open}). */
+  public static CassandraRangeStore connect(CassandraSettings settings, @Nullable Object micrometerRegistry) {
+    CassandraRangeStore store = open(settings, micrometerRegistry);
+    try {
+      store.ready.join();
+      return store;
+    } catch (CompletionException | CancellationException e) {
+      store.close();
+      throw e.getCause() instanceof StoreUnavailableException u ? u
+          : new StoreUnavailableException("cannot connect to Cassandra: " + describe(e), e);
+    }
+  }
+
   /**
-   * {@link #connect(CassandraSettings)}, with the driver reporting its own metrics (requests, errors,
-   * connections, per node) into {@code micrometerRegistry}: an {@code io.micrometer.core.instrument.MeterRegistry},
-   * typed {@code Object} so that the core does not depend on Micrometer. The driver's
-   * {@code java-driver-metrics-micrometer} module must then be on the class path. Metric names start with
-   * {@code cassandra.} (tagged with the session and, for per-node metrics, the node). Null: no driver metrics.
+   * A store that connects to Cassandra in the background and answers once it is connected: until then
+   * every operation fails with {@link StoreUnavailableException} and {@link #ready()} is incomplete. With
+   * the driver's {@code advanced.reconnect-on-init} (idgen's default, see {@code DriverConfig}) the driver
+   * keeps trying to reach a contact point (logging each failure), and a keyspace that cannot be used yet
+   * (tables missing, the schema not agreed) is tried again, so that a server started before Cassandra, or
+   * before its schema, waits for it instead of exiting; without it, the first failure is final and
+   * {@link #ready()} fails.
+   *
+   * <p>{@code micrometerRegistry}: the driver reports its own metrics (requests, errors, connections, per
+   * node) into it, an {@code io.micrometer.core.instrument.MeterRegistry} typed {@code Object} so that the
+   * core does not depend on Micrometer. The driver's {@code java-driver-metrics-micrometer} module must then
+   * be on the class path. Metric names start with {@code cassandra.} (tagged with the session and, for
+   * per-node metrics, the node). Null: no driver metrics.
    */
-  public static CassandraRangeStore connect(CassandraSettings settings, Object micrometerRegistry) {
+  public static CassandraRangeStore open(CassandraSettings settings, @Nullable Object micrometerRegistry) {
+    DriverConfigLoader config = DriverConfig.loader(settings, micrometerRegistry != null);
+    boolean waitForCassandra = config.getInitialConfig().getDefaultProfile()
+        .getBoolean(DefaultDriverOption.RECONNECT_ON_INIT);
     CqlSessionBuilder builder = CqlSession.builder()
-        .withConfigLoader(driverConfig(settings, micrometerRegistry != null))
+        .withConfigLoader(config)
         .withLocalDatacenter(settings.localDatacenter());
     if (micrometerRegistry != null) {
       builder.withMetricRegistry(micrometerRegistry);
@@ -209,18 +216,48 @@ public final class CassandraRangeStore implements RangeStore {
       builder.addContactPoint(InetSocketAddress.createUnresolved(cp.substring(0, colon),
           Integer.parseInt(cp.substring(colon + 1))));
     }
-    if (settings.username().isPresent()) {
-      builder.withAuthCredentials(settings.username().get(), settings.password().orElseThrow());
-    }
-    if (settings.tls()) {
-      builder.withSslContext(sslContext(settings));
-    }
-    CqlSession session;
+    CassandraRangeStore store = new CassandraRangeStore(settings, waitForCassandra);
+    log.info("connecting to Cassandra at {} (local datacenter {}, keyspace {}){}", settings.contactPoints(),
+        settings.localDatacenter(), settings.keyspace(),
+        waitForCassandra ? "; the store answers once connected" : "");
+    CompletableFuture<CqlSession> session = builder.buildAsync().toCompletableFuture();
+    store.pendingSession = session;
+    CompletableFuture<?> unusedConnected = session.whenComplete((s, error) -> {
+      if (error != null) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        store.giveUp("cannot connect to Cassandra at " + settings.contactPoints() + " (local datacenter "
+            + settings.localDatacenter() + "): " + describe(cause), cause);
+      } else {
+        store.prepareLater(s, 0);
+      }
+    });
+    return store;
+  }
+
+  /**
+   * Complete once the store answers (connected, schema checked, statements prepared); failed if the
+   * connection was given up ({@link StoreUnavailableException}), or if the store was closed before.
+   */
+  @Override
+  public CompletionStage<Void> ready() {
+    return ready.copy();
+  }
+
+  /** Runs {@link #prepare} on the connector thread after {@code attempt} failures (none: at once). */
+  private void prepareLater(CqlSession session, int attempt) {
+    long delayMillis = attempt == 0 ? 0 : Math.min(30_000, 1_000L << Math.min(attempt - 1, 5));
     try {
-      session = builder.build();
-    } catch (DriverException e) {
-      throw new StoreUnavailableException("cannot connect to Cassandra at " + settings.contactPoints()
-          + " (local datacenter " + settings.localDatacenter() + "): " + describe(e), e);
+      Future<?> unused = connector.schedule(() -> prepare(session, attempt), delayMillis, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      session.close(); // closed meanwhile
+    }
+  }
+
+  /** Applies or checks the schema, checks the cluster's settings and prepares the statements. */
+  private void prepare(CqlSession session, int attempt) {
+    if (closed) {
+      session.close();
+      return;
     }
     try {
       if (settings.createSchema()) {
@@ -235,80 +272,50 @@ public final class CassandraRangeStore implements RangeStore {
         List<String> tables = Schema.missingTables(session, settings);
         if (!tables.isEmpty()) {
           throw new StoreUnavailableException("keyspace '" + settings.keyspace() + "' lacks the tables "
-              + tables + " (made by an older idgen?): apply deploy/cassandra/schema.cql again (its CREATE"
-              + " TABLE IF NOT EXISTS statements add them), or start one server with"
+              + tables + " (not created yet, or made by an older idgen?): apply deploy/cassandra/schema.cql"
+              + " (its CREATE TABLE IF NOT EXISTS statements add them), or start one server with"
               + " idgen.cassandra.create-schema = true");
         }
       }
       CassandraChecks.warnAboutUnsafeSettings(session, settings);
-      return new CassandraRangeStore(session, settings);
+      statements = new Statements(session, settings.keyspace());
     } catch (RuntimeException e) {
-      session.close();
-      if (e instanceof DriverException de) {
-        throw new StoreUnavailableException("cannot prepare idgen's statements in keyspace '"
-            + settings.keyspace() + "' (is the schema applied? see idgen.cassandra.create-schema): "
-            + describe(de), de);
+      String why = e instanceof DriverException de
+          ? "cannot prepare idgen's statements in keyspace '" + settings.keyspace() + "' (is the schema"
+              + " applied? see idgen.cassandra.create-schema): " + describe(de)
+          : e.getMessage();
+      if (closed || !waitForCassandra) {
+        session.close();
+        giveUp(why, e);
+        return;
       }
-      throw e;
+      notConnected = why;
+      log.warn("Cassandra answers, but the store cannot use it yet (attempt {}; trying again): {}", attempt + 1, why);
+      prepareLater(session, attempt + 1);
+      return;
+    }
+    log.info("connected to Cassandra at {} (local datacenter {}, keyspace {})", settings.contactPoints(),
+        settings.localDatacenter(), settings.keyspace());
+    ready.complete(null);
+    if (closed) {
+      session.close(); // closed while preparing
     }
   }
 
-  /** The driver metrics exported when a registry is given: what an operator alerts on or debugs with. */
-  private static final List<String> SESSION_METRICS = List.of("bytes-sent", "bytes-received",
-      "connected-nodes", "cql-requests", "cql-client-timeouts", "throttling.delay", "throttling.errors");
-  private static final List<String> NODE_METRICS = List.of("pool.open-connections", "pool.in-flight",
-      "pool.available-streams", "cql-messages", "errors.request.write-timeouts",
-      "errors.request.read-timeouts", "errors.request.unavailables", "errors.request.others",
-      "errors.request.aborted", "errors.connection.init", "errors.connection.auth");
-
-  private static DriverConfigLoader driverConfig(CassandraSettings s, boolean metrics) {
-    var config = DriverConfigLoader.programmaticBuilder();
-    if (metrics) {
-      config.withString(DefaultDriverOption.METRICS_FACTORY_CLASS, "MicrometerMetricsFactory")
-          .withString(DefaultDriverOption.METRICS_ID_GENERATOR_CLASS, "TaggingMetricIdGenerator")
-          .withString(DefaultDriverOption.METRICS_ID_GENERATOR_PREFIX, "cassandra")
-          .withStringList(DefaultDriverOption.METRICS_SESSION_ENABLED, SESSION_METRICS)
-          .withStringList(DefaultDriverOption.METRICS_NODE_ENABLED, NODE_METRICS);
-    }
-    return config
-        // V5 tears the connection down after every CAS write timeout (docs/cassandra.md).
-        .withString(DefaultDriverOption.PROTOCOL_VERSION, "V4")
-        .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, s.requestTimeout())
-        .withString(DefaultDriverOption.REQUEST_CONSISTENCY, "LOCAL_QUORUM")
-        .withString(DefaultDriverOption.REQUEST_SERIAL_CONSISTENCY, "LOCAL_SERIAL")
-        // A CAS is never retried blindly by the driver: we resolve its outcome ourselves.
-        .withBoolean(DefaultDriverOption.REQUEST_DEFAULT_IDEMPOTENCE, false)
-        // Connections to a few nodes of every other datacenter, so that an advance can trim their pools
-        // through their own coordinators; LOCAL_* statements still never leave this datacenter.
-        .withInt(DefaultDriverOption.LOAD_BALANCING_DC_FAILOVER_MAX_NODES_PER_REMOTE_DC, 3)
-        .withBoolean(DefaultDriverOption.LOAD_BALANCING_DC_FAILOVER_ALLOW_FOR_LOCAL_CONSISTENCY_LEVELS, false)
-        .withDuration(DefaultDriverOption.CONNECTION_INIT_QUERY_TIMEOUT, Duration.ofSeconds(5))
-        .withDuration(DefaultDriverOption.CONTROL_CONNECTION_TIMEOUT, Duration.ofSeconds(5))
-        .withDuration(DefaultDriverOption.RECONNECTION_BASE_DELAY, Duration.ofMillis(200))
-        .withDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY, Duration.ofSeconds(5))
-        .withDuration(DefaultDriverOption.METADATA_SCHEMA_REQUEST_TIMEOUT, Duration.ofSeconds(10))
-        .withDuration(DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(20))
-        .build();
+  private void giveUp(String why, Throwable cause) {
+    notConnected = why;
+    ready.completeExceptionally(cause instanceof StoreUnavailableException u ? u
+        : new StoreUnavailableException(why, cause));
   }
 
-  private static SSLContext sslContext(CassandraSettings s) {
-    try {
-      if (s.truststore().isEmpty()) {
-        return SSLContext.getDefault();
-      }
-      KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
-      try (InputStream in = java.nio.file.Files.newInputStream(s.truststore().get())) {
-        ks.load(in, s.truststorePassword().map(String::toCharArray).orElse(null));
-      }
-      TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-      tmf.init(ks);
-      SSLContext ctx = SSLContext.getInstance("TLS");
-      ctx.init(null, tmf.getTrustManagers(), null);
-      return ctx;
-    } catch (Exception e) {
-      throw new IllegalArgumentException("idgen.cassandra.tls: cannot load truststore "
-          + s.truststore().orElse(null) + ": " + e.getMessage(), e);
+  /** The session and statements, or {@link StoreUnavailableException} while the store is not connected. */
+  private Statements st() {
+    Statements s = statements;
+    if (s == null) {
+      throw new StoreUnavailableException("not connected to Cassandra at " + settings.contactPoints()
+          + " (local datacenter " + settings.localDatacenter() + ") yet: " + notConnected);
     }
+    return s;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -320,14 +327,14 @@ public final class CassandraRangeStore implements RangeStore {
     Attempts<Void> attempts = new Attempts<>();
     for (int attempt = 0; ; attempt++) {
       UUID op = attempts.next(null, null);
-      BoundStatement insert = global(insertDefinition.bind(d.name(), d.start(), d.max(), d.stripes(),
+      BoundStatement insert = global(st().insertDefinition.bind(d.name(), d.start(), d.max(), d.stripes(),
           d.nodeBlockSize(), d.dcBlockSize(), Instant.now(), op));
       if (cas(globalTier, CasKind.CREATE, insert, op, null, attempts, () -> serialRead(
-          selectDefinition.bind(d.name()), ConsistencyLevel.SERIAL, null, "definition of '" + d.name() + "'",
+          st().selectDefinition.bind(d.name()), ConsistencyLevel.SERIAL, null, "definition of '" + d.name() + "'",
           deadline), deadline).applied()) {
         return;
       }
-      Row existing = serialRead(selectDefinition.bind(d.name()), ConsistencyLevel.SERIAL, null,
+      Row existing = serialRead(st().selectDefinition.bind(d.name()), ConsistencyLevel.SERIAL, null,
           "definition of '" + d.name() + "'", deadline);
       if (existing != null) {
         if (attempts.mine(existing.getUuid("op"))) {
@@ -348,10 +355,10 @@ public final class CassandraRangeStore implements RangeStore {
   public Optional<StoredSequence> findStored(String name) {
     // Definitions never change once written, so a local read that finds one is authoritative; only
     // "not found" is double-checked at SERIAL, in case the creation is so recent it is still in flight.
-    Row row = read(selectDefinition.bind(name), ConsistencyLevel.LOCAL_QUORUM, "definition of '" + name + "'");
+    Row row = read(st().selectDefinition.bind(name), ConsistencyLevel.LOCAL_QUORUM, "definition of '" + name + "'");
     if (row == null) {
       try {
-        row = serialRead(selectDefinition.bind(name), ConsistencyLevel.SERIAL, null,
+        row = serialRead(st().selectDefinition.bind(name), ConsistencyLevel.SERIAL, null,
             "definition of '" + name + "'", 0);
       } catch (StoreUnavailableException e) {
         // Cut off from the other datacenters: this datacenter's answer stands (a sequence created
@@ -380,7 +387,7 @@ public final class CassandraRangeStore implements RangeStore {
     TreeSet<String> names = new TreeSet<>();
     try {
       plainReads.increment();
-      for (Row r : session.execute(selectNames.bind().setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM))) {
+      for (Row r : st().session.execute(st().selectNames.bind().setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM))) {
         names.add(r.getString(0));
       }
     } catch (DriverException e) {
@@ -431,7 +438,7 @@ public final class CassandraRangeStore implements RangeStore {
         List<Long> rest = consume(pool.blocks, take);
         long taken = pool.taken + take;
         UUID op = attempts.next(new long[] {from, from + take}, pool.op);
-        BoundStatement update = local(updatePool.bind(rest, pool.floor, taken, op, d.name(), stripe, dc, pool.op));
+        BoundStatement update = local(st().updatePool.bind(rest, pool.floor, taken, op, d.name(), stripe, dc, pool.op));
         CasResult result = cas(poolTier, CasKind.POOL_RESERVE, update, op, pool.op, attempts,
             () -> readPoolRow(d, stripe, dc, null, deadline), deadline);
         if (result.applied()) {
@@ -509,8 +516,8 @@ public final class CassandraRangeStore implements RangeStore {
       List<Long> blocks = merge(pool == null ? List.of() : pool.blocks, kept);
       UUID op = attempts.next(null, pool == null ? null : pool.op);
       BoundStatement cas = pool == null
-          ? local(insertPool.bind(d.name(), stripe, dc, blocks, null, List.of(), Long.MIN_VALUE, op))
-          : local(updatePool.bind(blocks, pool.floor, pool.taken, op, d.name(), stripe, dc, pool.op));
+          ? local(st().insertPool.bind(d.name(), stripe, dc, blocks, null, List.of(), Long.MIN_VALUE, op))
+          : local(st().updatePool.bind(blocks, pool.floor, pool.taken, op, d.name(), stripe, dc, pool.op));
       CasResult result;
       try {
         result = cas(poolTier, CasKind.POOL_GIVE_BACK, cas, op, pool == null ? null : pool.op, attempts,
@@ -676,7 +683,7 @@ public final class CassandraRangeStore implements RangeStore {
     long[] got = null;
     try {
       for (int attempt = 0; ; attempt++) {
-        Row row = serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
+        Row row = serialRead(st().selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
             "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline);
         if (row == null) {
           requireDefinition(d); // rows are created lazily: never for a sequence that does not exist
@@ -697,10 +704,10 @@ public final class CassandraRangeStore implements RangeStore {
         long to = reserved + RunwayPolicy.boundedByRemaining(size, total - reserved);
         UUID op = attempts.next(new long[] {reserved, to}, current);
         BoundStatement cas = row == null
-            ? global(insertGlobal.bind(d.name(), stripe, to, op))
-            : global(updateGlobal.bind(to, op, d.name(), stripe, current));
+            ? global(st().insertGlobal.bind(d.name(), stripe, to, op))
+            : global(st().updateGlobal.bind(to, op, d.name(), stripe, current));
         CasResult result = cas(globalTier, CasKind.GLOBAL_TAKE, cas, op, current, attempts,
-            () -> serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
+            () -> serialRead(st().selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
                 "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline), deadline);
         if (result.applied()) {
           got = attempts.effect(result.op());
@@ -748,8 +755,8 @@ public final class CassandraRangeStore implements RangeStore {
       Appended record = appended.with(from, to);
       UUID op = attempts.next(null, pool == null ? null : pool.op);
       BoundStatement cas = pool == null
-          ? local(insertPool.bind(d.name(), stripe, dc, blocks, null, record.pairs(), record.below(), op))
-          : local(appendPool.bind(blocks, record.pairs(), record.below(), op, d.name(), stripe, dc, pool.op));
+          ? local(st().insertPool.bind(d.name(), stripe, dc, blocks, null, record.pairs(), record.below(), op))
+          : local(st().appendPool.bind(blocks, record.pairs(), record.below(), op, d.name(), stripe, dc, pool.op));
       if (cas(poolTier, CasKind.POOL_APPEND, cas, op, pool == null ? null : pool.op, attempts,
           () -> readPoolRow(d, stripe, dc, null, deadline), deadline).applied()) {
         idsDropped.add(keptFrom - from);
@@ -792,7 +799,7 @@ public final class CassandraRangeStore implements RangeStore {
   private long appendToFloorLog(String datacenter, Node coordinator, String sequence, long floor, long deadline) {
     Attempts<Long> attempts = new Attempts<>();
     for (int attempt = 0; ; attempt++) {
-      Row row = serialRead(selectLog.bind(datacenter), ConsistencyLevel.LOCAL_SERIAL, coordinator,
+      Row row = serialRead(st().selectLog.bind(datacenter), ConsistencyLevel.LOCAL_SERIAL, coordinator,
           datacenter + "'s floor log", deadline);
       UUID current = row == null ? null : row.getUuid("op");
       if (attempts.mine(current)) {
@@ -806,13 +813,13 @@ public final class CassandraRangeStore implements RangeStore {
       }
       UUID op = attempts.next(version, current);
       BoundStatement cas = row == null
-          ? local(insertLog.bind(datacenter, version, changes, op))
-          : local(updateLog.bind(version, changes, op, datacenter, current));
+          ? local(st().insertLog.bind(datacenter, version, changes, op))
+          : local(st().updateLog.bind(version, changes, op, datacenter, current));
       if (coordinator != null) {
         cas = cas.setNode(coordinator);
       }
       CasResult result = cas(poolTier, CasKind.FLOOR_LOG, cas, op, current, attempts,
-          () -> serialRead(selectLog.bind(datacenter), ConsistencyLevel.LOCAL_SERIAL, coordinator,
+          () -> serialRead(st().selectLog.bind(datacenter), ConsistencyLevel.LOCAL_SERIAL, coordinator,
               datacenter + "'s floor log", deadline), deadline);
       if (result.applied()) {
         return attempts.effect(result.op());
@@ -825,7 +832,7 @@ public final class CassandraRangeStore implements RangeStore {
   public FloorLog floorLog(long afterVersion) {
     // A plain local read of a LOCAL_SERIAL row: it may miss a commit in progress, which the next read
     // shows; what it reports as applied is then only lower, never wrong.
-    Row row = read(selectLog.bind(dc), ConsistencyLevel.LOCAL_QUORUM, dc + "'s floor log");
+    Row row = read(st().selectLog.bind(dc), ConsistencyLevel.LOCAL_QUORUM, dc + "'s floor log");
     if (row == null) {
       return new FloorLog(0, List.of(), true);
     }
@@ -848,7 +855,7 @@ public final class CassandraRangeStore implements RangeStore {
   public void announce(String server, UUID incarnation, long appliedVersion, Duration lease) {
     long micros = Math.max(System.currentTimeMillis() * 1000, announcedAt.getOrDefault(server, 0L) + 1);
     try {
-      session.execute(announce.bind(dc, server, incarnation, appliedVersion,
+      st().session.execute(st().announce.bind(dc, server, incarnation, appliedVersion,
           (int) Math.min(Integer.MAX_VALUE, Math.max(1, lease.toSeconds())), micros)
           .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
     } catch (DriverException e) {
@@ -864,7 +871,7 @@ public final class CassandraRangeStore implements RangeStore {
       return;
     }
     try {
-      session.execute(withdraw.bind(micros, dc, server).setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
+      st().session.execute(st().withdraw.bind(micros, dc, server).setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
     } catch (DriverException e) {
       throw unavailable("withdrawing server " + server + " in " + dc, e);
     }
@@ -874,13 +881,13 @@ public final class CassandraRangeStore implements RangeStore {
   public List<String> unconfirmed(AdvanceReceipt receipt) {
     List<String> out = new ArrayList<>();
     receipt.versions().forEach((datacenter, version) -> {
-      BoundStatement select = selectServers.bind(datacenter).setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM);
+      BoundStatement select = st().selectServers.bind(datacenter).setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM);
       if (!datacenter.equals(dc)) {
         select = select.setNode(coordinatorIn(datacenter, "confirm an advance"));
       }
       plainReads.increment();
       try {
-        for (Row r : session.execute(select)) {
+        for (Row r : st().session.execute(select)) {
           if (r.getLong("applied") < version) {
             out.add(datacenter + "/" + r.getString("server"));
           }
@@ -896,7 +903,7 @@ public final class CassandraRangeStore implements RangeStore {
     // Raising the cursor to at least minIndex: retried until the row shows it, whatever the outcomes.
     Attempts<Void> attempts = new Attempts<>();
     for (int attempt = 0; ; attempt++) {
-      Row row = serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
+      Row row = serialRead(st().selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
           "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline);
       if (row == null) {
         requireDefinition(d);
@@ -908,10 +915,10 @@ public final class CassandraRangeStore implements RangeStore {
       UUID current = row == null ? null : row.getUuid("op");
       UUID op = attempts.next(null, current);
       BoundStatement cas = row == null
-          ? global(insertGlobal.bind(d.name(), stripe, minIndex, op))
-          : global(updateGlobal.bind(minIndex, op, d.name(), stripe, current));
+          ? global(st().insertGlobal.bind(d.name(), stripe, minIndex, op))
+          : global(st().updateGlobal.bind(minIndex, op, d.name(), stripe, current));
       if (cas(globalTier, CasKind.GLOBAL_ADVANCE, cas, op, current, attempts, () -> serialRead(
-          selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
+          st().selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
           "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline), deadline).applied()) {
         idsDropped.add(minIndex - reserved);
         return;
@@ -935,7 +942,7 @@ public final class CassandraRangeStore implements RangeStore {
         return;
       }
       UUID op = attempts.next(null, pool.op);
-      BoundStatement cas = local(updatePool.bind(kept, newFloor, pool.taken, op, d.name(), stripe, datacenter,
+      BoundStatement cas = local(st().updatePool.bind(kept, newFloor, pool.taken, op, d.name(), stripe, datacenter,
           pool.op));
       if (coordinator != null) {
         cas = cas.setNode(coordinator);
@@ -955,7 +962,7 @@ public final class CassandraRangeStore implements RangeStore {
    */
   private List<String> datacenters() {
     TreeSet<String> dcs = new TreeSet<>();
-    session.getMetadata().getKeyspace(settings.keyspace()).ifPresent(ks -> ks.getReplication().forEach((k, v) -> {
+    st().session.getMetadata().getKeyspace(settings.keyspace()).ifPresent(ks -> ks.getReplication().forEach((k, v) -> {
       if (!k.equals("class") && !k.equals("replication_factor")) {
         dcs.add(k);
       }
@@ -972,7 +979,7 @@ public final class CassandraRangeStore implements RangeStore {
 
   private Node coordinatorIn(String datacenter, String what) {
     List<Node> up = new ArrayList<>();
-    for (Node node : session.getMetadata().getNodes().values()) {
+    for (Node node : st().session.getMetadata().getNodes().values()) {
       if (datacenter.equals(node.getDatacenter()) && node.getState() == NodeState.UP
           && node.getOpenConnections() > 0) {
         up.add(node);
@@ -990,7 +997,7 @@ public final class CassandraRangeStore implements RangeStore {
   public long floor(SequenceDefinition d) {
     long floor = Long.MIN_VALUE;
     for (int stripe = 0; stripe < d.stripes(); stripe++) {
-      Row row = read(selectPool.bind(d.name(), stripe, dc), ConsistencyLevel.LOCAL_QUORUM,
+      Row row = read(st().selectPool.bind(d.name(), stripe, dc), ConsistencyLevel.LOCAL_QUORUM,
           dc + "'s pool of sequence '" + d.name() + "'");
       if (row != null && !row.isNull("floor")) {
         floor = Math.max(floor, row.getLong("floor"));
@@ -1033,20 +1040,20 @@ public final class CassandraRangeStore implements RangeStore {
       String what = "global cursor of sequence '" + d.name() + "' stripe " + stripe;
       Row g;
       try {
-        g = serial ? serialRead(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null, what, 0)
-            : read(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.LOCAL_QUORUM, what);
+        g = serial ? serialRead(st().selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null, what, 0)
+            : read(st().selectGlobal.bind(d.name(), stripe), ConsistencyLevel.LOCAL_QUORUM, what);
       } catch (StoreUnavailableException e) {
         if (!serial) {
           throw e;
         }
         // Cut off from the other datacenters: answer from this one's replicas, and say so.
-        g = read(selectGlobal.bind(d.name(), stripe), ConsistencyLevel.LOCAL_QUORUM, what);
+        g = read(st().selectGlobal.bind(d.name(), stripe), ConsistencyLevel.LOCAL_QUORUM, what);
         unread.add("the " + what + " at SERIAL (shown as " + dc + "'s replicas have it): " + e.getMessage());
       }
       stripes.add(new SequenceState.Stripe(stripe, g == null ? 0 : g.getLong("reserved"), d.stripeSize(stripe)));
       for (String datacenter : dcs) {
         // A plain local read: informational, and possible while other datacenters are cut off.
-        Row p = read(selectPool.bind(d.name(), stripe, datacenter), ConsistencyLevel.LOCAL_QUORUM,
+        Row p = read(st().selectPool.bind(d.name(), stripe, datacenter), ConsistencyLevel.LOCAL_QUORUM,
             datacenter + "'s pool of sequence '" + d.name() + "'");
         if (p != null) {
           reserves.add(new SequenceState.DatacenterReserve(datacenter, stripe, size(p.getList("blocks", Long.class))));
@@ -1104,15 +1111,19 @@ public final class CassandraRangeStore implements RangeStore {
     return dc;
   }
 
-  /** The driver session, for metrics. */
-  public CqlSession session() {
-    return session;
-  }
-
+  /** Closes the session, or stops connecting. Idempotent. */
   @Override
   public void close() {
+    closed = true;
+    connector.shutdownNow();
     refillExecutor.shutdownNow();
-    session.close();
+    CompletableFuture<CqlSession> session = pendingSession;
+    // Still connecting: cancelling stops the driver's attempts (and it closes what it opened). Connected:
+    // close the session (a prepare in flight on the connector finds `closed` and stops).
+    if (session != null && !session.cancel(false)) {
+      CompletableFuture<?> unusedClosed = session.thenAccept(CqlSession::close);
+    }
+    ready.completeExceptionally(new StoreUnavailableException("the Cassandra store was closed"));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1144,7 +1155,7 @@ public final class CassandraRangeStore implements RangeStore {
     tier.attempts.increment();
     DriverException failure;
     try {
-      ResultSet rs = casExecutor.execute(kind, statement, session::execute);
+      ResultSet rs = casExecutor.execute(kind, statement, st().session::execute);
       if (rs.wasApplied()) {
         tier.applied.increment();
         return new CasResult(Outcome.APPLIED, op, false);
@@ -1325,7 +1336,7 @@ public final class CassandraRangeStore implements RangeStore {
   private Row read(BoundStatement s, ConsistencyLevel cl, String what) {
     plainReads.increment();
     try {
-      return session.execute(s.setConsistencyLevel(cl)).one();
+      return st().session.execute(s.setConsistencyLevel(cl)).one();
     } catch (DriverException e) {
       throw unavailable("reading the " + what + " at " + cl, e);
     }
@@ -1344,7 +1355,7 @@ public final class CassandraRangeStore implements RangeStore {
     for (int attempt = 0; ; attempt++) {
       serialReads.increment();
       try {
-        return session.execute(st).one();
+        return st().session.execute(st).one();
       } catch (DriverException e) {
         String hint = serial == ConsistencyLevel.SERIAL
             ? " (SERIAL needs a quorum of all datacenters: are the others reachable?)" : "";
@@ -1362,7 +1373,7 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   private Row readPoolRow(SequenceDefinition d, int stripe, String datacenter, Node coordinator, long deadline) {
-    return serialRead(selectPool.bind(d.name(), stripe, datacenter), ConsistencyLevel.LOCAL_SERIAL,
+    return serialRead(st().selectPool.bind(d.name(), stripe, datacenter), ConsistencyLevel.LOCAL_SERIAL,
         coordinator, datacenter + "'s pool of sequence '" + d.name() + "' stripe " + stripe, deadline);
   }
 

@@ -19,9 +19,7 @@ import java.util.regex.Pattern;
  * @param replication datacenter → replicas, used by {@code createSchema} for the keyspace
  * @param username credentials, or empty for none
  * @param password credentials
- * @param tls whether to connect with TLS
- * @param truststore a JKS/PKCS12 truststore for TLS, or empty for the JVM's default
- * @param truststorePassword its password
+ * @param tls TLS to Cassandra ({@link Tls#OFF}: none)
  * @param requestTimeout the driver's request timeout; a CAS that exceeds it is resolved by a read-back
  * @param casDeadline how long one store operation may retry lost races before it gives up
  * @param poolRefillStep how far beyond its low-water mark a refill tops a DC pool up, as a fraction of
@@ -30,6 +28,10 @@ import java.util.regex.Pattern;
  * @param isolationRunway how long a DC pool must last at the datacenter's measured rate when it is cut
  *     off from the others: the pool is refilled as soon as it holds less (capped by the sequence's
  *     {@code dc_block_size})
+ * @param driverConfig the contents of a {@code datastax-java-driver} block (HOCON; empty: none): the
+ *     driver's own options, passed to it as they are, except that the options idgen's correctness depends
+ *     on are pinned and those that other settings here set are idgen's (checked here: a block that
+ *     contradicts them is refused, naming the key)
  */
 @Immutable
 @SuppressWarnings("Immutable") // components are List.copyOf / Map.copyOf: unmodifiable
@@ -41,14 +43,13 @@ public record CassandraSettings(
     Map<String, Integer> replication,
     Optional<String> username,
     Optional<String> password,
-    boolean tls,
-    Optional<Path> truststore,
-    Optional<String> truststorePassword,
+    Tls tls,
     Duration requestTimeout,
     Duration casDeadline,
     double poolRefillStep,
     Duration floorRefresh,
-    Duration isolationRunway) {
+    Duration isolationRunway,
+    String driverConfig) {
 
   /** How long a datacenter's pool lasts at its rate when it is cut off from the others. */
   public static final Duration DEFAULT_ISOLATION_RUNWAY = Duration.ofHours(24);
@@ -88,8 +89,8 @@ public record CassandraSettings(
     }
     Objects.requireNonNull(username);
     Objects.requireNonNull(password);
-    Objects.requireNonNull(truststore);
-    Objects.requireNonNull(truststorePassword);
+    Objects.requireNonNull(tls, "tls");
+    Objects.requireNonNull(driverConfig, "driverConfig");
     if (username.isPresent() != password.isPresent()) {
       throw new IllegalArgumentException("idgen.cassandra.username and .password go together");
     }
@@ -110,14 +111,67 @@ public record CassandraSettings(
     if (floorRefresh.isNegative() || floorRefresh.isZero()) {
       throw new IllegalArgumentException("idgen.cassandra.floor-refresh: " + floorRefresh + " (expected: > 0)");
     }
+    DriverConfig.check(driverConfig);
+  }
+
+  /**
+   * TLS to Cassandra, built by the driver's own {@code DefaultSslEngineFactory} from these options
+   * ({@code advanced.ssl-engine-factory}): it verifies the nodes' certificates against the truststore and,
+   * with {@code hostnameValidation}, that each certificate names the host it was reached at.
+   *
+   * @param enabled whether to connect with TLS
+   * @param truststore a JKS or PKCS#12 truststore with the CAs of the nodes' certificates; empty: the JVM's
+   *     default CAs
+   * @param truststorePassword its password, if it has one
+   * @param keystore a JKS or PKCS#12 keystore with this server's client certificate and key, for nodes that
+   *     require client certificates (mutual TLS); empty: none
+   * @param keystorePassword its password
+   * @param hostnameValidation whether a node's certificate must name the host it was reached at (its DNS
+   *     name, or its address)
+   */
+  @Immutable
+  @SuppressWarnings("Immutable") // java.nio.file.Path is immutable, but not annotated so
+  public record Tls(boolean enabled, Optional<Path> truststore, Optional<String> truststorePassword,
+      Optional<Path> keystore, Optional<String> keystorePassword, boolean hostnameValidation) {
+
+    /** No TLS. */
+    public static final Tls OFF = new Tls(false, Optional.empty(), Optional.empty(), Optional.empty(),
+        Optional.empty(), true);
+
+    public Tls {
+      Objects.requireNonNull(truststore, "truststore");
+      Objects.requireNonNull(truststorePassword, "truststorePassword");
+      Objects.requireNonNull(keystore, "keystore");
+      Objects.requireNonNull(keystorePassword, "keystorePassword");
+      if (truststorePassword.isPresent() && truststore.isEmpty()) {
+        throw new IllegalArgumentException("idgen.cassandra.tls.truststore-password is set without a"
+            + " truststore (expected: idgen.cassandra.tls.truststore too)");
+      }
+      if (keystorePassword.isPresent() && keystore.isEmpty()) {
+        throw new IllegalArgumentException("idgen.cassandra.tls.keystore-password is set without a"
+            + " keystore (expected: idgen.cassandra.tls.keystore too)");
+      }
+    }
+  }
+
+  /** These settings with {@code tls} instead. */
+  public CassandraSettings withTls(Tls tls) {
+    return new CassandraSettings(contactPoints, localDatacenter, keyspace, createSchema, replication, username,
+        password, tls, requestTimeout, casDeadline, poolRefillStep, floorRefresh, isolationRunway, driverConfig);
+  }
+
+  /** These settings with the {@code datastax-java-driver} block {@code driverConfig} instead. */
+  public CassandraSettings withDriverConfig(String driverConfig) {
+    return new CassandraSettings(contactPoints, localDatacenter, keyspace, createSchema, replication, username,
+        password, tls, requestTimeout, casDeadline, poolRefillStep, floorRefresh, isolationRunway, driverConfig);
   }
 
   /** Settings for a local, unauthenticated cluster: the defaults of every optional field. */
   public static CassandraSettings local(List<String> contactPoints, String localDatacenter, String keyspace,
       Map<String, Integer> replication) {
     return new CassandraSettings(contactPoints, localDatacenter, keyspace, true, replication,
-        Optional.empty(), Optional.empty(), false, Optional.empty(), Optional.empty(),
+        Optional.empty(), Optional.empty(), Tls.OFF,
         Duration.ofSeconds(5), Duration.ofSeconds(10), DEFAULT_POOL_REFILL_STEP, Duration.ofSeconds(1),
-        DEFAULT_ISOLATION_RUNWAY);
+        DEFAULT_ISOLATION_RUNWAY, "");
   }
 }

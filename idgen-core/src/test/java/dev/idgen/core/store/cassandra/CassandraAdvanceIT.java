@@ -92,9 +92,9 @@ class CassandraAdvanceIT {
     String ks = LocalCassandra.newKeyspace("onedc");
     CassandraSettings base = LocalCassandra.settings(ks, DC1, true);
     CassandraSettings dc1Only = new CassandraSettings(base.contactPoints(), DC1, ks, true, Map.of(DC1, 1),
-        base.username(), base.password(), base.tls(), base.truststore(), base.truststorePassword(),
+        base.username(), base.password(), base.tls(),
         base.requestTimeout(), base.casDeadline(), base.poolRefillStep(), base.floorRefresh(),
-        base.isolationRunway());
+        base.isolationRunway(), base.driverConfig());
     CassandraRangeStore store = closeLater(CassandraRangeStore.connect(dc1Only));
     Allocator a = closeLater(Allocator.builder(store).minNodeBlock(100).build());
     a.create(new SequenceDefinition("local", 1, Long.MAX_VALUE, 2, 1_000, 10_000));

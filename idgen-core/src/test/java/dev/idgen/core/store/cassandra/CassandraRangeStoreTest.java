@@ -49,8 +49,8 @@ class CassandraRangeStoreTest {
     assertThatThrownBy(() -> CassandraSettings.local(List.of("h:9042"), "dc1", "idgen", Map.of()))
         .hasMessageContaining("replication");
     assertThatThrownBy(() -> new CassandraSettings(List.of("h:9042"), "dc1", "idgen", false, Map.of(),
-        Optional.of("user"), Optional.empty(), false, Optional.empty(), Optional.empty(),
-        Duration.ofSeconds(2), Duration.ofSeconds(10), 0.5, Duration.ofSeconds(1), Duration.ofHours(1)))
+        Optional.of("user"), Optional.empty(), CassandraSettings.Tls.OFF,
+        Duration.ofSeconds(2), Duration.ofSeconds(10), 0.5, Duration.ofSeconds(1), Duration.ofHours(1), ""))
         .hasMessageContaining("username");
   }
 }

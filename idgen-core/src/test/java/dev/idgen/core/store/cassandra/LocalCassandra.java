@@ -37,16 +37,16 @@ final class LocalCassandra {
   /** Settings for a server in {@code dc}, replicating to both datacenters, one replica each. */
   static CassandraSettings settings(String keyspace, String dc, boolean createSchema) {
     return new CassandraSettings(List.of(contactPoint(dc)), dc, keyspace, createSchema,
-        Map.of(DC1, 1, DC2, 1), Optional.empty(), Optional.empty(), false, Optional.empty(),
-        Optional.empty(), Duration.ofSeconds(2), Duration.ofSeconds(30), CassandraSettings.DEFAULT_POOL_REFILL_STEP,
-        Duration.ofMillis(500), CassandraSettings.DEFAULT_ISOLATION_RUNWAY);
+        Map.of(DC1, 1, DC2, 1), Optional.empty(), Optional.empty(), CassandraSettings.Tls.OFF,
+        Duration.ofSeconds(2), Duration.ofSeconds(30), CassandraSettings.DEFAULT_POOL_REFILL_STEP,
+        Duration.ofMillis(500), CassandraSettings.DEFAULT_ISOLATION_RUNWAY, "");
   }
 
   static CassandraSettings settings(String keyspace, String dc, Duration casDeadline) {
     CassandraSettings s = settings(keyspace, dc, false);
     return new CassandraSettings(s.contactPoints(), s.localDatacenter(), s.keyspace(), false,
-        s.replication(), s.username(), s.password(), s.tls(), s.truststore(), s.truststorePassword(),
-        s.requestTimeout(), casDeadline, s.poolRefillStep(), s.floorRefresh(), s.isolationRunway());
+        s.replication(), s.username(), s.password(), s.tls(),
+        s.requestTimeout(), casDeadline, s.poolRefillStep(), s.floorRefresh(), s.isolationRunway(), s.driverConfig());
   }
 
   /** The pid of a node's JVM ({@code dc1} or {@code dc2}), when it runs on this machine (the launcher). */

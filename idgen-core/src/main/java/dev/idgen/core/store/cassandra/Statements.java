@@ -1,0 +1,65 @@
+package dev.idgen.core.store.cassandra;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.google.errorprone.annotations.ThreadSafe;
+
+/**
+ * A connected session and idgen's statements, prepared on it: what the store has once it is connected.
+ * Immutable (the session and prepared statements are thread-safe).
+ */
+@ThreadSafe
+final class Statements {
+  final CqlSession session;
+  final PreparedStatement selectDefinition;
+  final PreparedStatement insertDefinition;
+  final PreparedStatement selectNames;
+  final PreparedStatement selectGlobal;
+  final PreparedStatement insertGlobal;
+  final PreparedStatement updateGlobal;
+  final PreparedStatement selectPool;
+  final PreparedStatement insertPool;
+  final PreparedStatement updatePool;
+  final PreparedStatement appendPool;
+  final PreparedStatement selectLog;
+  final PreparedStatement insertLog;
+  final PreparedStatement updateLog;
+  final PreparedStatement announce;
+  final PreparedStatement withdraw;
+  final PreparedStatement selectServers;
+
+  /** Prepares every statement on {@code session}, in keyspace {@code ks}; throws the driver's exceptions. */
+  Statements(CqlSession session, String ks) {
+    this.session = session;
+    selectDefinition = session.prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size, created_at, op"
+        + " FROM " + ks + ".sequences WHERE name = ?");
+    insertDefinition = session.prepare("INSERT INTO " + ks + ".sequences (name, start, max, stripes,"
+        + " node_block_size, dc_block_size, created_at, op) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS");
+    selectNames = session.prepare("SELECT name FROM " + ks + ".sequences");
+    selectGlobal = session.prepare("SELECT reserved, op FROM " + ks + ".global_cursors"
+        + " WHERE sequence = ? AND stripe = ?");
+    insertGlobal = session.prepare("INSERT INTO " + ks + ".global_cursors (sequence, stripe, reserved, op)"
+        + " VALUES (?, ?, ?, ?) IF NOT EXISTS");
+    updateGlobal = session.prepare("UPDATE " + ks + ".global_cursors SET reserved = ?, op = ?"
+        + " WHERE sequence = ? AND stripe = ? IF op = ?");
+    selectPool = session.prepare("SELECT blocks, floor, taken, appended, appended_below, op FROM " + ks
+        + ".dc_pools WHERE sequence = ? AND stripe = ? AND datacenter = ?");
+    insertPool = session.prepare("INSERT INTO " + ks + ".dc_pools (sequence, stripe, datacenter, blocks,"
+        + " floor, taken, appended, appended_below, op) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?) IF NOT EXISTS");
+    // Removals (reserve, trim) leave the record of appended blocks as it is.
+    updatePool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, floor = ?, taken = ?, op = ?"
+        + " WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
+    selectLog = session.prepare("SELECT version, changes, op FROM " + ks + ".floor_log WHERE datacenter = ?");
+    insertLog = session.prepare("INSERT INTO " + ks + ".floor_log (datacenter, version, changes, op)"
+        + " VALUES (?, ?, ?, ?) IF NOT EXISTS");
+    updateLog = session.prepare("UPDATE " + ks + ".floor_log SET version = ?, changes = ?, op = ?"
+        + " WHERE datacenter = ? IF op = ?");
+    announce = session.prepare("INSERT INTO " + ks + ".servers (datacenter, server, incarnation, applied)"
+        + " VALUES (?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?");
+    withdraw = session.prepare("DELETE FROM " + ks + ".servers USING TIMESTAMP ? WHERE datacenter = ?"
+        + " AND server = ?");
+    selectServers = session.prepare("SELECT server, applied FROM " + ks + ".servers WHERE datacenter = ?");
+    appendPool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, appended = ?, appended_below = ?,"
+        + " op = ? WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
+  }
+}
