@@ -79,3 +79,83 @@ create_sequence() {
   cat "$OUT/create-$seq.txt" >&2
   fail "could not create sequence $seq"
 }
+
+# --- helpers of the scaling curves (scaling-*.sh) -------------------------------------------------------
+
+# The 1-minute load average.
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+# The checkout the jars were built from: the short commit, "-dirty" when the work tree has changes.
+source_commit() { git -C "$REPO_ROOT" describe --always --dirty --abbrev=7 2>/dev/null || echo unknown; }
+
+# CPU time (user + system) of process $1 in clock ticks, from /proc/PID/stat (utime and stime are the 12th and
+# 13th fields after "pid (comm) ").
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+
+# The cores each of the processes $2... used over the next $1 seconds (CPU time / wall time), space-separated.
+cores_over() {
+  local secs="$1" p t0 t1 hz i=0
+  shift
+  local before=()
+  hz="$(getconf CLK_TCK)"
+  t0="$(date +%s%N)"
+  for p; do before+=("$(cpu_ticks "$p")"); done
+  sleep "$secs"
+  t1="$(date +%s%N)"
+  local cores=()
+  for p; do
+    cores+=("$(awk -v a="${before[i]}" -v b="$(cpu_ticks "$p")" -v hz="$hz" -v ns=$((t1 - t0)) \
+      'BEGIN { printf "%.3f", (b - a) / hz / (ns / 1e9) }')")
+    i=$((i + 1))
+  done
+  echo "${cores[*]}"
+}
+
+# VmRSS of process $1 in MiB.
+rss_mb() { awk '/^VmRSS:/ { printf "%.0f\n", $2 / 1024 }' "/proc/$1/status"; }
+
+# Threads of process $1.
+threads_of() { awk '/^Threads:/ { print $2 }' "/proc/$1/status"; }
+
+# The heap in use of JVM $1 right after a full GC (jcmd GC.run), in MiB.
+heap_used_mb() {
+  timeout 60 jcmd "$1" GC.run >/dev/null 2>&1 9>&- || true
+  timeout 60 jcmd "$1" GC.heap_info 2>/dev/null 9>&- \
+    | sed -nE 's/.*(garbage-first|def new generation|PSYoungGen|heap) .*used ([0-9]+)K.*/\2/p' \
+    | awk '{ s += $1 } END { printf "%.0f\n", s / 1024 }'
+}
+
+# Milliseconds since the epoch.
+now_ms() { date +%s%3N; }
+
+# Appends the row $3 to the CSV file $1 whose header is $2: writes the header into a new (or empty) file, and
+# refuses a file whose header differs (a changed script must not mix its rows with older ones).
+csv_append() {
+  local file="$1" header="$2" row="$3"
+  mkdir -p "$(dirname "$file")"
+  if [[ ! -s "$file" ]]; then
+    echo "$header" >"$file"
+  elif [[ "$(head -n 1 "$file")" != "$header" ]]; then
+    fail "$file has another header; move it away (expected: $header)"
+  fi
+  echo "$row" >>"$file"
+  say "row: $row"
+}
+
+# Stops process $1 with SIGTERM, then SIGKILL after $2 seconds (default 30).
+stop_process() {
+  local pid="$1" secs="${2:-30}" i
+  [[ -n "$pid" ]] || return 0
+  kill "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < secs * 5; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.2
+  done
+  kill -9 "$pid" 2>/dev/null || true
+}
+
+# The idgen-scaling helper (dev.idgen.bench.scaling.ScalingTool in the load generator's jar).
+scaling_tool() { java -Xmx512m -cp "$LOADGEN_JAR" dev.idgen.bench.scaling.ScalingTool "$@" 9>&-; }
+
+# The value of key $1 in a line of key=value pairs on stdin (the scaling tool's output).
+kv() { tr ' ' '\n' | awk -F= -v k="$1" '$1 == k { print $2; exit }'; }
