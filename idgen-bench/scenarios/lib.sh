@@ -159,3 +159,94 @@ scaling_tool() { java -Xmx512m -cp "$LOADGEN_JAR" dev.idgen.bench.scaling.Scalin
 
 # The value of key $1 in a line of key=value pairs on stdin (the scaling tool's output).
 kv() { tr ' ' '\n' | awk -F= -v k="$1" '$1 == k { print $2; exit }'; }
+
+# Scrapes the metrics endpoint on 127.0.0.1:$1 into the file $2.
+scrape_to() { curl -sf --max-time 10 "http://127.0.0.1:$1/metrics" >"$2" || : >"$2"; }
+
+# What changed between Prometheus scrapes, summed over pairs of files BEFORE AFTER [BEFORE AFTER ...] (one pair
+# per server), as key=value pairs: compare-and-sets sent (cas_dc, cas_global) and lost (dc_conflict,
+# global_conflict), store reservations (refills) with their mean and p99 (refill_mean_ms, refill_p99_ms, from
+# idgen_refill_seconds' buckets, interpolated), Allocate calls OK and not (calls_ok, calls_failed) and IDs
+# handed out (ids), both over the sequences whose name starts with $SEQ_PREFIX (every one if unset).
+metrics_delta() {
+  SEQ_PREFIX="${SEQ_PREFIX:-}" python3 - "$@" <<'PY'
+import os, re, sys
+prefix = os.environ["SEQ_PREFIX"]
+line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)')
+label_re = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+def parse(path):
+    out = {}
+    for line in open(path):
+        m = line_re.match(line)
+        if not m or line.startswith('#'):
+            continue
+        v = float(m.group(4))
+        if v != v:
+            continue
+        out[(m.group(1), tuple(sorted(label_re.findall(m.group(3) or ''))))] = v
+    return out
+total = {}
+buckets = {}
+def add(key, v):
+    total[key] = total.get(key, 0.0) + v
+files = sys.argv[1:]
+for before_path, after_path in zip(files[0::2], files[1::2]):
+    before, after = parse(before_path), parse(after_path)
+    for (name, labels), v in after.items():
+        d = v - before.get((name, labels), 0.0)
+        lab = dict(labels)
+        if name == 'idgen_store_cas_attempts_total':
+            add('cas_' + lab.get('tier', ''), d)
+        elif name == 'idgen_store_cas_total' and lab.get('outcome') == 'conflict':
+            add(lab.get('tier', '') + '_conflict', d)
+        elif name == 'idgen_refill_seconds_count':
+            add('refills', d)
+        elif name == 'idgen_refill_seconds_sum':
+            add('refill_sum', d)
+        elif name == 'idgen_refill_seconds_bucket':
+            le = float('inf') if lab['le'] == '+Inf' else float(lab['le'])
+            buckets[le] = buckets.get(le, 0.0) + d
+        elif name == 'idgen_allocate_calls_total' and lab.get('sequence', '').startswith(prefix):
+            add('calls_ok' if lab.get('status') == 'OK' else 'calls_failed', d)
+        elif name == 'idgen_ids_allocated_total' and lab.get('sequence', '').startswith(prefix):
+            add('ids', d)
+n = total.get('refills', 0.0)
+p99 = 0.0
+if n > 0:
+    want, prev_le, prev_c = 0.99 * n, 0.0, 0.0
+    for le in sorted(buckets):
+        c = buckets[le]
+        if c >= want:
+            p99 = prev_le if le == float('inf') else prev_le + (le - prev_le) * (want - prev_c) / max(c - prev_c, 1e-9)
+            break
+        prev_le, prev_c = le, c
+res = {k: round(total.get(k, 0.0)) for k in ('cas_dc', 'cas_global', 'dc_conflict', 'global_conflict', 'refills',
+                                             'calls_ok', 'calls_failed', 'ids')}
+res['refill_mean_ms'] = '%.2f' % (total.get('refill_sum', 0.0) / n * 1000 if n else 0.0)
+res['refill_p99_ms'] = '%.2f' % (p99 * 1000)
+print(' '.join('%s=%s' % kv for kv in res.items()))
+PY
+}
+
+# Samples the largest VmRSS (MiB) and thread count of the processes $3... every second for $1 seconds into the file
+# $2 ("rss_mb threads", summed over the processes at each sample; the largest sums), in the background: sets
+# SAMPLER_PID.
+sample_peaks() {
+  local secs="$1" file="$2"
+  shift 2
+  (
+    peak_rss=0; peak_threads=0
+    for ((t = 0; t < secs; t++)); do
+      rss=0; th=0
+      for p; do
+        rss=$((rss + $(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)))
+        th=$((th + $(awk '/^Threads:/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)))
+      done
+      ((rss > peak_rss)) && peak_rss=$rss
+      ((th > peak_threads)) && peak_threads=$th
+      echo "$((peak_rss / 1024)) $peak_threads" >"$file"
+      sleep 1
+    done
+  ) 9>&- &
+  SAMPLER_PID=$!
+}
