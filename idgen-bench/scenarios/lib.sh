@@ -85,8 +85,8 @@ create_sequence() {
 # The 1-minute load average.
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
-# The checkout the jars were built from: the short commit, "-dirty" when the work tree has changes.
-source_commit() { git -C "$REPO_ROOT" describe --always --dirty --abbrev=7 2>/dev/null || echo unknown; }
+# The checkout the jars were built from: $SOURCE_COMMIT if set, else the short commit ("-dirty" with changes).
+source_commit() { [[ -n "${SOURCE_COMMIT:-}" ]] && { echo "$SOURCE_COMMIT"; return; }; git -C "$REPO_ROOT" describe --always --dirty --abbrev=7 2>/dev/null || echo unknown; }
 
 # CPU time (user + system) of process $1 in clock ticks, from /proc/PID/stat (utime and stime are the 12th and
 # 13th fields after "pid (comm) ").

@@ -49,8 +49,10 @@ final class PlotCurves implements Callable<Integer> {
       new Chart(SEQUENCES, "sequences-startup.png", "Start-up and loading time vs sequences", "sequences",
           "sequences", "seconds", true, true, List.of(
               Line.of("server start (JVM to serving)", "start_s"),
-              Line.of("loading them all (1 Allocate each)", "load_s"),
-              Line.of("creating them (CreateSequence)", "create_s"))),
+              Line.of("loading them into a restarted server (1 Allocate each)", "load_s"),
+              Line.of("loading them the first time (fresh pools)", "first_load_s"),
+              Line.of("creating them (CreateSequence)", "create_s"),
+              Line.of("stopping (SIGTERM: every reserve given back)", "stop_s"))),
       new Chart(SEQUENCES, "sequences-throughput.png", "Allocate calls/s spread over the sequences",
           "sequences", "sequences loaded", "calls/s (1 ID each, 10 callers)", true, false, List.of(
               Line.of("uniform", "uniform_calls_s"), Line.of("Zipf (s = 1)", "zipf_calls_s"))),
@@ -85,16 +87,16 @@ final class PlotCurves implements Callable<Integer> {
               Line.of("4 stripes, default sizing", "p999_ms")
                   .where("stripes", "4").where("node_block_size", "default"))),
       new Chart(CLIENTS, "clients-memory.png", "Server memory vs concurrent calls", "concurrent",
-          "concurrent calls (connections x streams)", "server RSS, MiB", true, false, List.of(
-              Line.of("connections, 1 stream each, 5,000 calls/s in all", "rss_mb").where("kind", "paced"),
+          "connections (paced), or connections x streams (closed loop)", "server RSS, MiB", true, false, List.of(
+              Line.of("paced: 5,000 calls/s over N connections", "rss_mb").where("kind", "paced"),
               Line.of("closed loop, as fast as they go", "rss_mb").where("kind", "closed"))),
       new Chart(CLIENTS, "clients-latency.png", "Allocate p99 vs concurrent calls", "concurrent",
-          "concurrent calls (connections x streams)", "p99, ms", true, true, List.of(
-              Line.of("connections, 1 stream each, 5,000 calls/s in all", "p99_ms").where("kind", "paced"),
+          "connections (paced), or connections x streams (closed loop)", "p99, ms", true, true, List.of(
+              Line.of("paced: 5,000 calls/s over N connections", "p99_ms").where("kind", "paced"),
               Line.of("closed loop, as fast as they go", "p99_ms").where("kind", "closed"))),
       new Chart(CLIENTS, "clients-throughput.png", "Allocate calls/s vs concurrent calls", "concurrent",
-          "concurrent calls (connections x streams)", "calls/s", true, false, List.of(
-              Line.of("connections, 1 stream each, 5,000 calls/s in all", "calls_s").where("kind", "paced"),
+          "connections (paced), or connections x streams (closed loop)", "calls/s", true, false, List.of(
+              Line.of("paced: 5,000 calls/s over N connections", "calls_s").where("kind", "paced"),
               Line.of("closed loop, as fast as they go", "calls_s").where("kind", "closed"))),
       new Chart(COST, "cost.png", "Lightweight transactions per million IDs vs the rate", "rate_ids_s",
           "IDs/s (paced)", "CAS per million IDs", true, true, List.of(
