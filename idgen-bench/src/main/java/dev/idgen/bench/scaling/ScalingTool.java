@@ -15,7 +15,8 @@ import picocli.CommandLine.Command;
  *   <li>{@code create}: many sequences at once, through a server, several calls in flight;
  *   <li>{@code touch}: one Allocate of one ID from each of them, which loads them into the server;
  *   <li>{@code percentiles}: latency percentiles from h2load's per-request log files;
- *   <li>{@code plot}: the PNG plots of SCALING.md from the CSV files beside them.
+ *   <li>{@code plot}: the PNG plots of SCALING.md from the CSV files beside them;
+ *   <li>{@code capacity}: the capacity arithmetic of SCALING.md, and a simulation of servers sharing a pool.
  * </ul>
  *
  * <p>Exit codes: 0 done, 1 the work failed (unreachable server, calls that kept failing), 2 a usage error.
@@ -25,7 +26,8 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "idgen-scaling 0.1.0",
     description = "Helpers of the scaling curves: create and load many sequences, h2load percentiles, plots.",
-    subcommands = {BulkCalls.Create.class, BulkCalls.Touch.class, H2loadPercentiles.class, PlotCurves.class})
+    subcommands = {BulkCalls.Create.class, BulkCalls.Touch.class, H2loadPercentiles.class, PlotCurves.class,
+        CapacityModel.class})
 public final class ScalingTool {
 
   private ScalingTool() {}
