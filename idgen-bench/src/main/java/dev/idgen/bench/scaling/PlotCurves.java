@@ -36,6 +36,7 @@ final class PlotCurves implements Callable<Integer> {
   private static final String SERVERS = "servers.csv";
   private static final String CLIENTS = "clients.csv";
   private static final String COST = "cost.csv";
+  private static final String CAS = "cas-limit.csv";
 
   /** Every plot of SCALING.md; the column names are those the scripts write (scenarios/scaling-*.sh). */
   static final List<Chart> CHARTS = List.of(
@@ -102,7 +103,12 @@ final class PlotCurves implements Callable<Integer> {
           "IDs/s (paced)", "CAS per million IDs", true, true, List.of(
               Line.of("measured, steady state (after the warm-up)", "cas_per_million"),
               Line.of("measured, from the sequence's creation", "cold_cas_per_million"),
-              Line.of("model: one CAS per refill step (75 s, or 20 M IDs)", "model_per_million"))));
+              Line.of("model: one CAS per refill step (75 s, or 20 M IDs)", "model_per_million"))),
+      new Chart(CAS, "cas-limit.png", "Compare-and-sets per second, one Cassandra node", "threads",
+          "threads, each looping on one row (no back-off)", "successful CAS/s", false, false, List.of(
+              Line.of("1 partition", "successful_per_s").where("partitions", "1"),
+              Line.of("5 partitions", "successful_per_s").where("partitions", "5"),
+              Line.of("20 partitions", "successful_per_s").where("partitions", "20"))));
 
   @Option(names = "--dir", defaultValue = "docs/scaling",
       description = "The directory of the CSV files; the PNGs are written there. Default: ${DEFAULT-VALUE}.")

@@ -16,6 +16,7 @@ import picocli.CommandLine.Command;
  *   <li>{@code touch}: one Allocate of one ID from each of them, which loads them into the server;
  *   <li>{@code percentiles}: latency percentiles from h2load's per-request log files;
  *   <li>{@code plot}: the PNG plots of SCALING.md from the CSV files beside them;
+ *   <li>{@code cas-limit}: compare-and-sets per second on a few Cassandra rows, the limit behind the capacity;
  *   <li>{@code capacity}: the capacity arithmetic of SCALING.md, and a simulation of servers sharing a pool.
  * </ul>
  *
@@ -27,6 +28,7 @@ import picocli.CommandLine.Command;
     version = "idgen-scaling 0.1.0",
     description = "Helpers of the scaling curves: create and load many sequences, h2load percentiles, plots.",
     subcommands = {BulkCalls.Create.class, BulkCalls.Touch.class, H2loadPercentiles.class, PlotCurves.class,
+        CasLimit.class,
         CapacityModel.class})
 public final class ScalingTool {
 
