@@ -11,7 +11,7 @@
 #   then, with no traffic for IDLE s: the CPU of the server and of Cassandra (/proc/PID/stat), the server's RSS
 #   and its heap in use after a full GC; then, after an 11 s run not measured (the JIT), Allocate throughput (the
 #   load generator: 10 callers, 1 ID per call, 5 s warm-up + 15 s) with the calls spread over the N sequences
-#   uniformly and by a Zipf law (s = 1);
+#   uniformly and by a Zipf law (s = 1), with the server's CPU per call and the pool CAS made in the window;
 #   stop_s          the time the server takes to stop on SIGTERM (it gives every reserve back; SIGKILL after 180 s)
 #
 #   scaling-sequences.sh [N ...]      default: 1 10 100 1000 10000
@@ -51,7 +51,7 @@ STATE="$CBASE/scaling-sequences.progress"
 PREFIX=scale
 SERVER_PID=""
 CASSANDRA_PID=""
-HEADER="date,commit,load1_before,load1_after,sequences,create_s,first_load_s,start_s,load_s,rss_mb,heap_used_mb,server_idle_cores,cassandra_idle_cores,cassandra_idle_base_cores,uniform_calls_s,uniform_p99_ms,zipf_calls_s,zipf_p99_ms,stop_s,server_heap"
+HEADER="date,commit,load1_before,load1_after,sequences,create_s,first_load_s,start_s,load_s,rss_mb,heap_used_mb,server_idle_cores,cassandra_idle_cores,cassandra_idle_base_cores,uniform_calls_s,uniform_p99_ms,zipf_calls_s,zipf_p99_ms,stop_s,server_heap,uniform_server_us_per_call,zipf_server_us_per_call,uniform_pool_cas,zipf_pool_cas"
 
 cleanup() {
   local rc=$?
@@ -115,11 +115,14 @@ bulk() {
   SECONDS_TOOK="$(kv seconds <<<"$line")"
   (( rc == 0 || DONE_UPTO < to )) || fail "$verb failed ($rc)"
 }
-loadgen() { # $1: N, $2: distribution; prints "calls/s p99_ms"
+loadgen() { # $1: N, $2: distribution; prints "calls/s p99_ms server-CPU-µs-per-call pool-CAS-in-the-window"
   timeout 180 java -Xmx512m -jar "$LOADGEN_JAR" --target "127.0.0.1:$GRPC" --sequence "$PREFIX" --sequences "$1" \
     --distribution "$2" --concurrency 10 --ids-per-call 1 --warmup 5s --duration 15s --json \
-    >"$OUT/loadgen-$1-$2.json" 2>"$OUT/loadgen-$1-$2.err" 9>&- || { cat "$OUT/loadgen-$1-$2.err" >&2; echo "- -"; return; }
-  jq -r '"\(.callsPerSecond) \(.latency.p99 / 1000 * 1000 | round / 1000)"' "$OUT/loadgen-$1-$2.json"
+    --metrics-url "http://127.0.0.1:$METRICS/metrics" --server-pid "$SERVER_PID" \
+    >"$OUT/loadgen-$1-$2.json" 2>"$OUT/loadgen-$1-$2.err" 9>&- \
+    || { cat "$OUT/loadgen-$1-$2.err" >&2; echo "- - - -"; return; }
+  jq -r '"\(.callsPerSecond) \(.latency.p99 / 1000 * 1000 | round / 1000) \(.serverCpuSeconds * 1e6 / (.calls + 1) | round) \(if (.cas | type) == "object" then (.cas.dc.applied // 0) + (.cas.dc.conflict // 0) else "-" end)"' \
+    "$OUT/loadgen-$1-$2.json"
 }
 
 "$CASSANDRA_SH" fetch 9>&- >&2
@@ -174,14 +177,14 @@ for n in "${COUNTS[@]}"; do
   # Not measured: the JIT of the restarted server warms up (the first run after a restart read up to a quarter lower).
   timeout 120 java -Xmx512m -jar "$LOADGEN_JAR" --target "127.0.0.1:$GRPC" --sequence "$PREFIX" --sequences "$n" \
     --concurrency 10 --warmup 10s --duration 1s >/dev/null 2>&1 9>&- || true
-  read -r u_rate u_p99 <<<"$(loadgen "$n" uniform)"
-  read -r z_rate z_p99 <<<"$(loadgen "$n" zipf)"
+  read -r u_rate u_p99 u_cpu u_cas <<<"$(loadgen "$n" uniform)"
+  read -r z_rate z_p99 z_cpu z_cas <<<"$(loadgen "$n" zipf)"
   l1="$(load1)"
   t0="$(now_ms)"
   stop_process "$SERVER_PID" 180
   SERVER_PID=""
   stop_s="$(awk -v ms=$(($(now_ms) - t0)) 'BEGIN { printf "%.1f", ms / 1000 }')"
-  csv_append "$CSV" "$HEADER" "$(date -u +%FT%TZ),$(source_commit),$l0,$l1,$n,${CREATE_AT[$n]},${TOUCH_AT[$n]},$START_S,$load_s,$rss,$heap,$server_cores,$cassandra_cores,$CASSANDRA_BASE,$u_rate,$u_p99,$z_rate,$z_p99,$stop_s,$SERVER_HEAP"
+  csv_append "$CSV" "$HEADER" "$(date -u +%FT%TZ),$(source_commit),$l0,$l1,$n,${CREATE_AT[$n]},${TOUCH_AT[$n]},$START_S,$load_s,$rss,$heap,$server_cores,$cassandra_cores,$CASSANDRA_BASE,$u_rate,$u_p99,$z_rate,$z_p99,$stop_s,$SERVER_HEAP,$u_cpu,$z_cpu,$u_cas,$z_cas"
   measured="$measured$n "
   save_state
 done
