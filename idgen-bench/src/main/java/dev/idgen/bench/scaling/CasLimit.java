@@ -106,8 +106,9 @@ final class CasLimit implements Callable<Integer> {
             ResultSet rs = session.execute(update.bind(next, k, last)
                 .setSerialConsistencyLevel(ConsistencyLevel.LOCAL_SERIAL)
                 .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM).setIdempotent(false));
+            boolean applied = rs.wasApplied(); // before one(): the driver reads it from the first row
             Row answer = rs.one();
-            if (rs.wasApplied()) {
+            if (applied) {
               wins[me]++;
               long now = System.nanoTime();
               win[me].recordValue(Math.min(now - started, win[me].getHighestTrackableValue()));
