@@ -29,7 +29,7 @@ import picocli.CommandLine.Spec;
  * SCALING.md's capacity: T threads, each looping on its row {@code i mod P} (P partitions) with {@code UPDATE … SET
  * v = v + 1, op = new IF op = last} at LOCAL_SERIAL, committed at LOCAL_QUORUM, as idgen's pools are written. A
  * thread that loses takes the row's current {@code op} from the answer and tries again at once (no back-off: the
- * raw limit of the partition). Prints one CSV line per (T, P): successful and attempted CAS/s, the share of
+ * raw limit of the partition). Each measurement follows {@code --warmup} seconds of the same load. Prints one CSV line per (T, P): successful and attempted CAS/s, the share of
  * attempts lost, and the p50 and p99 of the time to win (from the first attempt to the successful one).
  */
 @Command(name = "cas-limit", mixinStandardHelpOptions = true,
@@ -41,6 +41,8 @@ final class CasLimit implements Callable<Integer> {
   @Option(names = "--threads", split = ",", defaultValue = "1,10") int[] threads;
   @Option(names = "--partitions", split = ",", defaultValue = "1,5") int[] partitions;
   @Option(names = "--seconds", defaultValue = "15") int seconds;
+  @Option(names = "--warmup", defaultValue = "5", description = "Seconds of the same load before each measurement.")
+  int warmup;
 
   @Spec
   CommandSpec spec;
@@ -86,6 +88,7 @@ final class CasLimit implements Callable<Integer> {
           .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
     }
     AtomicBoolean running = new AtomicBoolean(true);
+    AtomicBoolean measuring = new AtomicBoolean(false);
     long[] wins = new long[threadCount];
     long[] attempts = new long[threadCount];
     long[] errors = new long[threadCount];
@@ -100,8 +103,11 @@ final class CasLimit implements Callable<Integer> {
         UUID last = row.getUuid("op");
         long started = System.nanoTime();
         while (running.get()) {
+          boolean counted = measuring.get();
           try {
-            attempts[me]++;
+            if (counted) {
+              attempts[me]++;
+            }
             UUID next = UUID.randomUUID();
             ResultSet rs = session.execute(update.bind(next, k, last)
                 .setSerialConsistencyLevel(ConsistencyLevel.LOCAL_SERIAL)
@@ -109,16 +115,20 @@ final class CasLimit implements Callable<Integer> {
             boolean applied = rs.wasApplied(); // before one(): the driver reads it from the first row
             Row answer = rs.one();
             if (applied) {
-              wins[me]++;
               long now = System.nanoTime();
-              win[me].recordValue(Math.min(now - started, win[me].getHighestTrackableValue()));
+              if (counted) {
+                wins[me]++;
+                win[me].recordValue(Math.min(now - started, win[me].getHighestTrackableValue()));
+              }
               started = now;
               last = next;
             } else {
               last = answer.getUuid("op");
             }
           } catch (DriverException e) {
-            errors[me]++;
+            if (counted) {
+              errors[me]++;
+            }
             last = session.execute(read.bind(k).setConsistencyLevel(ConsistencyLevel.LOCAL_SERIAL)).one()
                 .getUuid("op");
           }
@@ -126,8 +136,10 @@ final class CasLimit implements Callable<Integer> {
       }, "cas-" + i);
       workers.add(w);
     }
-    long t0 = System.nanoTime();
     workers.forEach(Thread::start);
+    Thread.sleep(warmup * 1000L); // the driver's and the node's JIT, connections
+    long t0 = System.nanoTime();
+    measuring.set(true);
     Thread.sleep(seconds * 1000L);
     running.set(false);
     for (Thread w : workers) {
