@@ -58,7 +58,7 @@ final class PlotCurves implements Callable<Integer> {
           "sequences", "sequences loaded", "calls/s (1 ID each, 10 callers)", true, false, List.of(
               Line.of("uniform", "uniform_calls_s"), Line.of("Zipf (s = 1)", "zipf_calls_s"))),
       new Chart(SERVERS, "servers-conflicts.png", "DC-pool CAS conflicts vs servers sharing the pool",
-          "servers", "allocator servers in the datacenter", "conflicts per second", false, false, List.of(
+          "servers", "allocator servers in the datacenter (log)", "conflicts per second", true, false, List.of(
               Line.of("1 stripe, node_block_size 1,000", "dc_conflicts_per_s")
                   .where("stripes", "1").where("node_block_size", "1000"),
               Line.of("4 stripes, node_block_size 1,000", "dc_conflicts_per_s")
@@ -68,7 +68,7 @@ final class PlotCurves implements Callable<Integer> {
               Line.of("4 stripes, default sizing", "dc_conflicts_per_s")
                   .where("stripes", "4").where("node_block_size", "default"))),
       new Chart(SERVERS, "servers-refill.png", "Refill latency (p99) vs servers sharing the pool", "servers",
-          "allocator servers in the datacenter", "idgen_refill_seconds p99, ms", false, false, List.of(
+          "allocator servers in the datacenter (log)", "idgen_refill_seconds p99, ms (log)", true, true, List.of(
               Line.of("1 stripe, node_block_size 1,000", "refill_p99_ms")
                   .where("stripes", "1").where("node_block_size", "1000"),
               Line.of("4 stripes, node_block_size 1,000", "refill_p99_ms")
@@ -78,7 +78,7 @@ final class PlotCurves implements Callable<Integer> {
               Line.of("4 stripes, default sizing", "refill_p99_ms")
                   .where("stripes", "4").where("node_block_size", "default"))),
       new Chart(SERVERS, "servers-p999.png", "Allocate p99.9 vs servers (fixed total rate)", "servers",
-          "allocator servers in the datacenter", "Allocate p99.9, ms", false, false, List.of(
+          "allocator servers in the datacenter (log)", "Allocate p99.9, ms", true, false, List.of(
               Line.of("1 stripe, node_block_size 1,000", "p999_ms")
                   .where("stripes", "1").where("node_block_size", "1000"),
               Line.of("4 stripes, node_block_size 1,000", "p999_ms")
