@@ -99,3 +99,174 @@ create_sequence() {
   cat "$OUT/create-$seq.txt" >&2
   fail "could not create sequence $seq"
 }
+
+# --- helpers of the scaling curves (scaling-*.sh) -------------------------------------------------------
+
+# The 1-minute load average.
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+# The checkout the jars were built from: $SOURCE_COMMIT if set, else the short commit ("-dirty" with changes).
+source_commit() { [[ -n "${SOURCE_COMMIT:-}" ]] && { echo "$SOURCE_COMMIT"; return; }; git -C "$REPO_ROOT" describe --always --dirty --abbrev=7 2>/dev/null || echo unknown; }
+
+# CPU time (user + system) of process $1 in clock ticks, from /proc/PID/stat (utime and stime are the 12th and
+# 13th fields after "pid (comm) ").
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+
+# The cores each of the processes $2... used over the next $1 seconds (CPU time / wall time), space-separated.
+cores_over() {
+  local secs="$1" p t0 t1 hz i=0
+  shift
+  local before=()
+  hz="$(getconf CLK_TCK)"
+  t0="$(date +%s%N)"
+  for p; do before+=("$(cpu_ticks "$p")"); done
+  sleep "$secs"
+  t1="$(date +%s%N)"
+  local cores=()
+  for p; do
+    cores+=("$(awk -v a="${before[i]}" -v b="$(cpu_ticks "$p")" -v hz="$hz" -v ns=$((t1 - t0)) \
+      'BEGIN { printf "%.3f", (b - a) / hz / (ns / 1e9) }')")
+    i=$((i + 1))
+  done
+  echo "${cores[*]}"
+}
+
+# VmRSS of process $1 in MiB.
+rss_mb() { awk '/^VmRSS:/ { printf "%.0f\n", $2 / 1024 }' "/proc/$1/status"; }
+
+# Threads of process $1.
+threads_of() { awk '/^Threads:/ { print $2 }' "/proc/$1/status"; }
+
+# The heap in use of JVM $1 right after a full GC (jcmd GC.run), in MiB.
+heap_used_mb() {
+  timeout 60 jcmd "$1" GC.run >/dev/null 2>&1 9>&- || true
+  timeout 60 jcmd "$1" GC.heap_info 2>/dev/null 9>&- \
+    | sed -nE 's/.*(garbage-first|def new generation|PSYoungGen|heap) .*used ([0-9]+)K.*/\2/p' \
+    | awk '{ s += $1 } END { printf "%.0f\n", s / 1024 }'
+}
+
+# Milliseconds since the epoch.
+now_ms() { date +%s%3N; }
+
+# Appends the row $3 to the CSV file $1 whose header is $2: writes the header into a new (or empty) file, and
+# refuses a file whose header differs (a changed script must not mix its rows with older ones).
+csv_append() {
+  local file="$1" header="$2" row="$3"
+  mkdir -p "$(dirname "$file")"
+  if [[ ! -s "$file" ]]; then
+    echo "$header" >"$file"
+  elif [[ "$(head -n 1 "$file")" != "$header" ]]; then
+    fail "$file has another header; move it away (expected: $header)"
+  fi
+  echo "$row" >>"$file"
+  say "row: $row"
+}
+
+# Stops process $1 with SIGTERM, then SIGKILL after $2 seconds (default 30).
+stop_process() {
+  local pid="$1" secs="${2:-30}" i
+  [[ -n "$pid" ]] || return 0
+  kill "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < secs * 5; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.2
+  done
+  kill -9 "$pid" 2>/dev/null || true
+}
+
+# The idgen-scaling helper (dev.idgen.bench.scaling.ScalingTool in the load generator's jar).
+scaling_tool() { java -Xmx512m -cp "$LOADGEN_JAR" dev.idgen.bench.scaling.ScalingTool "$@" 9>&-; }
+
+# The value of key $1 in a line of key=value pairs on stdin (the scaling tool's output).
+kv() { tr ' ' '\n' | awk -F= -v k="$1" '$1 == k { print $2; exit }'; }
+
+# Scrapes the metrics endpoint on 127.0.0.1:$1 into the file $2.
+scrape_to() { curl -sf --max-time 10 "http://127.0.0.1:$1/metrics" >"$2" || : >"$2"; }
+
+# What changed between Prometheus scrapes, summed over pairs of files BEFORE AFTER [BEFORE AFTER ...] (one pair
+# per server), as key=value pairs: compare-and-sets sent (cas_dc, cas_global) and lost (dc_conflict,
+# global_conflict), store reservations (refills) with their mean and p99 (refill_mean_ms, refill_p99_ms, from
+# idgen_refill_seconds' buckets, interpolated), Allocate calls OK and not (calls_ok, calls_failed) and IDs
+# handed out (ids), both over the sequences whose name starts with $SEQ_PREFIX (every one if unset).
+metrics_delta() {
+  SEQ_PREFIX="${SEQ_PREFIX:-}" python3 - "$@" <<'PY'
+import os, re, sys
+prefix = os.environ["SEQ_PREFIX"]
+line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)')
+label_re = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+def parse(path):
+    out = {}
+    for line in open(path):
+        m = line_re.match(line)
+        if not m or line.startswith('#'):
+            continue
+        v = float(m.group(4))
+        if v != v:
+            continue
+        out[(m.group(1), tuple(sorted(label_re.findall(m.group(3) or ''))))] = v
+    return out
+total = {}
+buckets = {}
+def add(key, v):
+    total[key] = total.get(key, 0.0) + v
+files = sys.argv[1:]
+for before_path, after_path in zip(files[0::2], files[1::2]):
+    before, after = parse(before_path), parse(after_path)
+    for (name, labels), v in after.items():
+        d = v - before.get((name, labels), 0.0)
+        lab = dict(labels)
+        if name == 'idgen_store_cas_attempts_total':
+            add('cas_' + lab.get('tier', ''), d)
+        elif name == 'idgen_store_cas_total' and lab.get('outcome') == 'conflict':
+            add(lab.get('tier', '') + '_conflict', d)
+        elif name == 'idgen_refill_seconds_count':
+            add('refills', d)
+        elif name == 'idgen_refill_seconds_sum':
+            add('refill_sum', d)
+        elif name == 'idgen_refill_seconds_bucket':
+            le = float('inf') if lab['le'] == '+Inf' else float(lab['le'])
+            buckets[le] = buckets.get(le, 0.0) + d
+        elif name == 'idgen_allocate_calls_total' and lab.get('sequence', '').startswith(prefix):
+            add('calls_ok' if lab.get('status') == 'OK' else 'calls_failed', d)
+        elif name == 'idgen_ids_allocated_total' and lab.get('sequence', '').startswith(prefix):
+            add('ids', d)
+n = total.get('refills', 0.0)
+p99 = 0.0
+if n > 0:
+    want, prev_le, prev_c = 0.99 * n, 0.0, 0.0
+    for le in sorted(buckets):
+        c = buckets[le]
+        if c >= want:
+            p99 = prev_le if le == float('inf') else prev_le + (le - prev_le) * (want - prev_c) / max(c - prev_c, 1e-9)
+            break
+        prev_le, prev_c = le, c
+res = {k: round(total.get(k, 0.0)) for k in ('cas_dc', 'cas_global', 'dc_conflict', 'global_conflict', 'refills',
+                                             'calls_ok', 'calls_failed', 'ids')}
+res['refill_mean_ms'] = '%.2f' % (total.get('refill_sum', 0.0) / n * 1000 if n else 0.0)
+res['refill_p99_ms'] = '%.2f' % (p99 * 1000)
+print(' '.join('%s=%s' % kv for kv in res.items()))
+PY
+}
+
+# Samples the largest VmRSS (MiB) and thread count of the processes $3... every second for $1 seconds into the file
+# $2 ("rss_mb threads", summed over the processes at each sample; the largest sums), in the background: sets
+# SAMPLER_PID.
+sample_peaks() {
+  local secs="$1" file="$2"
+  shift 2
+  (
+    peak_rss=0; peak_threads=0
+    for ((t = 0; t < secs; t++)); do
+      rss=0; th=0
+      for p; do
+        rss=$((rss + $(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)))
+        th=$((th + $(awk '/^Threads:/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)))
+      done
+      ((rss > peak_rss)) && peak_rss=$rss
+      ((th > peak_threads)) && peak_threads=$th
+      echo "$((peak_rss / 1024)) $peak_threads" >"$file"
+      sleep 1
+    done
+  ) 9>&- &
+  SAMPLER_PID=$!
+}

@@ -95,6 +95,21 @@ public final class LoadGen implements Callable<Integer> {
       description = "The sequence to allocate from; created if missing. Default: ${DEFAULT-VALUE}.")
   String sequence;
 
+  @Option(names = "--sequences", defaultValue = "1", paramLabel = "N",
+      description = "allocate mode: spread the calls over N sequences named SEQUENCE-0 ... SEQUENCE-(N-1), "
+          + "which must exist already (idgen-scaling create makes them); 1: the one sequence SEQUENCE. "
+          + "Default: ${DEFAULT-VALUE}.")
+  int sequences;
+
+  @Option(names = "--distribution", defaultValue = "uniform",
+      description = "How the calls pick among --sequences: uniform, or zipf (the k-th sequence in proportion "
+          + "to 1/k^s, s = --zipf-exponent). Default: ${DEFAULT-VALUE}.")
+  SequencePicker.Distribution distribution;
+
+  @Option(names = "--zipf-exponent", defaultValue = "1.0", paramLabel = "S",
+      description = "The exponent s of --distribution zipf. Default: ${DEFAULT-VALUE}.")
+  double zipfExponent;
+
   @Option(names = "--stripes", defaultValue = "1",
       description = "Stripes of the sequence, if it is created. Default: ${DEFAULT-VALUE}.")
   int stripes;
@@ -169,9 +184,15 @@ public final class LoadGen implements Callable<Integer> {
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    if (concurrency < 1 || idsPerCall < 1 || channels < 1) {
+    if (concurrency < 1 || idsPerCall < 1 || channels < 1 || sequences < 1) {
       throw new CommandLine.ParameterException(spec.commandLine(),
-          "--concurrency, --ids-per-call and --channels must be at least 1");
+          "--concurrency, --ids-per-call, --channels and --sequences must be at least 1");
+    }
+    if (sequences > 1 && mode != Mode.allocate) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--sequences needs --mode allocate");
+    }
+    if (!(zipfExponent > 0)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--zipf-exponent must be above 0");
     }
     List<ManagedChannel> chans = new ArrayList<>();
     for (int i = 0; i < channels; i++) {
@@ -180,7 +201,11 @@ public final class LoadGen implements Callable<Integer> {
     }
     try {
       try {
-        ensureSequence(chans.get(0), err);
+        if (sequences == 1) {
+          ensureSequence(chans.get(0), err);
+        } else {
+          checkSequencesExist(chans.get(0));
+        }
       } catch (StatusRuntimeException e) {
         err.println("idgen-loadgen: cannot use sequence '" + sequence + "' on " + target + ": "
             + e.getStatus());
@@ -203,6 +228,37 @@ public final class LoadGen implements Callable<Integer> {
 
   private ChannelCredentials credentials() {
     return tls ? TlsChannelCredentials.create() : InsecureChannelCredentials.create();
+  }
+
+  /** The name of the i-th of {@code --sequences} (i from 0). */
+  static String sequenceName(String prefix, int i) {
+    return prefix + "-" + i;
+  }
+
+  /** --sequences N: the first and the last of the N exist (they are not created here). */
+  private void checkSequencesExist(ManagedChannel channel) {
+    SequenceAdminGrpc.SequenceAdminBlockingStub admin =
+        SequenceAdminGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+    for (int i : new int[] {0, sequences - 1}) {
+      String name = sequenceName(sequence, i);
+      try {
+        admin.getSequence(GetSequenceRequest.newBuilder().setName(name).build());
+      } catch (StatusRuntimeException e) {
+        throw e.getStatus().getCode() == Status.Code.NOT_FOUND
+            ? Status.NOT_FOUND.withDescription(name + " does not exist; create the " + sequences
+                + " sequences first (idgen-scaling create)").asRuntimeException()
+            : e;
+      }
+    }
+  }
+
+  /** What the report names: the sequence, or the range of sequences and how calls spread over them. */
+  private String sequenceLabel() {
+    if (sequences == 1) {
+      return sequence;
+    }
+    return sequenceName(sequence, 0) + ".." + sequenceName(sequence, sequences - 1) + " ("
+        + (distribution == SequencePicker.Distribution.zipf ? "zipf " + zipfExponent : "uniform") + ")";
   }
 
   /** Creates the sequence unless it exists; says so when an existing one has other settings. */
@@ -319,18 +375,20 @@ public final class LoadGen implements Callable<Integer> {
    */
   private static final class AsyncAllocateCaller extends Caller implements StreamObserver<IdRange> {
     private final IdGenGrpc.IdGenStub stub;
-    private final AllocateRequest request;
+    private final AllocateRequest[] requests;
+    private final SequencePicker picker;
     private final long deadlineNanos;
     private final ScheduledExecutorService retryTimer;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private long t0;
     private long received;
 
-    AsyncAllocateCaller(Phase phase, IdGenGrpc.IdGenStub stub, AllocateRequest request, long deadlineNanos,
-        ScheduledExecutorService retryTimer) {
+    AsyncAllocateCaller(Phase phase, IdGenGrpc.IdGenStub stub, AllocateRequest[] requests,
+        SequencePicker picker, long deadlineNanos, ScheduledExecutorService retryTimer) {
       super(phase);
       this.stub = stub;
-      this.request = request;
+      this.requests = requests;
+      this.picker = picker;
       this.deadlineNanos = deadlineNanos;
       this.retryTimer = retryTimer;
     }
@@ -343,7 +401,7 @@ public final class LoadGen implements Callable<Integer> {
       }
       received = 0;
       t0 = System.nanoTime();
-      stub.withDeadlineAfter(deadlineNanos, TimeUnit.NANOSECONDS).allocate(request, this);
+      stub.withDeadlineAfter(deadlineNanos, TimeUnit.NANOSECONDS).allocate(requests[picker.next()], this);
     }
 
     @Override
@@ -376,7 +434,13 @@ public final class LoadGen implements Callable<Integer> {
 
   private LoadReport runAllocate(List<ManagedChannel> chans) throws Exception {
     Phase phase = new Phase();
-    AllocateRequest request = AllocateRequest.newBuilder().setSequence(sequence).setCount(idsPerCall).build();
+    // One request per sequence, built once: the callers pick one per call.
+    AllocateRequest[] requests = new AllocateRequest[sequences];
+    for (int i = 0; i < sequences; i++) {
+      requests[i] = AllocateRequest.newBuilder()
+          .setSequence(sequences == 1 ? sequence : sequenceName(sequence, i)).setCount(idsPerCall).build();
+    }
+    SequencePicker picker = SequencePicker.of(distribution, sequences, zipfExponent);
     ScheduledExecutorService retryTimer = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "loadgen-retry");
       t.setDaemon(true);
@@ -385,8 +449,8 @@ public final class LoadGen implements Callable<Integer> {
     try {
       List<Caller> callers = new ArrayList<>();
       for (int i = 0; i < concurrency; i++) {
-        callers.add(new AsyncAllocateCaller(phase, IdGenGrpc.newStub(chans.get(i % chans.size())), request,
-            deadline.toNanos(), retryTimer));
+        callers.add(new AsyncAllocateCaller(phase, IdGenGrpc.newStub(chans.get(i % chans.size())), requests,
+            picker, deadline.toNanos(), retryTimer));
       }
       return run(phase, callers, null);
     } finally {
@@ -536,7 +600,7 @@ public final class LoadGen implements Callable<Integer> {
       clientStats.put("failedCalls", statsAfter.failedCalls() - statsBefore.failedCalls());
       clientStats.put("leaseSize", statsAfter.leaseSize());
     }
-    return new LoadReport(mode.name(), target, sequence, concurrency, idsPerCall,
+    return new LoadReport(mode.name(), target, sequenceLabel(), concurrency, idsPerCall,
         warmup.toMillis() / 1000.0, seconds, calls, ids, latency, errors, cas, reservations, note,
         clientStats, loadBefore, loadAfter, serverPid == null ? null : rssMax, ownCpuSeconds,
         serverCpuSeconds);
