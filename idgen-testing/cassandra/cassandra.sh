@@ -388,6 +388,12 @@ launch_node() {
   # their rows ("Skipped mutations from unknown CF"): a loss no real node has. Nodes of a netns topology
   # are killed on purpose (the chaos harness's cassandra-kill), so they keep the safe default.
   if [[ -z "$ns" ]]; then opts+=(-Dcassandra.unsafesystem=true); fi
+  # Extra JVM options for every node (words, e.g. "-XX:ActiveProcessorCount=1").
+  if [[ -n "${IDGEN_CASSANDRA_JVM_OPTS:-}" ]]; then
+    local extra
+    read -r -a extra <<<"$IDGEN_CASSANDRA_JVM_OPTS"
+    opts+=("${extra[@]}")
+  fi
   # Started from a subshell that exits right away, so the node is re-parented and reaped by init when it
   # dies (no zombie that still looks alive). nohup + no terminal streams: the node survives the caller's
   # exit, and a caller reading our stdout/stderr through pipes is not kept waiting for EOF.

@@ -202,9 +202,20 @@ final class CassandraCluster implements ChaosCassandra {
     }
   }
 
+  /**
+   * Only the netns topologies: the loopback ones start their nodes with {@code -Dcassandra.unsafesystem=true},
+   * with which a node killed with {@code kill -9} comes back without the tables created since its start.
+   */
   @Override
   public boolean canKill() {
-    return true;
+    return network != null;
+  }
+
+  @Override
+  public String whyNoKill() {
+    return "topology " + topology + " starts its nodes with -Dcassandra.unsafesystem=true (a fast start): a node"
+        + " killed with kill -9 would come back without the tables created since, a loss no real node has"
+        + " (--topology netns-3x3 runs them without it)";
   }
 
   @Override

@@ -56,8 +56,10 @@ import picocli.CommandLine.Parameters;
  *       killed (0). With {@code restarts} (planned stops) and {@code returned} (IDs the stopped servers
  *       logged as given back to the store), printed when the run had planned restarts.
  * </ul>
- * Before the verdict it prints up to ten lines of evidence per kind of violation (the ranges or batches, their
- * clients, servers and times). It ends with the verdict line, {@code checked ids=… duplicates=… … seed=…},
+ * Before the verdict it prints a table by fault kind ({@link FaultTable}: IDs read during and after each kind's
+ * faults, duplicates among them, advances in flight, and the servers' own lost and compare-and-set counts per
+ * fault) and up to ten lines of evidence per kind of violation (the ranges or batches, their clients, servers
+ * and times). It ends with the verdict line, {@code checked ids=… duplicates=… … seed=…},
  * then one line of the servers' compare-and-set outcomes ({@code cas: applied=… … recovered=…}, not a
  * verdict), and exits non-zero on any violation.
  */

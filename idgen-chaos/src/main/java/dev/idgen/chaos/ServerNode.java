@@ -35,6 +35,8 @@ import java.util.regex.Pattern;
  */
 final class ServerNode implements AutoCloseable {
   private static final long START_TIMEOUT_MILLIS = 120_000;
+  /** System property: extra JVM options for every server (words), e.g. {@code -XX:TieredStopAtLevel=1}. */
+  static final String JVM_OPTS_PROPERTY = "idgen.chaos.server-jvm-opts";
   /**
    * The servers' {@code idgen.shutdown.quiet-period} and {@code idgen.shutdown.timeout}: short, so that a
    * graceful stop ({@link #stop}) takes about a second under load (NOT_SERVING, 200 ms later new calls are
@@ -202,7 +204,12 @@ final class ServerNode implements AutoCloseable {
     cmd.addAll(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx256m",
-        "-XX:+UseSerialGC",
+        "-XX:+UseSerialGC"));
+    String extra = System.getProperty(JVM_OPTS_PROPERTY, "").trim();
+    if (!extra.isEmpty()) {
+      cmd.addAll(List.of(extra.split("\\s+")));
+    }
+    cmd.addAll(List.of(
         "-Didgen.grpc.host=" + host,
         "-Didgen.grpc.port=" + port,
         "-Didgen.shutdown.quiet-period=" + SHUTDOWN_QUIET_PERIOD,

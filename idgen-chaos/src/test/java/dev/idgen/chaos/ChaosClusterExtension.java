@@ -16,9 +16,11 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * if the JVM is killed), as a {@link ChaosCassandra} parameter:
  * <ul>
  *   <li>where network namespaces can be made (root, or CAP_NET_ADMIN and CAP_SYS_ADMIN: {@code netns.sh
- *       check}), the launcher's {@code netns-3x3}: three nodes per datacenter, each in a namespace of its own,
- *       in {@code $IDGEN_CASSANDRA_HOME/run-netns} (default {@code ~/.cache/idgen-cassandra/run-netns}), so
- *       that every fault kind can be injected;
+ *       check}), a netns topology of the launcher, every node in a namespace of its own, in
+ *       {@code $IDGEN_CASSANDRA_HOME/run-netns} (default {@code ~/.cache/idgen-cassandra/run-netns}), so that
+ *       every fault kind can be injected: {@code netns-3x1} (three nodes in dc1, one in dc2) unless system
+ *       property {@value #TOPOLOGY} says {@code netns-3x3}. Six Cassandra JVMs are more than a 2-core machine
+ *       gets through a short run with in a few minutes (docs/cassandra.md); the long run uses six;
  *   <li>otherwise the integration tests' two-datacenter cluster ({@link CassandraExtension}), which takes the
  *       kinds that need no namespaces; the run prints which kinds it could not inject and why.
  * </ul>
@@ -27,6 +29,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  */
 final class ChaosClusterExtension implements BeforeAllCallback, ParameterResolver {
   static final String PROPERTY = "chaosNetns";
+  static final String TOPOLOGY = "chaosTopology";
   private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(ChaosClusterExtension.class);
 
   @Override
@@ -91,12 +94,16 @@ final class ChaosClusterExtension implements BeforeAllCallback, ParameterResolve
     static Started start(ExtensionContext context) {
       String mode = System.getProperty(PROPERTY, "auto").trim();
       Path root = repoRoot();
-      CassandraCluster netns = new CassandraCluster(root, "netns-3x3", netnsBaseDir());
+      String topology = System.getProperty(TOPOLOGY, "netns-3x1").trim();
+      if (!topology.startsWith("netns-")) {
+        throw new IllegalStateException("-D" + TOPOLOGY + "=" + topology + ": expected netns-3x1 or netns-3x3");
+      }
+      CassandraCluster netns = new CassandraCluster(root, topology, netnsBaseDir());
       Optional<String> unavailable = mode.equals("false")
           ? Optional.of("disabled with -D" + PROPERTY + "=false") : netns.unavailable();
       if (unavailable.isEmpty()) {
-        System.out.println("[chaos-it] Cassandra for the chaos ITs: netns-3x3 in " + netnsBaseDir()
-            + " (three nodes per datacenter, each in a network namespace: every fault kind)");
+        System.out.println("[chaos-it] Cassandra for the chaos ITs: " + topology + " in " + netnsBaseDir()
+            + " (every node in a network namespace: every fault kind)");
         long t0 = System.nanoTime();
         try {
           netns.start();
@@ -106,10 +113,10 @@ final class ChaosClusterExtension implements BeforeAllCallback, ParameterResolve
           } catch (Exception stop) {
             e.addSuppressed(stop);
           }
-          throw new IllegalStateException("the netns-3x3 cluster did not start: " + e.getMessage()
+          throw new IllegalStateException("the " + topology + " cluster did not start: " + e.getMessage()
               + " (-D" + PROPERTY + "=false runs the chaos ITs on the two-datacenter cluster instead)", e);
         }
-        System.out.printf("[chaos-it] netns-3x3 up in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        System.out.printf("[chaos-it] %s up in %.1f s%n", topology, (System.nanoTime() - t0) / 1e9);
         return new Started(netns, netns);
       }
       if (mode.equals("true")) {
@@ -134,12 +141,12 @@ final class ChaosClusterExtension implements BeforeAllCallback, ParameterResolve
           // the JVM is exiting; the hook runs close(), which is a no-op now
         }
       }
-      System.out.println("[chaos-it] stopping the netns-3x3 cluster");
+      System.out.println("[chaos-it] stopping the " + owned.topology() + " cluster");
       owned.resumeAll();
       try {
         owned.stop();
       } catch (Exception e) {
-        System.err.println("[chaos-it] could not stop the netns-3x3 cluster: " + e);
+        System.err.println("[chaos-it] could not stop the " + owned.topology() + " cluster: " + e);
       }
     }
   }

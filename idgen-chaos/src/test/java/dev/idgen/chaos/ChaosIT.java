@@ -19,11 +19,11 @@ import picocli.CommandLine;
  * records: no duplicate, nothing out of bounds, and no ID at or below the floor of an advance that had
  * returned OK, in a range or in a stub's batch; and a row in the checker's table for every kind.
  *
- * <p>The cluster is {@link ChaosClusterExtension}'s: as root, the launcher's netns-3x3 (three nodes per
- * datacenter, each and each server in a network namespace), which takes every kind, the network faults
- * (dc-partition, dc-oneway, server-isolate, replica-one, replica-two) and cassandra-kill included; without
- * root, the tests' two-datacenter cluster, which takes the others, and the run prints which kinds it could not
- * inject. The seed is random and printed; rerun a failure with {@code -DchaosSeed=<seed>}. A second, shorter
+ * <p>The cluster is {@link ChaosClusterExtension}'s: as root, a netns topology of the launcher (netns-3x1 by
+ * default, {@code -DchaosTopology=netns-3x3} for three nodes in each datacenter; every node and every server
+ * in a network namespace), which takes every kind, the network faults (dc-partition, dc-oneway,
+ * server-isolate, replica-one, replica-two) and cassandra-kill included; without root, the tests'
+ * two-datacenter cluster, which takes the others, and the run prints which kinds it could not inject. The seed is random and printed; rerun a failure with {@code -DchaosSeed=<seed>}. A second, shorter
  * run has rolling restarts only and must lose no ID ({@code -DchaosRestartSeed=<seed>}).
  */
 @ExtendWith(ChaosClusterExtension.class)
@@ -38,7 +38,7 @@ class ChaosIT {
     ChaosCommand command = new ChaosCommand();
     new CommandLine(command).parseArgs(
         "--duration", System.getProperty("chaosDuration", "80s"),
-        "--max-hold", System.getProperty("chaosMaxHold", "6s"),
+        "--max-hold", System.getProperty("chaosMaxHold", "5s"),
         "--seed", seed,
         "--servers", "3",
         "--clients", "4",
@@ -82,7 +82,8 @@ class ChaosIT {
 
   /**
    * Planned restarts only, under the same load: a rolling restart (SIGTERM, wait for the exit, start again,
-   * wait for SERVING, next server) within 45 s of load (about 80 s in all: a restart takes 10–15 s here). A
+   * wait for SERVING, next server) within 30 s of load (two to three minutes in all on the netns cluster: a
+   * restart takes 25–35 s there, 10–15 s on the two-datacenter cluster). A
    * graceful stop gives its reserves back to its datacenter's pool, so the restarts must lose nothing: every
    * ID reserved is received or held at the end, or counted lost by a server before its stop (a
    * compare-and-set whose outcome could not be settled); {@code restart_lost} = 0 (the checker fails the run
@@ -95,7 +96,7 @@ class ChaosIT {
     Path out = Path.of(property("idgenChaosOut") + "-restarts");
     ChaosCommand command = new ChaosCommand();
     new CommandLine(command).parseArgs(
-        "--duration", System.getProperty("chaosRestartDuration", "45s"),
+        "--duration", System.getProperty("chaosRestartDuration", "30s"),
         "--seed", seed,
         "--servers", "3",
         "--clients", "4",

@@ -37,12 +37,25 @@ class NetworkFaultsIT {
   private CassandraCluster cluster;
   private ChaosNetwork net;
   private final List<Process> listeners = new ArrayList<>();
+  /** The datacenter of three nodes (dc1 on netns-3x1), its nodes, and the other datacenter and its first node. */
+  private String big;
+  private String a1;
+  private String a2;
+  private String a3;
+  private String other;
+  private String b1;
 
   @BeforeEach
   void netnsCluster(ChaosCassandra cassandra) {
     assumeTrue(cassandra.network().isPresent(), () -> "no network namespaces: " + cassandra.whyNoNetwork());
     cluster = (CassandraCluster) cassandra;
     net = cassandra.network().orElseThrow();
+    big = cluster.nodes("dc1").size() >= 3 ? "dc1" : "dc2";
+    other = big.equals("dc1") ? "dc2" : "dc1";
+    a1 = cluster.nodes(big).get(0);
+    a2 = cluster.nodes(big).get(1);
+    a3 = cluster.nodes(big).get(2);
+    b1 = cluster.nodes(other).get(0);
   }
 
   @AfterEach
@@ -60,42 +73,43 @@ class NetworkFaultsIT {
   void should_cut_dc1_from_dc2_both_ways_until_healed_as_both_sides_and_gossip_see_it() throws Exception {
     ChaosNetwork.Cut cut = net.partition(cluster, "it-partition");
 
-    assertThat(reach("dc1a", "dc2a", STORAGE)).as("dc1a -> dc2a during the partition").isFalse();
-    assertThat(reach("dc2b", "dc1c", STORAGE)).as("dc2b -> dc1c during the partition").isFalse();
-    assertThat(reach("dc1a", "dc1b", STORAGE)).as("dc1a -> dc1b: same side").isTrue();
-    assertThat(reach("dc2a", "dc2c", STORAGE)).as("dc2a -> dc2c: same side").isTrue();
-    awaitStatus("dc1a", "dc1a sees dc2's nodes down, its own up", s -> states(s, "dc2", 'D') && states(s, "dc1", 'U'));
-    awaitStatus("dc2a", "dc2a sees dc1's nodes down, its own up", s -> states(s, "dc1", 'D') && states(s, "dc2", 'U'));
+    assertThat(reach(a1, b1, STORAGE)).as("%s -> %s during the partition", a1, b1).isFalse();
+    assertThat(reach(b1, a2, STORAGE)).as("%s -> %s during the partition", b1, a2).isFalse();
+    assertThat(reach(a1, a2, STORAGE)).as("%s -> %s: same side", a1, a2).isTrue();
+    awaitStatus(a1, a1 + " sees " + other + "'s nodes down, its own up",
+        s -> states(s, other, 'D') && states(s, big, 'U'));
+    awaitStatus(b1, b1 + " sees " + big + "'s nodes down, its own up",
+        s -> states(s, big, 'D') && states(s, other, 'U'));
 
     cut.heal();
 
-    assertThat(reach("dc1a", "dc2a", STORAGE)).as("dc1a -> dc2a after the heal").isTrue();
-    assertThat(reach("dc2b", "dc1c", STORAGE)).as("dc2b -> dc1c after the heal").isTrue();
-    awaitStatus("dc1a", "dc1a sees every node up again", s -> states(s, "dc1", 'U') && states(s, "dc2", 'U'));
-    awaitStatus("dc2a", "dc2a sees every node up again", s -> states(s, "dc1", 'U') && states(s, "dc2", 'U'));
+    assertThat(reach(a1, b1, STORAGE)).as("%s -> %s after the heal", a1, b1).isTrue();
+    assertThat(reach(b1, a2, STORAGE)).as("%s -> %s after the heal", b1, a2).isTrue();
+    awaitStatus(a1, a1 + " sees every node up again", s -> states(s, big, 'U') && states(s, other, 'U'));
+    awaitStatus(b1, b1 + " sees every node up again", s -> states(s, big, 'U') && states(s, other, 'U'));
   }
 
   @Test
   void should_drop_only_what_one_datacenter_sends_to_the_other() throws Exception {
-    ChaosNetwork.Cut cut = net.oneWay(cluster, "dc1", "dc2", "it-oneway");
+    ChaosNetwork.Cut cut = net.oneWay(cluster, big, other, "it-oneway");
 
-    for (String node : cluster.nodes("dc1")) {
-      assertThat(rules(node)).as("rules of %s", node).contains("ip daddr { 10.77.0.21, 10.77.0.22, 10.77.0.23 } drop")
-          .doesNotContain("ip saddr");
+    String targets = String.join(", ", ChaosNetwork.addresses(cluster, cluster.nodes(other)));
+    String daddr = cluster.nodes(other).size() == 1 ? "ip daddr " + targets : "ip daddr { " + targets + " }";
+    for (String node : cluster.nodes(big)) {
+      assertThat(rules(node)).as("rules of %s", node).contains(daddr + " drop").doesNotContain("ip saddr");
     }
-    for (String node : cluster.nodes("dc2")) {
+    for (String node : cluster.nodes(other)) {
       assertThat(rules(node)).as("rules of %s", node).doesNotContain("drop");
     }
-    assertThat(reach("dc1a", "dc2a", STORAGE)).as("dc1a -> dc2a: dropped as it leaves dc1a").isFalse();
-    // dc2a's SYN reaches dc1a, whose answer is dropped: TCP needs both ways.
-    assertThat(reach("dc2a", "dc1a", STORAGE)).as("dc2a -> dc1a: the answers are dropped").isFalse();
-    assertThat(reach("dc2a", "dc2b", STORAGE)).as("dc2a -> dc2b: within dc2").isTrue();
-    assertThat(reach("dc1b", "dc1c", STORAGE)).as("dc1b -> dc1c: within dc1").isTrue();
+    assertThat(reach(a1, b1, STORAGE)).as("%s -> %s: dropped as it leaves %s", a1, b1, a1).isFalse();
+    // b1's SYN reaches a1, whose answer is dropped: TCP needs both ways.
+    assertThat(reach(b1, a1, STORAGE)).as("%s -> %s: the answers are dropped", b1, a1).isFalse();
+    assertThat(reach(a2, a3, STORAGE)).as("%s -> %s: within %s", a2, a3, big).isTrue();
 
     cut.heal();
 
-    assertThat(reach("dc1a", "dc2a", STORAGE)).as("dc1a -> dc2a after the heal").isTrue();
-    assertThat(reach("dc2a", "dc1a", STORAGE)).as("dc2a -> dc1a after the heal").isTrue();
+    assertThat(reach(a1, b1, STORAGE)).as("%s -> %s after the heal", a1, b1).isTrue();
+    assertThat(reach(b1, a1, STORAGE)).as("%s -> %s after the heal", b1, a1).isTrue();
   }
 
   @Test
@@ -104,61 +118,61 @@ class NetworkFaultsIT {
     String address = ChaosNetwork.serverAddress(19);
     net.addHost(host, address);
     listenIn(host, address, 7070);
-    ChaosNetwork.Cut cut = net.isolateFrom(host, ChaosNetwork.addresses(cluster, cluster.nodes("dc1")), "it-server");
+    ChaosNetwork.Cut cut = net.isolateFrom(host, ChaosNetwork.addresses(cluster, cluster.nodes(big)), "it-server");
 
-    assertThat(net.reach(host, cluster.address("dc1a"), CQL)).as("server -> dc1a's CQL port").isFalse();
-    assertThat(net.reach(host, cluster.address("dc1c"), CQL)).as("server -> dc1c's CQL port").isFalse();
-    assertThat(net.reach("dc1b", address, 7070)).as("dc1b -> the server").isFalse();
+    assertThat(net.reach(host, cluster.address(a1), CQL)).as("server -> %s's CQL port", a1).isFalse();
+    assertThat(net.reach(host, cluster.address(a3), CQL)).as("server -> %s's CQL port", a3).isFalse();
+    assertThat(net.reach(a2, address, 7070)).as("%s -> the server", a2).isFalse();
     assertThat(net.reach("root", address, 7070)).as("a client (root namespace) -> the server").isTrue();
-    assertThat(net.reach(host, cluster.address("dc2a"), CQL)).as("server -> dc2a: another datacenter").isTrue();
+    assertThat(net.reach(host, cluster.address(b1), CQL)).as("server -> %s: another datacenter", b1).isTrue();
 
     cut.heal();
 
-    assertThat(net.reach(host, cluster.address("dc1a"), CQL)).as("server -> dc1a after the heal").isTrue();
-    assertThat(net.reach("dc1b", address, 7070)).as("dc1b -> the server after the heal").isTrue();
+    assertThat(net.reach(host, cluster.address(a1), CQL)).as("server -> %s after the heal", a1).isTrue();
+    assertThat(net.reach(a2, address, 7070)).as("%s -> the server after the heal", a2).isTrue();
   }
 
   @Test
   void should_isolate_one_replica_then_two_from_everything_until_healed() throws Exception {
-    ChaosNetwork.Cut one = net.isolate(List.of("dc1b"), "it-replica-one");
+    ChaosNetwork.Cut one = net.isolate(List.of(a2), "it-replica-one");
 
-    assertThat(reach("dc1a", "dc1b", STORAGE)).as("dc1a -> dc1b, isolated").isFalse();
-    assertThat(reach("dc1b", "dc1a", STORAGE)).as("dc1b, isolated -> dc1a").isFalse();
-    assertThat(net.reach("root", cluster.address("dc1b"), CQL)).as("a server -> dc1b's CQL port").isFalse();
-    assertThat(reach("dc1a", "dc1c", STORAGE)).as("dc1a -> dc1c: the quorum of dc1").isTrue();
+    assertThat(reach(a1, a2, STORAGE)).as("%s -> %s, isolated", a1, a2).isFalse();
+    assertThat(reach(a2, a1, STORAGE)).as("%s, isolated -> %s", a2, a1).isFalse();
+    assertThat(net.reach("root", cluster.address(a2), CQL)).as("a server -> %s's CQL port", a2).isFalse();
+    assertThat(reach(a1, a3, STORAGE)).as("%s -> %s: the quorum of %s", a1, a3, big).isTrue();
     one.heal();
-    assertThat(reach("dc1a", "dc1b", STORAGE)).as("dc1a -> dc1b after the heal").isTrue();
+    assertThat(reach(a1, a2, STORAGE)).as("%s -> %s after the heal", a1, a2).isTrue();
 
-    ChaosNetwork.Cut two = net.isolate(List.of("dc2b", "dc2c"), "it-replica-two");
+    ChaosNetwork.Cut two = net.isolate(List.of(a2, a3), "it-replica-two");
 
-    assertThat(reach("dc2a", "dc2b", STORAGE)).as("dc2a -> dc2b, isolated").isFalse();
-    assertThat(reach("dc2c", "dc2a", STORAGE)).as("dc2c, isolated -> dc2a").isFalse();
-    assertThat(reach("dc2b", "dc2c", STORAGE)).as("dc2b -> dc2c, both isolated").isFalse();
-    assertThat(reach("dc2a", "dc1a", STORAGE)).as("dc2a, alone in dc2 -> dc1a").isTrue();
+    assertThat(reach(a1, a2, STORAGE)).as("%s -> %s, isolated", a1, a2).isFalse();
+    assertThat(reach(a3, a1, STORAGE)).as("%s, isolated -> %s", a3, a1).isFalse();
+    assertThat(reach(a2, a3, STORAGE)).as("%s -> %s, both isolated", a2, a3).isFalse();
+    assertThat(reach(a1, b1, STORAGE)).as("%s, alone in %s -> %s", a1, big, b1).isTrue();
     two.heal();
-    assertThat(reach("dc2a", "dc2b", STORAGE)).as("dc2a -> dc2b after the heal").isTrue();
-    assertThat(reach("dc2c", "dc2b", STORAGE)).as("dc2c -> dc2b after the heal").isTrue();
+    assertThat(reach(a1, a2, STORAGE)).as("%s -> %s after the heal", a1, a2).isTrue();
+    assertThat(reach(a3, a2, STORAGE)).as("%s -> %s after the heal", a3, a2).isTrue();
   }
 
   @Test
   void should_kill_a_node_and_start_it_again_on_its_data_replaying_its_commit_log() throws Exception {
-    Path log = cluster.systemLog("dc2b");
+    Path log = cluster.systemLog(a2);
     long before = Files.size(log);
-    cluster.kill("dc2b");
+    cluster.kill(a2);
     try {
-      assertThat(reach("dc2a", "dc2b", STORAGE)).as("dc2a -> dc2b, killed").isFalse();
-      assertThat(net.reach("root", cluster.address("dc2b"), CQL)).as("a server -> dc2b, killed").isFalse();
-      awaitStatus("dc2a", "dc2a sees dc2b down", s -> state(s, cluster.address("dc2b")) == 'D');
+      assertThat(reach(a1, a2, STORAGE)).as("%s -> %s, killed", a1, a2).isFalse();
+      assertThat(net.reach("root", cluster.address(a2), CQL)).as("a server -> %s, killed", a2).isFalse();
+      awaitStatus(a1, a1 + " sees " + a2 + " down", s -> state(s, cluster.address(a2)) == 'D');
     } finally {
-      cluster.restart("dc2b");
+      cluster.restart(a2);
     }
 
-    assertThat(net.reach("root", cluster.address("dc2b"), CQL)).as("a server -> dc2b, restarted").isTrue();
-    assertThat(reach("dc2a", "dc2b", STORAGE)).as("dc2a -> dc2b, restarted").isTrue();
+    assertThat(net.reach("root", cluster.address(a2), CQL)).as("a server -> %s, restarted", a2).isTrue();
+    assertThat(reach(a1, a2, STORAGE)).as("%s -> %s, restarted", a1, a2).isTrue();
     String restart = Files.readString(log, StandardCharsets.UTF_8).substring((int) before);
-    assertThat(restart).as("dc2b's log since the kill").containsPattern("Log replay complete, \\d+ replayed mutations");
-    awaitStatus("dc2a", "dc2a sees dc2b up again", s -> state(s, cluster.address("dc2b")) == 'U');
-    awaitStatus("dc2b", "dc2b sees every node up", s -> states(s, "dc1", 'U') && states(s, "dc2", 'U'));
+    assertThat(restart).as("%s's log since the kill", a2).containsPattern("Log replay complete, \\d+ replayed mutations");
+    awaitStatus(a1, a1 + " sees " + a2 + " up again", s -> state(s, cluster.address(a2)) == 'U');
+    awaitStatus(a2, a2 + " sees every node up", s -> states(s, big, 'U') && states(s, other, 'U'));
   }
 
   private boolean reach(String from, String to, int port) throws IOException, InterruptedException {
