@@ -100,7 +100,7 @@ final class ChaosClusterExtension implements BeforeAllCallback, ParameterResolve
       }
       CassandraCluster netns = new CassandraCluster(root, topology, netnsBaseDir());
       Optional<String> unavailable = mode.equals("false")
-          ? Optional.of("disabled with -D" + PROPERTY + "=false") : netns.unavailable();
+          ? Optional.of("-D" + PROPERTY + "=false asks for it") : netns.unavailable();
       if (unavailable.isEmpty()) {
         System.out.println("[chaos-it] Cassandra for the chaos ITs: " + topology + " in " + netnsBaseDir()
             + " (every node in a network namespace: every fault kind)");
@@ -123,8 +123,8 @@ final class ChaosClusterExtension implements BeforeAllCallback, ParameterResolve
         throw new IllegalStateException("-D" + PROPERTY + "=true, but " + unavailable.get());
       }
       System.out.println("[chaos-it] Cassandra for the chaos ITs: the tests' two-datacenter cluster, because "
-          + "network namespaces cannot be made here: " + unavailable.get() + ". The network, replica and "
-          + "Cassandra-kill faults are not injected (the run lists them).");
+          + unavailable.get() + ". The network, replica and Cassandra-kill faults are not injected (the run"
+          + " lists them).");
       TestCassandra tests = CassandraExtension.cluster(context);
       return new Started(adapter(tests, unavailable.get()), null);
     }
