@@ -1,6 +1,9 @@
 package dev.idgen.chaos;
 
+import java.io.File;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -21,15 +24,21 @@ final class Scripts {
    * after {@code timeoutSeconds}.
    */
   static Result run(List<String> cmd, long timeoutSeconds) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    p.getOutputStream().close();
-    // Read on this thread: the commands print little, and the read ends when the process closes stdout.
-    byte[] out = p.getInputStream().readAllBytes();
-    if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new IOException(String.join(" ", cmd) + " did not finish in " + timeoutSeconds + " s");
+    // The output goes to a file, not a pipe: a child that outlives the command (or hangs) cannot then keep a
+    // read waiting past the timeout.
+    Path out = Files.createTempFile("idgen-chaos-", ".out");
+    try {
+      Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT)
+          .redirectOutput(out.toFile()).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+      if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+        p.descendants().forEach(ProcessHandle::destroyForcibly);
+        p.destroyForcibly();
+        throw new IOException(String.join(" ", cmd) + " did not finish in " + timeoutSeconds + " s");
+      }
+      return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+    } finally {
+      Files.deleteIfExists(out);
     }
-    return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8));
   }
 
   /** {@link #run}, and its standard output, or an exception if it failed. */
@@ -48,6 +57,7 @@ final class Scripts {
   static void inherit(List<String> cmd, long timeoutSeconds) throws IOException, InterruptedException {
     Process p = new ProcessBuilder(cmd).inheritIO().start();
     if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+      p.descendants().forEach(ProcessHandle::destroyForcibly);
       p.destroyForcibly();
       throw new IOException(String.join(" ", cmd) + " did not finish in " + timeoutSeconds + " s");
     }

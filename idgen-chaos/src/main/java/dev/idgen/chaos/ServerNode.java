@@ -21,7 +21,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -37,6 +40,11 @@ final class ServerNode implements AutoCloseable {
   private static final long START_TIMEOUT_MILLIS = 120_000;
   /** System property: extra JVM options for every server (words), e.g. {@code -XX:TieredStopAtLevel=1}. */
   static final String JVM_OPTS_PROPERTY = "idgen.chaos.server-jvm-opts";
+  /** How long one read of a server's metrics may take. */
+  private static final long SCRAPE_SECONDS = 3;
+  /** One client for every read of every server's metrics (its selector thread is shared, not one per read). */
+  private static final HttpClient METRICS_CLIENT = HttpClient.newBuilder()
+      .connectTimeout(Duration.ofSeconds(SCRAPE_SECONDS)).build();
   /**
    * The servers' {@code idgen.shutdown.quiet-period} and {@code idgen.shutdown.timeout}: short, so that a
    * graceful stop ({@link #stop}) takes about a second under load (NOT_SERVING, 200 ms later new calls are
@@ -127,17 +135,22 @@ final class ServerNode implements AutoCloseable {
     if (metricsPort <= 0 || !alive()) {
       return null;
     }
+    // The request's own timeout ends the wait for the response's headers only, not for its body: the whole
+    // exchange is bounded here, so that a server starved of CPU (or cut off) cannot stall the fault thread.
+    CompletableFuture<HttpResponse<String>> exchange = METRICS_CLIENT.sendAsync(
+        HttpRequest.newBuilder(URI.create("http://" + host + ":" + metricsPort + "/metrics"))
+            .timeout(Duration.ofSeconds(SCRAPE_SECONDS)).build(), HttpResponse.BodyHandlers.ofString());
     try {
-      HttpResponse<String> response = HttpClient.newHttpClient().send(
-          HttpRequest.newBuilder(URI.create("http://" + host + ":" + metricsPort + "/metrics"))
-              .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> response = exchange.get(SCRAPE_SECONDS + 1, TimeUnit.SECONDS);
       if (response.statusCode() != 200) {
         return null;
       }
       return Counters.parse(response.body());
-    } catch (IOException | RuntimeException e) {
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+      exchange.cancel(true);
       return null;
     } catch (InterruptedException e) {
+      exchange.cancel(true);
       Thread.currentThread().interrupt();
       return null;
     }
