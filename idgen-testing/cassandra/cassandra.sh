@@ -9,11 +9,16 @@
 # runtime dependencies with Maven (pom.xml beside this file) and runs CassandraDaemon as its own JVM, one
 # per node:
 #
-#   single : dc1 = 127.0.0.1 (datacenter dc1, rack rack1)
-#   two-dc : dc1 = 127.0.0.1 (dc1) + dc2 = 127.0.0.2 (dc2), GossipingPropertyFileSnitch, both seeds
+#   single    : dc1 = 127.0.0.1 (datacenter dc1, rack rack1)
+#   two-dc    : dc1 = 127.0.0.1 (dc1) + dc2 = 127.0.0.2 (dc2), GossipingPropertyFileSnitch, both seeds
+#   netns-3x3 : dc1a dc1b dc1c = 10.77.0.11-13 (dc1) + dc2a dc2b dc2c = 10.77.0.21-23 (dc2), each node in its
+#               own network namespace (netns.sh beside this file: veth pairs to a bridge); all seeds.
+#               Needs root (or CAP_NET_ADMIN + CAP_SYS_ADMIN); for fault injection with the network
+#   netns-3x1 : dc1a dc1b dc1c (dc1) + dc2a (dc2), the same with less memory
 #
-# Every node listens on its own loopback address with the standard ports (CQL 9042, storage 7000); only
-# the JMX port differs, because Cassandra's local-only JMX always binds 127.0.0.1.
+# Every node listens on its own address with the standard ports (CQL 9042, storage 7000). On loopback only
+# the JMX port differs, because Cassandra's local-only JMX always binds 127.0.0.1; in a namespace every
+# node has a loopback of its own, so JMX is 127.0.0.1:7199 there (nodetool runs inside the namespace).
 #
 # The data is test data: nodes start with an empty data directory (unless --keep-data), run with
 # "unsafe" fast-start settings and are stopped with SIGKILL.
@@ -34,28 +39,61 @@ readonly LIB_DIR="$IDGEN_HOME/$CASSANDRA_VERSION/lib"
 # directory of a running node (docs/cassandra.md).
 readonly DEFAULT_BASE_DIR="$IDGEN_HOME/run"
 readonly STAMP_FILE_NAME=".fetch-complete"
-readonly ALL_NODES=(dc1 dc2)
+readonly ALL_NODES=(dc1 dc2 dc1a dc1b dc1c dc2a dc2b dc2c)
+readonly NETNS_SH="$SCRIPT_DIR/netns.sh"
 
 readonly CQL_PORT=9042
 readonly STORAGE_PORT=7000
 readonly CLUSTER_NAME="idgen-test"
 
-# --- node table: a node is named after its datacenter -------------------------------------------
+# --- node table: a node is named after its datacenter (dc1, dc2), plus a letter in a netns topology ---
 
-node_address() { case "$1" in dc1) echo 127.0.0.1 ;; dc2) echo 127.0.0.2 ;; *) die "unknown node '$1' (expected dc1 or dc2)" ;; esac; }
-# Local JMX (used by nodetool) binds 127.0.0.1 whatever listen_address is, so each node needs its own port.
-node_jmx_port() { case "$1" in dc1) echo 7199 ;; dc2) echo 7299 ;; *) die "unknown node '$1'" ;; esac; }
+is_node() { [[ " ${ALL_NODES[*]} " == *" $1 "* ]]; }
+is_netns_node() { [[ "$1" =~ ^dc[12][abc]$ ]]; }
+node_address() {
+  case "$1" in
+    dc1) echo 127.0.0.1 ;; dc2) echo 127.0.0.2 ;;
+    dc1a) echo 10.77.0.11 ;; dc1b) echo 10.77.0.12 ;; dc1c) echo 10.77.0.13 ;;
+    dc2a) echo 10.77.0.21 ;; dc2b) echo 10.77.0.22 ;; dc2c) echo 10.77.0.23 ;;
+    *) die "unknown node '$1' (expected one of ${ALL_NODES[*]})" ;;
+  esac
+}
+node_dc() { is_node "$1" || die "unknown node '$1'"; echo "${1:0:3}"; }
+# The network namespace of a node (netns.sh's idgen-NAME), or nothing for a node on loopback.
+node_ns() { if is_netns_node "$1"; then echo "idgen-$1"; fi; }
+# Local JMX (used by nodetool) binds 127.0.0.1 whatever listen_address is, so each node on loopback needs
+# its own port; a node in a namespace has its own loopback.
+node_jmx_port() { case "$1" in dc1) echo 7199 ;; dc2) echo 7299 ;; *) is_node "$1" || die "unknown node '$1'"; echo 7199 ;; esac; }
 # num_tokens: 1 with an explicit, distinct token per node: no token allocation work at startup and a
-# deterministic ring.
-node_token() { case "$1" in dc1) echo -9223372036854775808 ;; dc2) echo 0 ;; *) die "unknown node '$1'" ;; esac; }
+# deterministic ring. (With 3 replicas per datacenter and 3 nodes each, every node holds every row.)
+node_token() {
+  case "$1" in
+    dc1) echo -9223372036854775808 ;; dc2) echo 0 ;;
+    dc1a) echo -9223372036854775808 ;; dc1b) echo -3074457345618258603 ;; dc1c) echo 3074457345618258602 ;;
+    dc2a) echo -9223372036854775708 ;; dc2b) echo -3074457345618258503 ;; dc2c) echo 3074457345618258702 ;;
+    *) die "unknown node '$1'" ;;
+  esac
+}
 
 # Sets the array NODES to the nodes of topology $1. (Not a $(...) function: die must end the script.)
 set_topology_nodes() {
   case "$1" in
     single) NODES=(dc1) ;;
     two-dc) NODES=(dc1 dc2) ;;
-    *) die "unknown topology '$1' (expected single or two-dc)" ;;
+    netns-3x3) NODES=(dc1a dc1b dc1c dc2a dc2b dc2c) ;;
+    netns-3x1) NODES=(dc1a dc1b dc1c dc2a) ;;
+    *) die "unknown topology '$1' (expected single, two-dc, netns-3x3 or netns-3x1)" ;;
   esac
+}
+is_netns_topology() { [[ "$1" == netns-* ]]; }
+# The seeds of topology $1: every node. A node outside its own seed list gives up ("Unable to gossip with
+# any peers") when no seed answers within the ring delay, which the fast start shortens to 1 s; a seed goes
+# on. So every node can start first, and they find each other without a start order.
+topology_seeds() {
+  local node seeds=()
+  set_topology_nodes "$1"
+  for node in "${NODES[@]}"; do seeds+=("$(node_address "$node")"); done
+  echo "${seeds[*]}"
 }
 
 # --- small helpers -------------------------------------------------------------------------------
@@ -134,7 +172,7 @@ stray_pids() {
 read_topology() {
   local f="$1/topology" topology=""
   if [[ -f "$f" ]]; then topology="$(<"$f")"; fi
-  case "$topology" in single|two-dc) echo "$topology" ;; *) echo "" ;; esac
+  case "$topology" in single|two-dc|netns-3x3|netns-3x1) echo "$topology" ;; *) echo "" ;; esac
 }
 
 # The --add-exports/--add-opens set of Cassandra's conf/jvm17-server.options. Without it CassandraDaemon
@@ -212,15 +250,10 @@ cmd_fetch() {
 # --- configuration files -------------------------------------------------------------------------
 
 write_node_config() {
-  local base="$1" node="$2" topology="$3" dir addr seeds
+  local base="$1" node="$2" topology="$3" dir addr seeds="" seed
   dir="$base/$node"
   addr="$(node_address "$node")"
-  if [[ "$topology" == two-dc ]]; then
-    # Both nodes are seeds: each can start first, and they find each other without a bootstrap order.
-    seeds="127.0.0.1:$STORAGE_PORT,127.0.0.2:$STORAGE_PORT"
-  else
-    seeds="$addr:$STORAGE_PORT"
-  fi
+  for seed in $(topology_seeds "$topology"); do seeds+="${seeds:+,}$seed:$STORAGE_PORT"; done
 
   # Only keys that Cassandra 5.0 knows: it refuses to start on any unknown key.
   cat >"$dir/conf/cassandra.yaml" <<EOF
@@ -271,7 +304,7 @@ EOF
 
   cat >"$dir/conf/cassandra-rackdc.properties" <<EOF
 # Read by GossipingPropertyFileSnitch: this node's place in the topology.
-dc=$node
+dc=$(node_dc "$node")
 rack=rack1
 EOF
 
@@ -311,8 +344,12 @@ EOF
 # --- launching -----------------------------------------------------------------------------------
 
 launch_node() {
-  local base="$1" node="$2" heap="$3" dir jamm pid
+  local base="$1" node="$2" heap="$3" dir jamm pid ns
   dir="$base/$node"
+  ns="$(node_ns "$node")"
+  # In a namespace, `ip netns exec` execs java: the pid below is the JVM's, as on loopback.
+  local prefix=()
+  if [[ -n "$ns" ]]; then prefix=(ip netns exec "$ns"); fi
   jamm="$(compgen -G "$LIB_DIR/jamm-*.jar" | head -n 1)"
   local opts=(
     -Xms"$heap" -Xmx"$heap"
@@ -337,47 +374,59 @@ launch_node() {
     # Keep stdout/stderr open (the daemon would close them): fatal startup errors land in stdout.log.
     -Dcassandra-foreground=yes
     # Fast start, for test clusters only: do not wait for gossip to settle, a 1 s ring delay instead of
-    # 30 s, create the default superuser at once, and no fsync of the system keyspaces.
+    # 30 s, create the default superuser at once.
     -Dcassandra.skip_wait_for_gossip_to_settle=0
     -Dcassandra.ring_delay_ms=1000
     -Dcassandra.superuser_setup_delay_ms=0
-    -Dcassandra.unsafesystem=true
     # With a 1 s ring delay, gossip would also drop a peer that has not announced its tokens yet after
     # only 1 s (fat-client timeout = quarantine delay / 2 = ring delay): when both nodes start together,
     # dc2 then evicts dc1 (and empties its seed list) before dc1 reaches NORMAL. Restore a sane timeout.
     -Dcassandra.gossip_quarantine_delay_ms=60000
   )
+  # No flush of the system keyspaces on schema changes (unsafesystem): faster, but a node killed with
+  # kill -9 then comes back without the tables created since its start, and its commit log replay skips
+  # their rows ("Skipped mutations from unknown CF"): a loss no real node has. Nodes of a netns topology
+  # are killed on purpose (the chaos harness's cassandra-kill), so they keep the safe default.
+  if [[ -z "$ns" ]]; then opts+=(-Dcassandra.unsafesystem=true); fi
+  # Extra JVM options for every node (words, e.g. "-XX:ActiveProcessorCount=1").
+  if [[ -n "${IDGEN_CASSANDRA_JVM_OPTS:-}" ]]; then
+    local extra
+    read -r -a extra <<<"$IDGEN_CASSANDRA_JVM_OPTS"
+    opts+=("${extra[@]}")
+  fi
   # Started from a subshell that exits right away, so the node is re-parented and reaped by init when it
   # dies (no zombie that still looks alive). nohup + no terminal streams: the node survives the caller's
   # exit, and a caller reading our stdout/stderr through pipes is not kept waiting for EOF.
   (
     cd "$dir"
-    nohup "$(java_bin)" "${opts[@]}" -cp "$dir/conf:$LIB_DIR/*" org.apache.cassandra.service.CassandraDaemon \
+    nohup "${prefix[@]}" "$(java_bin)" "${opts[@]}" -cp "$dir/conf:$LIB_DIR/*" org.apache.cassandra.service.CassandraDaemon \
       </dev/null >"$dir/logs/stdout.log" 2>&1 &
     echo $! >"$dir/pid"
   )
   pid="$(<"$dir/pid")"
-  log "launched $node (pid $pid) on $(node_address "$node"), datacenter $node, logs in $dir/logs"
+  log "launched $node (pid $pid) on $(node_address "$node")${ns:+ in namespace $ns}, datacenter $(node_dc "$node"), logs in $dir/logs"
 }
 
 nodetool_raw() {
   local base="$1" node="$2"
   shift 2
   [[ -f "$base/tools/logback.xml" ]] || write_tool_logback "$base"
+  local ns prefix=()
+  ns="$(node_ns "$node")"
+  if [[ -n "$ns" ]]; then prefix=(ip netns exec "$ns"); fi
   # A short-lived client JVM: small heap, C1 only, so it starts fast and stays out of the nodes' way.
-  "$(java_bin)" -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "${JPMS_OPTS[@]}" \
+  "${prefix[@]}" "$(java_bin)" -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "${JPMS_OPTS[@]}" \
     -Dlogback.configurationFile="$base/tools/logback.xml" -cp "$LIB_DIR/*" \
     org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p "$(node_jmx_port "$node")" "$@"
 }
 
-# True when a `nodetool status` output (file $1) lists both 127.0.0.1 and 127.0.0.2 as UN (Up, Normal).
-sees_both_up() {
-  local line up1=false up2=false
-  while read -r line; do
-    if [[ "$line" =~ ^UN\ +127\.0\.0\.1\  ]]; then up1=true; fi
-    if [[ "$line" =~ ^UN\ +127\.0\.0\.2\  ]]; then up2=true; fi
-  done <"$1"
-  [[ "$up1" == true && "$up2" == true ]]
+# True when a `nodetool status` output (file $1) lists every address $2... as UN (Up, Normal).
+sees_all_up() {
+  local file="$1" addr
+  shift
+  for addr in "$@"; do
+    grep -qE "^UN +${addr//./\\.} " "$file" || return 1
+  done
 }
 
 print_log_tails() {
@@ -393,9 +442,13 @@ print_log_tails() {
   printf '\n' >&2
 }
 
+# Kills nodes $2... (default: every node) of base dir $1, and waits until they are gone.
 stop_nodes() {
   local base="$1" node pid pids deadline
-  for node in "${ALL_NODES[@]}"; do
+  shift
+  local targets=("$@")
+  ((${#targets[@]} > 0)) || targets=("${ALL_NODES[@]}")
+  for node in "${targets[@]}"; do
     pids=()
     if pid="$(running_pid "$base" "$node")"; then pids+=("$pid"); fi
     for pid in $(stray_pids "$base" "$node"); do [[ " ${pids[*]-} " == *" $pid "* ]] || pids+=("$pid"); done
@@ -430,24 +483,39 @@ Commands:
                             $LIB_DIR
                             (skipped when already complete).
   start [OPTIONS]           Start the nodes (fetching first if needed) and wait until they serve CQL
-                            (and, for two-dc, see each other UP).
+                            (and, with more than one node, see each other UP).
       --topology T          single (default): dc1 = 127.0.0.1 in datacenter dc1
                             two-dc: dc1 = 127.0.0.1 in dc1 and dc2 = 127.0.0.2 in dc2
+                            netns-3x3: dc1a dc1b dc1c = 10.77.0.11-13 in dc1, dc2a dc2b dc2c = 10.77.0.21-23
+                              in dc2, each in its own network namespace idgen-NODE (netns.sh; needs root).
+                              Leftovers of an earlier run (namespaces, veths, bridge) are removed first
+                            netns-3x1: dc1a dc1b dc1c in dc1, dc2a in dc2 (less memory)
       --base-dir DIR        run directory (default $DEFAULT_BASE_DIR)
       --heap SIZE           heap of each node (default 256M)
-      --timeout SECONDS     give up waiting after this long (default 120), printing the node logs
+      --timeout SECONDS     give up waiting after this long (default 120; 300 for netns-*), printing the
+                            node logs
       --keep-data           keep the previous data directories (default: start empty)
-  stop [--base-dir DIR]     Kill the nodes (SIGCONT, then SIGKILL) and remove their pid files. Idempotent.
+  stop [--base-dir DIR]     Kill the nodes (SIGCONT, then SIGKILL) and remove their pid files; for a netns
+                            topology also every idgen namespace, veth and the bridge. Idempotent.
+  kill NODE [--base-dir DIR]
+                            SIGKILL one node (kill -9: its commit log is replayed when it starts again).
+  start-node NODE [--base-dir DIR] [--timeout SECONDS]
+                            Start one node of the running topology again on its data (after kill), and
+                            wait until it serves CQL (default timeout 180 s).
   status [--base-dir DIR]   Print each node, its pid, address, datacenter and state.
                             Exit status 0 when every node of the topology runs, 3 otherwise.
-  pid NODE [--base-dir DIR] Print the pid of node dc1 or dc2 (exit status 1 when it does not run).
+  pid NODE [--base-dir DIR] Print the pid of a node (exit status 1 when it does not run).
   env [--base-dir DIR]      Print shell-sourceable lines for the clients:
-                            IDGEN_CASSANDRA_CONTACT_POINTS, IDGEN_CASSANDRA_LOCAL_DATACENTER,
+                            IDGEN_CASSANDRA_CONTACT_POINTS, IDGEN_CASSANDRA_CONTACT_POINTS_DC1,
+                            IDGEN_CASSANDRA_CONTACT_POINTS_DC2, IDGEN_CASSANDRA_LOCAL_DATACENTER,
                             IDGEN_CASSANDRA_TOPOLOGY, IDGEN_CASSANDRA_BASE_DIR
                             (e.g.  set -a; source <($(basename "$0") env); set +a)
   nodetool NODE [--base-dir DIR] [ARGS...]
-                            Run nodetool against node dc1 or dc2 (default ARGS: status).
+                            Run nodetool against a node (default ARGS: status); inside its namespace
+                            for a netns topology.
   help, --help, -h          This text.
+
+Nodes: dc1, dc2 (single, two-dc); dc1a dc1b dc1c dc2a dc2b dc2c (netns-*).
 
 Environment:
   IDGEN_CASSANDRA_HOME      cache root (default \$HOME/.cache/idgen-cassandra): jars in
@@ -455,12 +523,82 @@ Environment:
   MVN                       Maven command for fetch (default: ./mvnw at the repository root, else mvn)
   JAVA_HOME                 Java 11 or 17 to run Cassandra with (default: java on the PATH)
 
-Ports: CQL $CQL_PORT and storage $STORAGE_PORT on each node's address; JMX 7199 (dc1) and 7299 (dc2) on 127.0.0.1.
+Ports: CQL $CQL_PORT and storage $STORAGE_PORT on each node's address; JMX 7199 (dc1) and 7299 (dc2) on
+127.0.0.1, and 7199 on 127.0.0.1 inside each namespace of a netns topology.
 EOF
 }
 
+# Waits until every launched node serves CQL and, with more than one node in the topology, until the
+# checking nodes (every node; for a netns topology the first of each datacenter) see every node UN.
+# $1 base, $2 topology, $3 deadline (ms), $4 start (ms), then node=pid for each launched node.
+# Returns 0 when up, 1 on timeout, 2 if a node died.
+wait_for_nodes() {
+  local base="$1" topology="$2" deadline="$3" t0="$4"
+  shift 4
+  local -A pids=()
+  local kv node
+  for kv in "$@"; do pids[${kv%%=*}]="${kv#*=}"; done
+  local nodes=("${!pids[@]}")
+  set_topology_nodes "$topology"
+  local all_nodes=("${NODES[@]}")
+  local checkers=() addrs=()
+  for node in "${all_nodes[@]}"; do addrs+=("$(node_address "$node")"); done
+  if is_netns_topology "$topology"; then
+    # nodetool is a JVM start: on 2 cores, one per datacenter is what a poll can afford.
+    checkers=(dc1a dc2a)
+  else
+    checkers=("${all_nodes[@]}")
+  fi
+  local -A cql_seen=()
+  local all_cql all_up
+  while true; do
+    for node in "${nodes[@]}"; do
+      if ! pid_alive "${pids[$node]}"; then
+        log "node $node died during start (pid ${pids[$node]})"
+        return 2
+      fi
+    done
+    all_cql=true
+    for node in "${nodes[@]}"; do
+      if [[ -z "${cql_seen[$node]:-}" ]]; then
+        if port_open "$(node_address "$node")" "$CQL_PORT"; then
+          cql_seen[$node]=1
+          log "$node accepts CQL on $(node_address "$node"):$CQL_PORT after $(( ($(now_ms) - t0) )) ms"
+        else
+          all_cql=false
+        fi
+      fi
+    done
+    if [[ "$all_cql" == true ]]; then
+      if ((${#all_nodes[@]} == 1)); then return 0; fi
+      # Only checked once CQL is up, because each nodetool run is a JVM start that competes with the
+      # nodes for the cores; the runs go in parallel.
+      all_up=true
+      for node in "${checkers[@]}"; do
+        nodetool_raw "$base" "$node" status >"$base/tools/status-$node.out" 2>/dev/null &
+      done
+      wait
+      for node in "${checkers[@]}"; do
+        sees_all_up "$base/tools/status-$node.out" "${addrs[@]}" || all_up=false
+      done
+      if [[ "$all_up" == true ]]; then return 0; fi
+    fi
+    if (($(now_ms) >= deadline)); then
+      return 1
+    fi
+    sleep 0.5
+  done
+}
+
+# Removes what the cluster of base $1 (topology $2) runs on: its nodes, and for netns its namespaces.
+take_down() {
+  local base="$1" topology="$2"
+  stop_nodes "$base"
+  if is_netns_topology "$topology"; then bash "$NETNS_SH" down; fi
+}
+
 cmd_start() {
-  local topology=single base="$DEFAULT_BASE_DIR" heap=256M timeout=120 keep_data=false
+  local topology=single base="$DEFAULT_BASE_DIR" heap=256M timeout="" keep_data=false
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --topology) topology="${2:?--topology needs a value}"; shift 2 ;;
@@ -474,101 +612,75 @@ cmd_start() {
   local nodes node pid
   set_topology_nodes "$topology"
   nodes=("${NODES[@]}")
+  if [[ -z "$timeout" ]]; then
+    if is_netns_topology "$topology"; then timeout=300; else timeout=120; fi
+  fi
   [[ "$heap" =~ ^[0-9]+[kKmMgG]$ ]] || die "--heap must look like 256M or 1G"
   [[ "$timeout" =~ ^[0-9]+$ ]] || die "--timeout must be a number of seconds"
   mkdir -p "$base"
   base="$(cd "$base" && pwd -P)"
 
+  if is_netns_topology "$topology"; then
+    # Fails with the reason (not root, ...) before anything is made; otherwise removes an earlier run's
+    # leftovers and says so: namespaces, veths, the bridge, and the processes still in the namespaces (the
+    # nodes and servers of a run that was killed before it could stop them).
+    bash "$NETNS_SH" up || die "cannot start topology $topology (see above)"
+  fi
   for node in "${ALL_NODES[@]}"; do
     if pid="$(running_pid "$base" "$node")"; then
       die "node $node is already running (pid $pid) in $base: run '$0 stop --base-dir $base' first"
     fi
   done
-  # Refuse to start when someone else holds our ports: waiting for "port 9042 open" would otherwise
-  # succeed against the wrong server.
-  for node in "${nodes[@]}"; do
-    local addr port
-    addr="$(node_address "$node")"
-    for port in "$CQL_PORT" "$STORAGE_PORT"; do
-      ! port_open "$addr" "$port" || die "$addr:$port is already in use (another Cassandra running? see '$0 status' or pgrep -af CassandraDaemon)"
+  if ! is_netns_topology "$topology"; then
+    # Refuse to start when someone else holds our ports: waiting for "port 9042 open" would otherwise
+    # succeed against the wrong server. (Fresh namespaces hold nothing.)
+    for node in "${nodes[@]}"; do
+      local addr port
+      addr="$(node_address "$node")"
+      for port in "$CQL_PORT" "$STORAGE_PORT"; do
+        ! port_open "$addr" "$port" || die "$addr:$port is already in use (another Cassandra running? see '$0 status' or pgrep -af CassandraDaemon)"
+      done
+      ! port_open 127.0.0.1 "$(node_jmx_port "$node")" || die "JMX port 127.0.0.1:$(node_jmx_port "$node") is already in use"
     done
-    ! port_open 127.0.0.1 "$(node_jmx_port "$node")" || die "JMX port 127.0.0.1:$(node_jmx_port "$node") is already in use"
-  done
+  fi
 
-  lib_complete || cmd_fetch
+  if ! lib_complete; then
+    (cmd_fetch) || { take_down "$base" "$topology"; die "fetch failed"; }
+  fi
 
   for node in "${ALL_NODES[@]}"; do rm -f "$(pid_file "$base" "$node")"; done
   echo "$topology" >"$base/topology"
   write_tool_logback "$base"
+  # If we are interrupted from here on, do not leave half-started nodes (or namespaces) behind.
+  trap 'log "interrupted: stopping the nodes"; take_down "$base" "$topology"; exit 130' INT TERM
   for node in "${nodes[@]}"; do
     local dir="$base/$node"
     if [[ "$keep_data" != true ]]; then rm -rf "$dir/data"; fi
     rm -rf "$dir/logs"   # fresh logs: looking for "listening for CQL clients" must not find the last run
     mkdir -p "$dir/conf" "$dir/data" "$dir/logs" "$dir/triggers"
     write_node_config "$base" "$node" "$topology"
+    echo "$heap" >"$dir/heap"   # for start-node
+    if is_netns_topology "$topology"; then
+      bash "$NETNS_SH" add "$node" "$(node_address "$node")" || { take_down "$base" "$topology"; die "could not make the namespace of $node"; }
+    fi
   done
 
-  # If we are interrupted while waiting, do not leave half-started nodes behind.
-  trap 'log "interrupted: stopping the nodes"; stop_nodes "$base"; exit 130' INT TERM
-
-  local t0
+  local t0 rc=0
   t0="$(now_ms)"
-  local -A launched=()
+  local launched=()
   for node in "${nodes[@]}"; do
     launch_node "$base" "$node" "$heap"
-    launched[$node]="$(<"$(pid_file "$base" "$node")")"
+    launched+=("$node=$(<"$(pid_file "$base" "$node")")")
   done
 
-  local deadline=$((t0 + timeout * 1000)) all_cql all_up out
-  local -A cql_seen=()
-  while true; do
-    for node in "${nodes[@]}"; do
-      if ! pid_alive "${launched[$node]}"; then
-        log "node $node died during start (pid ${launched[$node]})"
-        print_log_tails "$base" "${nodes[@]}"
-        stop_nodes "$base"
-        trap - INT TERM
-        die "start failed: node $node died"
-      fi
-    done
-
-    all_cql=true
-    for node in "${nodes[@]}"; do
-      if [[ -z "${cql_seen[$node]:-}" ]]; then
-        if port_open "$(node_address "$node")" "$CQL_PORT"; then
-          cql_seen[$node]=1
-          log "$node accepts CQL on $(node_address "$node"):$CQL_PORT after $(( ($(now_ms) - t0) )) ms"
-        else
-          all_cql=false
-        fi
-      fi
-    done
-
-    if [[ "$all_cql" == true ]]; then
-      if [[ "$topology" == single ]]; then break; fi
-      # two-dc: every node must see every node Up/Normal. Only checked once CQL is up, because each
-      # nodetool run is a JVM start that competes with the nodes for the 2 cores; the two runs go in
-      # parallel (one per core).
-      all_up=true
-      for node in "${nodes[@]}"; do
-        nodetool_raw "$base" "$node" status >"$base/tools/status-$node.out" 2>/dev/null &
-      done
-      wait
-      for node in "${nodes[@]}"; do
-        sees_both_up "$base/tools/status-$node.out" || all_up=false
-      done
-      if [[ "$all_up" == true ]]; then break; fi
-    fi
-
-    if (($(now_ms) >= deadline)); then
-      log "timed out after ${timeout} s waiting for the nodes"
-      print_log_tails "$base" "${nodes[@]}"
-      stop_nodes "$base"
-      trap - INT TERM
-      die "start failed: timeout"
-    fi
-    sleep 0.5
-  done
+  wait_for_nodes "$base" "$topology" $((t0 + timeout * 1000)) "$t0" "${launched[@]}" || rc=$?
+  if ((rc != 0)); then
+    if ((rc == 1)); then log "timed out after ${timeout} s waiting for the nodes"; fi
+    print_log_tails "$base" "${nodes[@]}"
+    take_down "$base" "$topology"
+    trap - INT TERM
+    if ((rc == 1)); then die "start failed: timeout"; else die "start failed: a node died"; fi
+  fi
   trap - INT TERM
 
   local elapsed=$(( $(now_ms) - t0 ))
@@ -586,8 +698,62 @@ cmd_stop() {
   done
   [[ -d "$base" ]] || { log "nothing to stop in $base"; return 0; }
   base="$(cd "$base" && pwd -P)"
-  stop_nodes "$base"
+  take_down "$base" "$(read_topology "$base")"
   log "stopped (base dir $base)"
+}
+
+# Parses "NODE [--base-dir DIR] [--timeout S]" into NODE_ARG, BASE_ARG and TIMEOUT_ARG (pid, kill, start-node).
+parse_node_args() {
+  local what="$1"
+  shift
+  NODE_ARG="" BASE_ARG="$DEFAULT_BASE_DIR" TIMEOUT_ARG=""
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --base-dir) BASE_ARG="${2:?--base-dir needs a value}"; shift 2 ;;
+      --timeout) TIMEOUT_ARG="${2:?--timeout needs a value}"; shift 2 ;;
+      *) is_node "$1" || die "$what: expected a NODE (${ALL_NODES[*]}), got '$1'"; NODE_ARG="$1"; shift ;;
+    esac
+  done
+  [[ -n "$NODE_ARG" ]] || die "$what: which node? (${ALL_NODES[*]})"
+  if [[ -d "$BASE_ARG" ]]; then BASE_ARG="$(cd "$BASE_ARG" && pwd -P)"; fi
+}
+
+cmd_kill() {
+  parse_node_args kill "$@"
+  running_pid "$BASE_ARG" "$NODE_ARG" >/dev/null || die "node $NODE_ARG is not running (base dir $BASE_ARG)"
+  stop_nodes "$BASE_ARG" "$NODE_ARG"
+}
+
+cmd_start_node() {
+  parse_node_args start-node "$@"
+  local node="$NODE_ARG" base="$BASE_ARG" timeout="${TIMEOUT_ARG:-180}" topology pid heap ns
+  [[ "$timeout" =~ ^[0-9]+$ ]] || die "--timeout must be a number of seconds"
+  topology="$(read_topology "$base")"
+  [[ -n "$topology" ]] || die "no cluster started in $base"
+  set_topology_nodes "$topology"
+  [[ " ${NODES[*]} " == *" $node "* ]] || die "node $node is not part of topology $topology"
+  if pid="$(running_pid "$base" "$node")"; then die "node $node is already running (pid $pid)"; fi
+  [[ -f "$(node_yaml "$base" "$node")" ]] || die "node $node was never started in $base"
+  ns="$(node_ns "$node")"
+  if [[ -n "$ns" ]] && ! ip netns list | awk '{print $1}' | grep -qx "$ns"; then
+    die "namespace $ns is gone: start the topology again"
+  fi
+  heap="$(cat "$base/$node/heap" 2>/dev/null || echo 256M)"
+  local t0
+  t0="$(now_ms)"
+  launch_node "$base" "$node" "$heap"
+  pid="$(<"$(pid_file "$base" "$node")")"
+  local deadline=$((t0 + timeout * 1000))
+  until port_open "$(node_address "$node")" "$CQL_PORT"; do
+    pid_alive "$pid" || { print_log_tails "$base" "$node"; die "node $node died during its start"; }
+    if (($(now_ms) >= deadline)); then
+      print_log_tails "$base" "$node"
+      stop_nodes "$base" "$node"
+      die "node $node did not serve CQL within $timeout s"
+    fi
+    sleep 0.3
+  done
+  log "$node (pid $pid) accepts CQL again after $(( $(now_ms) - t0 )) ms, on its old data (commit log replayed)"
 }
 
 cmd_status() {
@@ -608,7 +774,7 @@ cmd_status() {
   set_topology_nodes "$topology"
   nodes=("${NODES[@]}")
   echo "topology: $topology   base dir: $base"
-  printf '%-5s %-8s %-10s %-11s %s\n' NODE PID ADDRESS DATACENTER STATE
+  printf '%-5s %-8s %-11s %-11s %s\n' NODE PID ADDRESS DATACENTER STATE
   for node in "${nodes[@]}"; do
     if pid="$(running_pid "$base" "$node")"; then
       state=running
@@ -616,24 +782,15 @@ cmd_status() {
     else
       pid=-; state=stopped; rc=3
     fi
-    printf '%-5s %-8s %-10s %-11s %s\n' "$node" "$pid" "$(node_address "$node")" "$node" "$state"
+    printf '%-5s %-8s %-11s %-11s %s\n' "$node" "$pid" "$(node_address "$node")" "$(node_dc "$node")" "$state"
   done
   return "$rc"
 }
 
 cmd_pid() {
-  local base="$DEFAULT_BASE_DIR" node=""
-  while [[ $# -gt 0 ]]; do
-    case "$1" in
-      --base-dir) base="${2:?--base-dir needs a value}"; shift 2 ;;
-      dc1|dc2) node="$1"; shift ;;
-      *) die "pid: expected NODE dc1 or dc2, got '$1'" ;;
-    esac
-  done
-  [[ -n "$node" ]] || die "pid: which node? (dc1 or dc2)"
-  [[ -d "$base" ]] && base="$(cd "$base" && pwd -P)"
+  parse_node_args pid "$@"
   local pid
-  pid="$(running_pid "$base" "$node")" || die "node $node is not running (base dir $base)"
+  pid="$(running_pid "$BASE_ARG" "$NODE_ARG")" || die "node $NODE_ARG is not running (base dir $BASE_ARG)"
   echo "$pid"
 }
 
@@ -646,14 +803,20 @@ cmd_env() {
     esac
   done
   [[ -d "$base" ]] && base="$(cd "$base" && pwd -P)"
-  local topology nodes node points=()
+  local topology nodes node point points=() dc1=() dc2=()
   topology="$(read_topology "$base" 2>/dev/null || true)"
   topology="${topology:-single}"
   set_topology_nodes "$topology"
   nodes=("${NODES[@]}")
-  for node in "${nodes[@]}"; do points+=("$(node_address "$node"):$CQL_PORT"); done
+  for node in "${nodes[@]}"; do
+    point="$(node_address "$node"):$CQL_PORT"
+    points+=("$point")
+    if [[ "$(node_dc "$node")" == dc1 ]]; then dc1+=("$point"); else dc2+=("$point"); fi
+  done
   local IFS=,
   echo "IDGEN_CASSANDRA_CONTACT_POINTS=${points[*]}"
+  echo "IDGEN_CASSANDRA_CONTACT_POINTS_DC1=${dc1[*]}"
+  echo "IDGEN_CASSANDRA_CONTACT_POINTS_DC2=${dc2[*]-}"
   echo "IDGEN_CASSANDRA_LOCAL_DATACENTER=dc1"
   echo "IDGEN_CASSANDRA_TOPOLOGY=$topology"
   echo "IDGEN_CASSANDRA_BASE_DIR=$base"
@@ -661,7 +824,7 @@ cmd_env() {
 
 cmd_nodetool() {
   local base="$DEFAULT_BASE_DIR" node="${1:-}"
-  [[ "$node" == dc1 || "$node" == dc2 ]] || die "nodetool: expected NODE dc1 or dc2 first"
+  is_node "$node" || die "nodetool: expected NODE (${ALL_NODES[*]}) first"
   shift
   if [[ "${1:-}" == --base-dir ]]; then base="${2:?--base-dir needs a value}"; shift 2; fi
   lib_complete || die "Cassandra jars not fetched yet: run '$0 fetch'"
@@ -678,6 +841,8 @@ main() {
     fetch) cmd_fetch "$@" ;;
     start) cmd_start "$@" ;;
     stop) cmd_stop "$@" ;;
+    kill) cmd_kill "$@" ;;
+    start-node) cmd_start_node "$@" ;;
     status) cmd_status "$@" ;;
     pid) cmd_pid "$@" ;;
     env) cmd_env "$@" ;;

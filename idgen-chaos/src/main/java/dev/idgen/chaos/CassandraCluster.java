@@ -1,119 +1,269 @@
 package dev.idgen.chaos;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 
 /**
- * The project's local two-datacenter Cassandra, through the launcher
- * {@code idgen-testing/cassandra/cassandra.sh} of the checkout: started and stopped by the harness (or used
- * as it runs), its nodes at 127.0.0.1 (dc1) and 127.0.0.2 (dc2), paused with SIGSTOP and resumed with
- * SIGCONT. Every paused node is remembered until resumed, so that {@link #resumeAll()} (called in a
+ * The project's local Cassandra, through the launcher {@code idgen-testing/cassandra/cassandra.sh} of the
+ * checkout: started and stopped by the harness (or used as it runs), in one of the launcher's topologies:
+ * <ul>
+ *   <li>{@code two-dc}: one node per datacenter, dc1 at 127.0.0.1 and dc2 at 127.0.0.2;
+ *   <li>{@code netns-3x3} (and {@code netns-3x1}): three nodes per datacenter (dc1a–dc1c at 10.77.0.11–13,
+ *       dc2a–dc2c at 10.77.0.21–23), each in a network namespace of its own ({@link #network()}); needs root.
+ * </ul>
+ * Nodes are paused with SIGSTOP and resumed with SIGCONT, killed with {@code kill -9} and started again on
+ * their data. Every paused node is remembered until resumed, so that {@link #resumeAll()} (called in a
  * {@code finally} and in a shutdown hook) never leaves one frozen.
  */
 final class CassandraCluster implements ChaosCassandra {
   static final String SCRIPT = "idgen-testing/cassandra/cassandra.sh";
+  static final String NETNS_SCRIPT = "idgen-testing/cassandra/netns.sh";
+  static final List<String> TOPOLOGIES = List.of("two-dc", "netns-3x3", "netns-3x1");
+  /** The nodes of each topology by datacenter, as cassandra.sh names them (known before the start). */
+  private static final Map<String, Map<String, List<String>>> LAYOUT = Map.of(
+      "two-dc", Map.of("dc1", List.of("dc1"), "dc2", List.of("dc2")),
+      "netns-3x3", Map.of("dc1", List.of("dc1a", "dc1b", "dc1c"), "dc2", List.of("dc2a", "dc2b", "dc2c")),
+      "netns-3x1", Map.of("dc1", List.of("dc1a", "dc1b", "dc1c"), "dc2", List.of("dc2a")));
 
   private final Path script;
+  private final Path netnsScript;
+  private final String topology;
+  /** The launcher's run directory, or null for its default. */
+  private final Path baseDir;
+  /** Node name → address, by datacenter, as the launcher's {@code status} lists them. */
+  private final Map<String, Map<String, String>> nodes = new LinkedHashMap<>();
   private final Map<String, Long> paused = new ConcurrentHashMap<>();
+  private final ChaosNetwork network;
 
-  CassandraCluster(Path repoRoot) {
+  /**
+   * The launcher's cluster of topology {@code topology} in run directory {@code baseDir} (null: the launcher's
+   * default; give netns topologies their own, so that the two-datacenter cluster of the tests keeps its).
+   */
+  CassandraCluster(Path repoRoot, String topology, Path baseDir) {
+    if (!TOPOLOGIES.contains(topology)) {
+      throw new IllegalArgumentException("topology " + topology + " (expected one of " + TOPOLOGIES + ")");
+    }
     this.script = repoRoot.resolve(SCRIPT);
+    this.netnsScript = repoRoot.resolve(NETNS_SCRIPT);
+    this.topology = topology;
+    this.baseDir = baseDir;
+    this.network = topology.startsWith("netns-") ? new ChaosNetwork(netnsScript) : null;
+  }
+
+  /** The two-datacenter cluster in the launcher's default run directory (what runs before topologies). */
+  CassandraCluster(Path repoRoot) {
+    this(repoRoot, "two-dc", null);
+  }
+
+  String topology() {
+    return topology;
+  }
+
+  /**
+   * Why this cluster cannot be started here (a netns topology without root: netns.sh check's reason), or empty.
+   */
+  Optional<String> unavailable() {
+    return network == null ? Optional.empty() : ChaosNetwork.unavailable(netnsScript);
   }
 
   void start() throws IOException, InterruptedException {
-    runInherited(List.of("start", "--topology", "two-dc"), 600);
+    Scripts.inherit(command("start", "--topology", topology), 900);
+    attach();
+  }
+
+  /** Learns the nodes of the running cluster (cassandra.sh status); fails if it is not {@link #topology()}. */
+  void attach() throws IOException, InterruptedException {
+    String status = Scripts.run(command("status"), 60).out();
+    Map<String, Map<String, String>> found = new LinkedHashMap<>();
+    String running = "?";
+    for (String line : status.split("\n")) {
+      String[] t = line.trim().split("\\s+");
+      if (line.startsWith("topology:") && t.length > 1) {
+        running = t[1];
+      } else if (t.length >= 5 && t[0].startsWith("dc") && t[3].startsWith("dc")) {
+        found.computeIfAbsent(t[3], dc -> new LinkedHashMap<>()).put(t[0], t[2]);
+      }
+    }
+    if (!running.equals(topology) || !found.keySet().containsAll(DATACENTERS)) {
+      throw new IOException("cassandra.sh status: expected a running " + topology + " cluster"
+          + (baseDir == null ? "" : " in " + baseDir) + ", found:\n" + status);
+    }
+    synchronized (nodes) {
+      nodes.clear();
+      nodes.putAll(found);
+    }
   }
 
   void stop() throws IOException, InterruptedException {
-    runInherited(List.of("stop"), 120);
+    Scripts.inherit(command("stop"), 300);
   }
 
   @Override
   public String contactPoint(String dc) {
-    return switch (dc) {
-      case "dc1" -> "127.0.0.1:9042";
-      case "dc2" -> "127.0.0.2:9042";
-      default -> throw new IllegalArgumentException("unknown datacenter " + dc);
-    };
+    return String.join(",", byDc(dc).values().stream().map(a -> a + ":9042").toList());
+  }
+
+  /** The nodes of {@code dc}: as the launcher lists them once started or attached, as the topology has them before. */
+  @Override
+  public List<String> nodes(String dc) {
+    synchronized (nodes) {
+      if (nodes.isEmpty()) {
+        List<String> planned = LAYOUT.get(topology).get(dc);
+        if (planned == null) {
+          throw new IllegalArgumentException("unknown datacenter " + dc);
+        }
+        return planned;
+      }
+    }
+    return List.copyOf(byDc(dc).keySet());
+  }
+
+  @Override
+  public String address(String node) {
+    synchronized (nodes) {
+      for (Map<String, String> dc : nodes.values()) {
+        if (dc.containsKey(node)) {
+          return dc.get(node);
+        }
+      }
+    }
+    throw new IllegalArgumentException("unknown node " + node);
+  }
+
+  private Map<String, String> byDc(String dc) {
+    synchronized (nodes) {
+      Map<String, String> m = nodes.get(dc);
+      if (m == null) {
+        throw new IllegalStateException("no node of datacenter " + dc + " known: is the cluster started?");
+      }
+      return new LinkedHashMap<>(m);
+    }
   }
 
   long pid(String node) throws IOException, InterruptedException {
-    return Long.parseLong(run(List.of("pid", node), 30).trim());
+    return Long.parseLong(Scripts.check(command("pid", node), 30).trim());
   }
 
   @Override
   public String describe(String dc) throws IOException, InterruptedException {
-    return "pid=" + pid(dc);
+    List<String> pids = new ArrayList<>();
+    for (String node : nodes(dc)) {
+      pids.add(node + ":" + pid(node));
+    }
+    return "pid=" + String.join(",", pids);
   }
 
-  /** SIGSTOP: the node freezes (sockets open, no answers), as in a long GC pause or a hung VM. */
+  /** SIGSTOP of every node of {@code dc}: it freezes (sockets open, no answers), as in a hung VM. */
   @Override
   public void pause(String dc) throws IOException, InterruptedException {
-    long pid = pid(dc);
-    paused.put(dc, pid);
-    signal("-STOP", pid);
+    for (String node : nodes(dc)) {
+      pauseNode(node);
+    }
   }
 
   @Override
   public void resume(String dc) throws IOException, InterruptedException {
-    Long pid = paused.get(dc);
+    for (String node : nodes(dc)) {
+      resumeNode(node);
+    }
+  }
+
+  @Override
+  public void pauseNode(String node) throws IOException, InterruptedException {
+    long pid = pid(node);
+    paused.put(node, pid);
+    signal("-STOP", pid);
+  }
+
+  @Override
+  public void resumeNode(String node) throws IOException, InterruptedException {
+    Long pid = paused.get(node);
     if (pid != null) {
       signal("-CONT", pid);
-      paused.remove(dc);
+      paused.remove(node);
     }
   }
 
   /** SIGCONT to every node this harness paused; safe to call any number of times. */
   @Override
   public void resumeAll() {
-    for (String dc : List.copyOf(paused.keySet())) {
+    for (String node : List.copyOf(paused.keySet())) {
       try {
-        resume(dc);
+        resumeNode(node);
       } catch (IOException | InterruptedException e) {
-        System.err.println("chaos: could not SIGCONT cassandra " + dc + ": " + e);
+        System.err.println("chaos: could not SIGCONT cassandra " + node + ": " + e);
       }
     }
   }
 
+  /**
+   * Only the netns topologies: the loopback ones start their nodes with {@code -Dcassandra.unsafesystem=true},
+   * with which a node killed with {@code kill -9} comes back without the tables created since its start.
+   */
+  @Override
+  public boolean canKill() {
+    return network != null;
+  }
+
+  @Override
+  public String whyNoKill() {
+    return "topology " + topology + " starts its nodes with -Dcassandra.unsafesystem=true (a fast start): a node"
+        + " killed with kill -9 would come back without the tables created since, a loss no real node has"
+        + " (--topology netns-3x3 runs them without it)";
+  }
+
+  @Override
+  public void kill(String node) throws IOException, InterruptedException {
+    paused.remove(node);
+    Scripts.inherit(command("kill", node), 60);
+  }
+
+  @Override
+  public void restart(String node) throws IOException, InterruptedException {
+    Scripts.inherit(command("start-node", node, "--timeout", "240"), 300);
+  }
+
+  @Override
+  public Optional<ChaosNetwork> network() {
+    return Optional.ofNullable(network);
+  }
+
+  @Override
+  public String whyNoNetwork() {
+    return "topology " + topology + " runs the nodes on loopback, not in network namespaces (--topology netns-3x3)";
+  }
+
+  /** {@code nodetool ARGS} against node {@code node} (inside its namespace on a netns cluster): its output. */
+  String nodetool(String node, String... args) throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>(List.of("bash", script.toString(), "nodetool", node));
+    if (baseDir != null) {
+      cmd.addAll(List.of("--base-dir", baseDir.toString()));
+    }
+    cmd.addAll(List.of(args));
+    return Scripts.run(cmd, 120).out();
+  }
+
+  /** Node {@code node}'s system.log, or null when the cluster runs in the launcher's default directory. */
+  Path systemLog(String node) {
+    return baseDir == null ? null : baseDir.resolve(node).resolve("logs").resolve("system.log");
+  }
+
   private static void signal(String signal, long pid) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder("kill", signal, Long.toString(pid)).inheritIO().start();
-    if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
-      throw new IOException("kill " + signal + " " + pid + " failed");
-    }
+    Scripts.check(List.of("kill", signal, Long.toString(pid)), 10);
   }
 
-  /** Output to ours: the nodes that {@code start} launches must not hold a pipe we wait on. */
-  private void runInherited(List<String> args, long timeoutSeconds) throws IOException, InterruptedException {
+  private List<String> command(String... args) {
     List<String> cmd = new ArrayList<>(List.of("bash", script.toString()));
-    cmd.addAll(args);
-    Process p = new ProcessBuilder(cmd).inheritIO().start();
-    if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new IOException("cassandra.sh " + args + " did not finish in " + timeoutSeconds + " s");
+    cmd.addAll(List.of(args));
+    if (baseDir != null) {
+      cmd.addAll(List.of("--base-dir", baseDir.toString()));
     }
-    if (p.exitValue() != 0) {
-      throw new IOException("cassandra.sh " + args + " failed with exit status " + p.exitValue());
-    }
-  }
-
-  private String run(List<String> args, long timeoutSeconds) throws IOException, InterruptedException {
-    List<String> cmd = new ArrayList<>(List.of("bash", script.toString()));
-    cmd.addAll(args);
-    Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    byte[] out = p.getInputStream().readAllBytes();
-    if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new IOException("cassandra.sh " + args + " did not finish in " + timeoutSeconds + " s");
-    }
-    if (p.exitValue() != 0) {
-      throw new IOException("cassandra.sh " + args + " failed with exit status " + p.exitValue());
-    }
-    return new String(out, StandardCharsets.UTF_8);
+    return cmd;
   }
 }

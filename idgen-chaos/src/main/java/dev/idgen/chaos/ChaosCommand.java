@@ -5,6 +5,8 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -16,8 +18,10 @@ import picocli.CommandLine.Option;
  *
  * <pre>
  * flock /tmp/idgen-cassandra.lock java -jar idgen-chaos/target/idgen-chaos-0.1.0-SNAPSHOT-all.jar \
- *     --duration 10m --servers 3 --clients 6 --out target/chaos-long
+ *     --topology netns-3x3 --duration 10m --servers 3 --clients 6 --out target/chaos-long
  * </pre>
+ * It prints which fault kinds the cluster cannot take and why ({@link ChaosRun#injectable}); asking for one of
+ * them, or for a netns topology where namespaces cannot be made (no root), fails before anything starts.
  */
 @Command(name = "idgen-chaos", mixinStandardHelpOptions = true,
     description = "Fault-injection run against real idgen servers on the local two-datacenter Cassandra, "
@@ -41,8 +45,24 @@ public final class ChaosCommand implements Callable<Integer> {
   Path out;
 
   @Option(names = "--use-running-cassandra",
-      description = "use the cluster that is running (127.0.0.1 dc1, 127.0.0.2 dc2) instead of starting one")
+      description = "use the launcher's cluster that is running (of --topology, in --cassandra-base-dir) instead "
+          + "of starting one")
   boolean useRunningCassandra;
+
+  @Option(names = "--topology", defaultValue = "two-dc",
+      description = "the launcher's topology: two-dc (one node per datacenter, on loopback), netns-3x3 (three "
+          + "nodes per datacenter, each, and each server, in a network namespace: the network faults; needs "
+          + "root) or netns-3x1 (default: ${DEFAULT-VALUE})")
+  String topology;
+
+  @Option(names = "--cassandra-base-dir", description = "the launcher's run directory (default: the launcher's "
+      + "own for two-dc, ~/.cache/idgen-cassandra/run-netns for netns-*)")
+  Path cassandraBaseDir;
+
+  @Option(names = "--max-hold", defaultValue = "20s", converter = DurationConverter.class,
+      description = "the longest a network, replica or Cassandra-kill fault holds; each holds 3 s to this "
+          + "(default: ${DEFAULT-VALUE})")
+  Duration maxHold;
 
   @Option(names = "--repo-root", defaultValue = ".", description = "the idgen checkout (for idgen-testing/cassandra/cassandra.sh)")
   Path repoRoot;
@@ -60,8 +80,10 @@ public final class ChaosCommand implements Callable<Integer> {
 
   @Option(names = "--faults", split = ",", paramLabel = "KIND",
       description = "the fault kinds to inject, comma-separated, from: server-kill, cassandra-pause, client-kill, "
-          + "advance-burst, server-restart, rolling-restart (default: all but rolling-restart). A run of "
-          + "server-restart and rolling-restart only must lose no ID: the checker fails it if lost > 0")
+          + "advance-burst, server-restart, rolling-restart, cassandra-kill; and on a netns topology also "
+          + "dc-partition, dc-oneway, server-isolate, replica-one, replica-two (default: every kind the "
+          + "topology allows but rolling-restart). A run of server-restart and rolling-restart only must lose "
+          + "no ID: the checker fails it if lost > 0")
   List<String> faults;
 
   public static void main(String[] args) {
@@ -78,7 +100,24 @@ public final class ChaosCommand implements Callable<Integer> {
    * {@code --use-running-cassandra}); the report's {@link Checker.Report#ok()} is the verdict.
    */
   public Checker.Report execute() throws Exception {
-    CassandraCluster launcher = new CassandraCluster(repoRoot.toAbsolutePath().normalize());
+    if (!CassandraCluster.TOPOLOGIES.contains(topology)) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "--topology: " + topology + " (expected one of "
+          + CassandraCluster.TOPOLOGIES + ")");
+    }
+    Path base = cassandraBaseDir;
+    if (base == null && topology.startsWith("netns-")) {
+      base = Path.of(System.getProperty("user.home"), ".cache", "idgen-cassandra", "run-netns");
+    }
+    CassandraCluster launcher = new CassandraCluster(repoRoot.toAbsolutePath().normalize(), topology,
+        base == null ? null : base.toAbsolutePath());
+    Optional<String> unavailable = launcher.unavailable();
+    if (unavailable.isPresent()) {
+      throw new IllegalStateException("--topology " + topology + " cannot run here: " + unavailable.get()
+          + " (run as root, or use --topology two-dc, which has no network faults)");
+    }
+    if (useRunningCassandra) {
+      launcher.attach();
+    }
     return execute(launcher, launcher);
   }
 
@@ -94,19 +133,29 @@ public final class ChaosCommand implements Callable<Integer> {
     if (clients < 2) {
       throw new CommandLine.ParameterException(new CommandLine(this), "--clients: " + clients + " (expected: >= 2)");
     }
-    List<String> kinds = faults == null || faults.isEmpty() ? ChaosRun.DEFAULT_FAULTS
+    List<String> kinds = faults == null || faults.isEmpty() ? ChaosRun.defaultKinds(cassandra)
         : faults.stream().map(String::trim).distinct().toList();
     if (!ChaosRun.KINDS.containsAll(kinds)) {
       throw new CommandLine.ParameterException(new CommandLine(this), "--faults: " + kinds + " (expected some of "
           + ChaosRun.KINDS + ")");
     }
+    Map<String, String> cannot = ChaosRun.injectable(cassandra);
+    List<String> asked = kinds.stream().filter(cannot::containsKey).toList();
+    if (!asked.isEmpty()) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "--faults: this cluster cannot take "
+          + asked.stream().map(k -> k + " (" + cannot.get(k) + ")").toList());
+    }
+    if (!cannot.isEmpty() && (faults == null || faults.isEmpty())) {
+      System.out.println("chaos: fault kinds NOT injected on this cluster: " + String.join(", ", cannot.keySet()));
+      cannot.forEach((k, why) -> System.out.println("chaos:   " + k + ": " + why));
+    }
     long s = seed != null ? seed : new SecureRandom().nextLong();
-    System.out.println("chaos seed=" + s);
+    System.out.println("chaos seed=" + s + " kinds=" + String.join(",", kinds));
     Path root = repoRoot.toAbsolutePath().normalize();
     Path jar = serverJar != null ? serverJar : root.resolve("idgen-server/target/idgen-server-0.1.0-SNAPSHOT-all.jar");
     Path dir = out.toAbsolutePath().normalize();
     new ChaosRun(new ChaosRun.Settings(duration, s, servers, clients, dir, useRunningCassandra,
-        jar.toAbsolutePath(), root, rate, int32Space, kinds), cassandra, launcher).run();
+        jar.toAbsolutePath(), root, rate, int32Space, kinds, maxHold), cassandra, launcher).run();
     return Checker.check(dir, System.out);
   }
 

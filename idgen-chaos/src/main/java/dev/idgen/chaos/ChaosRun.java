@@ -23,10 +23,14 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -36,6 +40,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
 /**
@@ -44,31 +49,52 @@ import java.util.stream.Stream;
  * {@code Allocate} callers), and one fault thread that follows a schedule drawn from the seed:
  * <ul>
  *   <li>{@code server-kill}: {@code kill -9} of a random server, restarted on the same port after 0.5–2 s;
- *   <li>{@code cassandra-pause}: SIGSTOP of dc1's or dc2's node for 2–6 s, then SIGCONT ({@code docker pause}
- *       and {@code unpause} when ChaosIT's cluster runs in containers; always resumed: also in a
+ *   <li>{@code cassandra-pause}: SIGSTOP of every node of dc1 or dc2 for 2–6 s, then SIGCONT ({@code docker
+ *       pause} and {@code unpause} when ChaosIT's cluster runs in containers; always resumed: also in a
  *       {@code finally} and a shutdown hook). Shorter than the servers' {@code cas-deadline} (10 s), so every
- *       compare-and-set with an unknown outcome is read back and resolved once the node answers;
+ *       compare-and-set with an unknown outcome is read back and resolved once the nodes answer;
  *   <li>{@code client-kill}: a random client dies mid-stream ({@link ChaosClient#kill()}) and a new one takes
  *       its place;
  *   <li>{@code advance-burst}: 3–6 concurrent {@code AdvanceSequence} calls on random servers, floors a little
  *       above the sequence's current cursors (so every ID cached anywhere, in a pool, a server or a stub's
  *       lease, is at or below them). A burst runs on threads of its own, at any time: the fault thread goes
- *       on meanwhile, and a pause or a kill also starts one while its node is frozen or its server dead
- *       (always in the first round, then one time in three). An advance returns OK only when every live
- *       server confirmed the floor and the stubs' leases from before have expired ({@code valid_for}, here
- *       {@value #CLIENT_LEASE_LIFETIME}); those that cannot (a paused datacenter cannot be trimmed, a dead
- *       server has not confirmed) fail, are recorded as failed, and promise nothing;
+ *       on meanwhile, and every fault that holds (a kill, a pause, a cut, a Cassandra kill) also starts one
+ *       while it holds (always in the first round, then one time in three). An advance returns OK only when
+ *       every live server confirmed the floor and the stubs' leases from before have expired
+ *       ({@code valid_for}, here {@value #CLIENT_LEASE_LIFETIME}); those that cannot (a datacenter cut off
+ *       cannot be trimmed, a dead or isolated server has not confirmed) fail, are recorded as failed, and
+ *       promise nothing;
  *   <li>{@code server-restart}: a planned restart of a random server: SIGTERM, wait until it has exited (its
  *       shutdown gives its reserves back to its datacenter's pool), start it again on the same port, wait
  *       until it reports SERVING;
  *   <li>{@code rolling-restart}: every server in turn, as {@code server-restart}, the next one once the
- *       previous one is SERVING again (not in the default kinds: it takes half a minute or more).
+ *       previous one is SERVING again (not in the default kinds: it takes half a minute or more);
+ *   <li>{@code cassandra-kill}: {@code kill -9} of one Cassandra node, started again on its data after 1–5 s
+ *       (its commit log is replayed), held until it serves CQL again.
  * </ul>
- * The kinds are chosen ({@link Settings#faultKinds()}, {@code --faults}; by default all but
- * {@code rolling-restart}). The first round injects each chosen kind once, in an order drawn from the seed;
- * then kinds are drawn at random. A run of planned restarts only is judged strictly: the restarts may lose
- * nothing (see {@link Checker}). The checker holds every range whose call started, and every batch a stub
- * was asked for, after an advance returned OK to that advance's floor.
+ * On a netns cluster (three nodes per datacenter, every node and every server in a network namespace of its
+ * own: {@link ChaosNetwork}), faults are also made with the network, nftables rules that drop packets by
+ * address inside the namespaces, each held 3 s to {@link Settings#maxHold()} and healed by deleting them:
+ * <ul>
+ *   <li>{@code dc-partition}: dc1 | dc2, both directions (every dc1 node drops what comes from and goes to
+ *       dc2's nodes, and the other way round): neither side has a SERIAL quorum for the global cursors;
+ *   <li>{@code dc-oneway}: only one direction, dc1 → dc2 or dc2 → dc1 (drawn): the sender's nodes drop what
+ *       they send to the other datacenter's (TCP connections then fail both ways: their answers are lost);
+ *   <li>{@code server-isolate}: a server cut off from its own datacenter's nodes (rules in its namespace),
+ *       while the clients, in the root namespace, still reach it;
+ *   <li>{@code replica-one}, {@code replica-two}: one, or two, of the three replicas of a datacenter isolated
+ *       (every packet of their link dropped) or paused (SIGSTOP), drawn: LOCAL_QUORUM holds with one, is lost
+ *       with two. Applied once the datacenter's servers are seen refilling (their compare-and-set count
+ *       moving), and a small-block sequence ({@code chaos-small}) keeps refills frequent, so that rounds
+ *       are caught half accepted.
+ * </ul>
+ * The kinds are chosen ({@link Settings#faultKinds()}, {@code --faults}; by default every kind the cluster
+ * allows ({@link #injectable}) but {@code rolling-restart}). The first round injects each chosen kind once, in
+ * an order drawn from the seed; then kinds are drawn at random ({@link #WEIGHTS}). A run of planned restarts
+ * only is judged strictly: the restarts may lose nothing (see {@link Checker}). The checker holds every range
+ * whose call started, and every batch a stub was asked for, after an advance returned OK to that advance's
+ * floor. Every fault's time in force is logged ({@code window}), and every live server's counters at the
+ * start of each fault ({@code counters}), for the checker's table by kind.
  *
  * <p><b>The lost-ID bound.</b> IDs leave the global cursors and are then either received by a client, still
  * held (a datacenter pool, a live server's memory) at the end, or lost. Each fault may lose at most:
@@ -81,6 +107,10 @@ import java.util.stream.Stream;
  *   <li>cassandra-pause: per live server, twice (one operation that fails at its deadline and its retry) one
  *       node block plus one DC block per sequence and stripe, for compare-and-sets whose outcome could not be
  *       resolved in time;
+ *   <li>the network faults, the replica faults and cassandra-kill: the same per server they can reach (every
+ *       server; the isolated one for server-isolate), once per second held plus twice (an unresolved outcome
+ *       takes at least a second: the nodes' CAS contention timeout), counting a Cassandra kill as held 30 s
+ *       beyond its downtime (its restart);
  *   <li>client-kill: its open calls ({@code sequences × max lease} for a stub, {@code max count} for a raw
  *       caller): ranges sent and never read;
  *   <li>advance-burst: nothing counted: IDs at or below the highest floor are excluded from the reckoning,
@@ -91,15 +121,15 @@ import java.util.stream.Stream;
  * they asked for and did not receive (the checker reads this from the records).
  */
 final class ChaosRun {
-  /** What a run is told. */
+  /** What a run is told; {@code maxHold} bounds how long a network, replica or Cassandra-kill fault holds. */
   record Settings(Duration duration, long seed, int servers, int clients, Path out, boolean useRunningCassandra,
-      Path serverJar, Path repoRoot, long rate, long int32Space, List<String> faultKinds) {
+      Path serverJar, Path repoRoot, long rate, long int32Space, List<String> faultKinds, Duration maxHold) {
 
-    /** As before fault kinds could be chosen: every kind but {@code rolling-restart}. */
+    /** As before fault kinds could be chosen: the kinds every cluster allows ({@link #DEFAULT_FAULTS}). */
     Settings(Duration duration, long seed, int servers, int clients, Path out, boolean useRunningCassandra,
         Path serverJar, Path repoRoot, long rate, long int32Space) {
       this(duration, seed, servers, clients, out, useRunningCassandra, serverJar, repoRoot, rate, int32Space,
-          DEFAULT_FAULTS);
+          DEFAULT_FAULTS, DEFAULT_MAX_HOLD);
     }
 
     Settings {
@@ -107,21 +137,76 @@ final class ChaosRun {
       if (faultKinds.isEmpty() || !KINDS.containsAll(faultKinds)) {
         throw new IllegalArgumentException("fault kinds " + faultKinds + ": expected some of " + KINDS);
       }
+      if (maxHold.compareTo(Duration.ofMillis(MIN_HOLD_MILLIS)) < 0) {
+        throw new IllegalArgumentException("max hold " + maxHold + " (expected: >= " + MIN_HOLD_MILLIS + " ms)");
+      }
     }
   }
 
-  /** Every fault kind, in the order of the default schedule's first round. */
+  /** Every fault kind. */
   static final List<String> KINDS = List.of("server-kill", "cassandra-pause", "client-kill", "advance-burst",
-      "server-restart", "rolling-restart");
-  /** The kinds of a run that does not choose: all but the rolling restart, which takes a minute. */
+      "server-restart", "rolling-restart", "dc-partition", "dc-oneway", "server-isolate", "replica-one",
+      "replica-two", "cassandra-kill");
+  /** The kinds every cluster allows (the first five of {@link #KINDS}; rolling-restart is never a default). */
   static final List<String> DEFAULT_FAULTS = List.of("server-kill", "cassandra-pause", "client-kill",
       "advance-burst", "server-restart");
+  /** Kinds made with nftables rules in the namespaces (replica faults: when drawn "isolate"). */
+  static final Set<String> NETWORK_KINDS = Set.of("dc-partition", "dc-oneway", "server-isolate", "replica-one",
+      "replica-two");
+  /** Faults that hold for a while and bring an advance burst along (first round always, then one in three). */
+  private static final Set<String> WITH_BURST = Set.of("server-kill", "cassandra-pause", "dc-partition",
+      "dc-oneway", "server-isolate", "replica-one", "replica-two", "cassandra-kill");
+  /**
+   * How often each kind is drawn after the first round, relative to the others of the run. The five default
+   * kinds keep the proportions they always had; partitions and Cassandra kills are drawn often enough that a
+   * run of 100 faults has about 20 of the first and 15 of the second.
+   */
+  static final Map<String, Integer> WEIGHTS = Map.ofEntries(Map.entry("server-kill", 3),
+      Map.entry("cassandra-pause", 2), Map.entry("client-kill", 3), Map.entry("advance-burst", 2),
+      Map.entry("server-restart", 1), Map.entry("rolling-restart", 1), Map.entry("dc-partition", 4),
+      Map.entry("dc-oneway", 2), Map.entry("server-isolate", 2), Map.entry("replica-one", 2),
+      Map.entry("replica-two", 2), Map.entry("cassandra-kill", 4));
   /** Planned stops: in a run of only these the restarts must lose nothing ({@code restart_lost} = 0). */
   static final Set<String> GRACEFUL = Set.of("server-restart", "rolling-restart");
   /** How long a graceful stop may take (SIGTERM to exit) before the server is killed and the run fails. */
   static final Duration STOP_TIMEOUT = Duration.ofSeconds(60);
+  static final Duration DEFAULT_MAX_HOLD = Duration.ofSeconds(20);
+  /** How long clients may run beyond the run's duration if the first round is not over (then they are stopped). */
+  private static final Duration CLIENT_GRACE = Duration.ofMinutes(30);
+  private static final long MIN_HOLD_MILLIS = 3_000;
+
+  /**
+   * The kinds {@code cassandra} cannot take, each with the reason; the others can be injected. Network kinds
+   * need its network namespaces; replica kinds a datacenter of three nodes; a Cassandra kill nodes whose JVMs
+   * the harness may kill and start.
+   */
+  static Map<String, String> injectable(ChaosCassandra cassandra) {
+    Map<String, String> not = new LinkedHashMap<>();
+    boolean network = cassandra.network().isPresent();
+    boolean threeNodes = ChaosCassandra.DATACENTERS.stream().anyMatch(dc -> cassandra.nodes(dc).size() >= 3);
+    for (String kind : KINDS) {
+      if (kind.startsWith("replica-") && !threeNodes) {
+        not.put(kind, "no datacenter has three replicas (one node per datacenter)");
+      } else if (NETWORK_KINDS.contains(kind) && !kind.startsWith("replica-") && !network) {
+        not.put(kind, "no network namespaces: " + cassandra.whyNoNetwork());
+      } else if (kind.equals("cassandra-kill") && !cassandra.canKill()) {
+        not.put(kind, cassandra.whyNoKill());
+      }
+    }
+    return not;
+  }
+
+  /** Every kind {@code cassandra} can take but rolling-restart: what a run injects unless told otherwise. */
+  static List<String> defaultKinds(ChaosCassandra cassandra) {
+    Map<String, String> not = injectable(cassandra);
+    return KINDS.stream().filter(k -> !k.equals("rolling-restart") && !not.containsKey(k)).toList();
+  }
 
   private static final long INT32_MAX = 2_147_483_647L;
+  /** The sequence with small blocks (frequent refills). */
+  static final String SMALL = "chaos-small";
+  private static final long SMALL_NODE_BLOCK = 200;
+  private static final long SMALL_DC_BLOCK = 1_000;
   /**
    * The servers' {@code idgen.advance.client-lease-lifetime} (their ranges' {@code valid_for}): short, so that
    * an advance takes about 3 s (this plus a margin of max(1 s, a quarter)) and bursts stay short.
@@ -158,6 +243,10 @@ final class ChaosRun {
   private final Map<String, Long> lastCursor = new ConcurrentHashMap<>();
   private long deadlineNanos;
   private boolean startedCassandra;
+  /** The nodes' and servers' network namespaces, on a netns cluster. */
+  private final Optional<ChaosNetwork> network;
+  /** The number of the fault thread's fault under way (from 0; -1 before the first). */
+  private int faultNo = -1;
 
   /**
    * A run against {@code cassandra}; {@code launcher}, if not null, is started before and stopped after (unless
@@ -168,6 +257,7 @@ final class ChaosRun {
     this.random = new Random(settings.seed());
     this.cassandra = cassandra;
     this.launcher = launcher;
+    this.network = cassandra.network();
     this.keyspace = "chaos_" + Long.toHexString(settings.seed() & 0xffff_ffffL) + "_"
         + Long.toHexString(System.currentTimeMillis() & 0xffff_ffL);
   }
@@ -186,14 +276,21 @@ final class ChaosRun {
       log.line("kinds", String.join(",", settings.faultKinds()));
       try {
         if (launcher != null && !settings.useRunningCassandra()) {
-          say("starting the two-datacenter Cassandra (" + CassandraCluster.SCRIPT + ")");
-          launcher.start();
+          say("starting the two-datacenter Cassandra (" + CassandraCluster.SCRIPT + " start --topology "
+              + launcher.topology() + ")");
           startedCassandra = true;
+          launcher.start();
+        }
+        for (String dc : ChaosCassandra.DATACENTERS) {
+          log.line("note", "datacenter", dc, "nodes", String.join(",", cassandra.nodes(dc)), "replication",
+              cassandra.replication(dc), "contact-points", cassandra.contactPoint(dc));
         }
         startServers();
         createSequences();
         long runNanos = settings.duration().toNanos();
-        deadlineNanos = System.nanoTime() + runNanos + TimeUnit.SECONDS.toNanos(30);
+        // The clients run until finish() stops them; this is only their safety net. The first round always
+        // completes, and can outlast a short run by minutes (a restarted Cassandra node takes up to 4).
+        deadlineNanos = System.nanoTime() + runNanos + CLIENT_GRACE.toNanos();
         for (int i = 0; i < settings.clients(); i++) {
           startClient(i % 2 == 0);
         }
@@ -202,12 +299,16 @@ final class ChaosRun {
         finish();
       } finally {
         advancePool.shutdownNow();
+        network.ifPresent(ChaosNetwork::healAll);
         cassandra.resumeAll();
         for (ChaosClient c : clients) {
           c.kill();
         }
         for (ServerNode s : servers) {
           s.close();
+        }
+        if (network.isPresent()) {
+          network.get().removeHosts();
         }
         if (startedCassandra) {
           launcher.stop();
@@ -245,12 +346,20 @@ final class ChaosRun {
   /** The shutdown hook: never leave a node frozen or a server running. */
   private void emergencyStop() {
     advancePool.shutdownNow();
+    network.ifPresent(ChaosNetwork::healAll);
     cassandra.resumeAll();
     for (ServerNode s : servers) {
       try {
         s.kill();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+      }
+    }
+    if (network.isPresent()) {
+      try {
+        network.get().removeHosts();
+      } catch (IOException | InterruptedException e) {
+        System.err.println("chaos: could not remove the servers' namespaces: " + e);
       }
     }
     if (startedCassandra) {
@@ -275,19 +384,29 @@ final class ChaosRun {
     say("servers run from a copy of " + settings.serverJar() + " (sha256 " + sha256 + ")");
     for (int i = 0; i < settings.servers(); i++) {
       String dc = i % 2 == 0 ? "dc1" : "dc2";
-      ServerNode node = new ServerNode("server-" + i, dc, freePort(), jar, dir, List.of(
+      // On a netns cluster every server has a namespace of its own, so that it can be cut off from its
+      // datacenter's nodes while the clients (here, in the root namespace) still reach it.
+      String host = "127.0.0.1";
+      List<String> exec = List.of();
+      if (network.isPresent()) {
+        host = ChaosNetwork.serverAddress(i);
+        network.get().addHost(ChaosNetwork.serverHost(i), host);
+        exec = ChaosNetwork.exec(ChaosNetwork.serverHost(i));
+      }
+      ServerNode node = new ServerNode("server-" + i, dc, host, exec, freePort(), jar, dir, List.of(
           "idgen.store=cassandra",
           "idgen.cassandra.contact-points=" + cassandra.contactPoint(dc),
           "idgen.cassandra.local-datacenter=" + dc,
           "idgen.cassandra.keyspace=" + keyspace,
           "idgen.cassandra.create-schema=true",
-          "idgen.cassandra.replication.dc1=1",
-          "idgen.cassandra.replication.dc2=1",
+          // Every node of a datacenter, up to three: LOCAL_SERIAL and SERIAL need real quorums.
+          "idgen.cassandra.replication.dc1=" + cassandra.replication("dc1"),
+          "idgen.cassandra.replication.dc2=" + cassandra.replication("dc2"),
           "idgen.cassandra.floor-refresh=500ms",
           // Advances wait this (+ a margin) after every live server confirmed; stubs drop leases this old.
           "idgen.advance.client-lease-lifetime=" + CLIENT_LEASE_LIFETIME,
           // Each server's metrics endpoint on a port of its own, kept across restarts.
-          "idgen.metrics.host=127.0.0.1",
+          "idgen.metrics.host=" + host,
           "idgen.metrics.port=" + freePort()));
       servers.add(node);
       startServer(node);
@@ -316,6 +435,9 @@ final class ChaosRun {
     sequences.add(new SequenceSpec("chaos-striped", 1_000, Long.MAX_VALUE, 4, 1_000, 10_000));
     sequences.add(new SequenceSpec("chaos-int32", INT32_MAX - settings.int32Space() + 1, INT32_MAX, 2, 1_000,
         10_000));
+    // Small blocks: its datacenter pools are appended to several times a second and its servers refill from
+    // them more often still, so that faults catch compare-and-sets of both tiers under way.
+    sequences.add(new SequenceSpec(SMALL, 1, Long.MAX_VALUE, 1, SMALL_NODE_BLOCK, SMALL_DC_BLOCK));
     SequenceAdminGrpc.SequenceAdminBlockingStub admin = admin(servers.get(0), 60);
     for (SequenceSpec s : sequences) {
       admin.createSequence(CreateSequenceRequest.newBuilder().setName(s.name()).setStart(s.start())
@@ -337,6 +459,11 @@ final class ChaosRun {
 
   // --- faults ----------------------------------------------------------------------------------------
 
+  /** A step of a fault that may fail (a script, a signal) or be interrupted. */
+  private interface Step {
+    void run() throws Exception;
+  }
+
   private void faults(long runNanos) throws Exception {
     long start = System.nanoTime();
     long warmup = Math.min(TimeUnit.SECONDS.toNanos(10), runNanos / 8);
@@ -346,11 +473,13 @@ final class ChaosRun {
     List<String> kinds = settings.faultKinds();
     List<String> firstRound = new ArrayList<>(kinds);
     Collections.shuffle(firstRound, random);
+    int weights = kinds.stream().mapToInt(WEIGHTS::get).sum();
     // The first round always completes (even on a slow machine), so that every run sees every kind.
-    // (`drawn` counts the draws; `faults` also counts the bursts that come along with a pause or a kill.)
+    // (`drawn` counts the draws; `faults` also counts the bursts that come along with the faults that hold.)
     int drawn = 0;
     while (drawn < firstRound.size() || System.nanoTime() - start < runNanos - cooldown) {
-      Thread.sleep(1_000 + random.nextInt(4_000));
+      // Between faults: 1-5 s; in the first round 0.5-1.5 s, so that a short run gets through every kind.
+      Thread.sleep(drawn < firstRound.size() ? 500 + random.nextInt(1_000) : 1_000 + random.nextInt(4_000));
       if (drawn >= firstRound.size() && System.nanoTime() - start >= runNanos - cooldown) {
         break;
       }
@@ -359,17 +488,24 @@ final class ChaosRun {
       drawn++;
       if (firstRoundFault) {
         kind = firstRound.get(drawn - 1);
-      } else if (kinds.equals(DEFAULT_FAULTS)) {
-        int pick = random.nextInt(11);
-        kind = pick < 3 ? "server-kill" : pick < 5 ? "cassandra-pause" : pick < 8 ? "client-kill"
-            : pick < 9 ? "server-restart" : "advance-burst";
       } else {
-        kind = kinds.get(random.nextInt(kinds.size()));
+        int pick = random.nextInt(weights);
+        kind = kinds.get(kinds.size() - 1);
+        for (String k : kinds) {
+          pick -= WEIGHTS.get(k);
+          if (pick < 0) {
+            kind = k;
+            break;
+          }
+        }
       }
-      // A pause or a kill brings an advance burst along while its node is frozen or its server is dead:
-      // always in the first round, so that every run sees both; then one time in three. Only in runs that
-      // have advance bursts: a run without them keeps every ID in the reckoning.
-      boolean withBurst = kinds.contains("advance-burst") && (firstRoundFault || random.nextInt(3) == 0);
+      // A fault that holds brings an advance burst along while it holds: always in the first round, so that
+      // every run sees each, then one time in three. Only in runs that have advance bursts: a run without
+      // them keeps every ID in the reckoning.
+      boolean withBurst = WITH_BURST.contains(kind) && kinds.contains("advance-burst")
+          && (firstRoundFault || random.nextInt(3) == 0);
+      faultNo++;
+      snapshotCounters();
       switch (kind) {
         case "server-kill" -> killServer(withBurst);
         case "cassandra-pause" -> pauseCassandra(withBurst);
@@ -377,9 +513,17 @@ final class ChaosRun {
         case "server-restart" -> {
           ServerNode node = servers.get(random.nextInt(servers.size()));
           log.fault(clock.millis(), "server-restart", 0, node.name());
+          long from = clock.millis();
           restartServer(node);
+          log.window(Integer.toString(faultNo), kind, from, clock.millis(), node.name());
         }
         case "rolling-restart" -> rollingRestart();
+        case "dc-partition" -> partition(withBurst);
+        case "dc-oneway" -> oneWay(withBurst);
+        case "server-isolate" -> isolateServer(withBurst);
+        case "replica-one" -> replicas(1, withBurst);
+        case "replica-two" -> replicas(2, withBurst);
+        case "cassandra-kill" -> killCassandra(withBurst);
         default -> advanceBurst();
       }
       faults++;
@@ -401,6 +545,54 @@ final class ChaosRun {
     return stubs * sequences.size() * ChaosClient.STUB_MAX_LEASE + raws * ChaosClient.RAW_MAX_COUNT;
   }
 
+  /**
+   * What a fault that keeps {@code servers} servers from their store for {@code holdMillis} may lose: for each,
+   * per sequence and stripe, a node block and a DC block per unresolved compare-and-set, at most one a second
+   * (the nodes' CAS contention timeout) plus two.
+   */
+  private long storeFaultBound(int serversCut, long holdMillis) {
+    return serversCut * blocksPerServer() * (holdMillis / 1_000 + 2);
+  }
+
+  /** How long a network, replica or Cassandra fault holds: 3 s to {@link Settings#maxHold()}, drawn. */
+  private long holdMillis() {
+    long max = settings.maxHold().toMillis();
+    return MIN_HOLD_MILLIS + (max > MIN_HOLD_MILLIS ? random.nextInt((int) (max - MIN_HOLD_MILLIS + 1)) : 0);
+  }
+
+  /**
+   * A fault that holds: logs it ({@code fault}), applies it, starts {@code burst} (if any) at a random moment
+   * in the first half of {@code holdMillis}, waits out the rest, and heals it in a {@code finally}, logging
+   * its time in force ({@code down} and {@code window}) however it ended.
+   */
+  private void hold(String kind, long bound, String what, String detail, long holdMillis, boolean withBurst,
+      Step apply, Step heal) throws Exception {
+    long burstAfter = withBurst ? random.nextInt((int) Math.max(1, holdMillis / 2)) : -1;
+    Burst burst = withBurst ? planBurst(kind + ":" + what) : null;
+    // The cursor is read before the fault: read during it, it could wait for a node, and the burst start late.
+    long cursor = burst == null ? 0 : cursorNow(burst.seq(), burst.asked());
+    log.fault(clock.millis(), kind, bound, detail + " ms=" + holdMillis);
+    say(kind + " " + detail + " for " + holdMillis + " ms");
+    long from = clock.millis();
+    try {
+      apply.run();
+      if (burst != null) {
+        Thread.sleep(burstAfter);
+        startBurst(burst, cursor);
+        faults++;
+      }
+      Thread.sleep(holdMillis - Math.max(0, burstAfter));
+    } finally {
+      try {
+        heal.run();
+      } finally {
+        long to = clock.millis();
+        log.line("down", kind, what, from, to);
+        log.window(Integer.toString(faultNo), kind, from, to, detail);
+      }
+    }
+  }
+
   private void killServer(boolean withBurst) throws Exception {
     ServerNode node = servers.get(random.nextInt(servers.size()));
     long delay = 500 + random.nextInt(1_500);
@@ -419,8 +611,11 @@ final class ChaosRun {
       }
       Thread.sleep(delay);
       startServer(node);
+      started(node);
     } finally {
-      log.line("down", "server-kill", node.name(), downAt, clock.millis());
+      long to = clock.millis();
+      log.line("down", "server-kill", node.name(), downAt, to);
+      log.window(Integer.toString(faultNo), "server-kill", downAt, to, node.name());
     }
     clients.forEach(ChaosClient::resetConnectBackoff);
     say("restarted " + node);
@@ -446,6 +641,7 @@ final class ChaosRun {
           + (returned == null ? ", no give-back logged" : ", gave back " + returned[0] + " IDs, abandoned "
               + returned[1]));
       startServer(node);
+      started(node);
     } finally {
       log.line("down", "server-restart", node.name(), downAt, clock.millis());
     }
@@ -455,54 +651,164 @@ final class ChaosRun {
 
   /** Every server in turn: a planned restart ({@link #restartServer}), the next once it is SERVING again. */
   private void rollingRestart() throws Exception {
-    log.fault(clock.millis(), "rolling-restart", 0, servers.stream().map(ServerNode::name).toList().toString()
-        .replace(" ", ""));
+    String names = servers.stream().map(ServerNode::name).toList().toString().replace(" ", "");
+    log.fault(clock.millis(), "rolling-restart", 0, names);
     say("rolling restart of " + servers.size() + " servers");
+    long from = clock.millis();
     for (ServerNode node : servers) {
       restartServer(node);
     }
+    log.window(Integer.toString(faultNo), "rolling-restart", from, clock.millis(), names);
   }
 
   private void pauseCassandra(boolean withBurst) throws Exception {
     String dc = random.nextBoolean() ? "dc1" : "dc2";
     long pauseMillis = 2_000 + random.nextInt(4_000);
-    long burstAfter = withBurst ? random.nextInt((int) (pauseMillis / 2)) : -1;
-    Burst burst = withBurst ? planBurst("cassandra-pause:" + dc) : null;
-    // The cursor is read before the pause: read during it, it could wait for the frozen node, and the burst
-    // would start late.
-    long cursor = burst == null ? 0 : cursorNow(burst.seq(), burst.asked());
-    long bound = 2 * servers.size() * blocksPerServer();
-    log.fault(clock.millis(), "cassandra-pause", bound, dc + " " + cassandra.describe(dc) + " ms=" + pauseMillis);
-    say("pausing cassandra " + dc + " for " + pauseMillis + " ms");
-    long downAt = clock.millis();
-    try {
-      cassandra.pause(dc);
-      if (burst != null) {
-        Thread.sleep(burstAfter);
-        startBurst(burst, cursor);
-        faults++;
-      }
-      Thread.sleep(pauseMillis - Math.max(0, burstAfter));
-    } finally {
-      cassandra.resume(dc);
-      log.line("down", "cassandra-pause", dc, downAt, clock.millis());
+    hold("cassandra-pause", 2 * servers.size() * blocksPerServer(), dc, dc + " " + cassandra.describe(dc),
+        pauseMillis, withBurst, () -> cassandra.pause(dc), () -> cassandra.resume(dc));
+  }
+
+  /** dc1 | dc2: every node of each datacenter drops what comes from, and goes to, the other's nodes. */
+  private void partition(boolean withBurst) throws Exception {
+    ChaosNetwork net = network.orElseThrow();
+    String tag = "fault-" + faultNo;
+    long hold = holdMillis();
+    AtomicReference<ChaosNetwork.Cut> cut = new AtomicReference<>();
+    hold("dc-partition", storeFaultBound(servers.size(), hold), "dc1|dc2", "dc1|dc2 " + tag, hold, withBurst,
+        () -> cut.set(net.partition(cassandra, tag)), () -> heal(cut));
+  }
+
+  /** One way only: the sending datacenter's nodes drop what they send to the other's (drawn: dc1 or dc2). */
+  private void oneWay(boolean withBurst) throws Exception {
+    ChaosNetwork net = network.orElseThrow();
+    String from = random.nextBoolean() ? "dc1" : "dc2";
+    String to = from.equals("dc1") ? "dc2" : "dc1";
+    String tag = "fault-" + faultNo;
+    long hold = holdMillis();
+    AtomicReference<ChaosNetwork.Cut> cut = new AtomicReference<>();
+    hold("dc-oneway", storeFaultBound(servers.size(), hold), from + "->" + to, from + "->" + to + " " + tag, hold,
+        withBurst, () -> cut.set(net.oneWay(cassandra, from, to, tag)), () -> heal(cut));
+  }
+
+  /** A server cut off from its own datacenter's nodes (rules in its namespace); clients still reach it. */
+  private void isolateServer(boolean withBurst) throws Exception {
+    ChaosNetwork net = network.orElseThrow();
+    int slot = random.nextInt(servers.size());
+    ServerNode node = servers.get(slot);
+    List<String> targets = ChaosNetwork.addresses(cassandra, cassandra.nodes(node.datacenter()));
+    String tag = "fault-" + faultNo;
+    long hold = holdMillis();
+    AtomicReference<ChaosNetwork.Cut> cut = new AtomicReference<>();
+    hold("server-isolate", storeFaultBound(1, hold), node.name(), node.name() + " from " + node.datacenter()
+        + " " + tag, hold, withBurst,
+        () -> cut.set(net.isolateFrom(ChaosNetwork.serverHost(slot), targets, tag)), () -> heal(cut));
+  }
+
+  private static void heal(AtomicReference<ChaosNetwork.Cut> cut) throws Exception {
+    ChaosNetwork.Cut c = cut.get();
+    if (c != null) { // null: applying it failed before any rule was made (healAll covers a half-made one)
+      c.heal();
     }
+  }
+
+  /**
+   * {@code count} of the three replicas of a datacenter isolated (every packet of their link dropped) or
+   * paused (SIGSTOP), drawn; applied once the datacenter's servers are seen refilling.
+   */
+  private void replicas(int count, boolean withBurst) throws Exception {
+    List<String> dcs = ChaosCassandra.DATACENTERS.stream().filter(d -> cassandra.nodes(d).size() >= 3).toList();
+    String dc = dcs.get(random.nextInt(dcs.size()));
+    List<String> nodes = new ArrayList<>(cassandra.nodes(dc));
+    Collections.shuffle(nodes, random);
+    List<String> picked = List.copyOf(nodes.subList(0, count));
+    boolean isolate = network.isPresent() && random.nextBoolean();
+    String kind = count == 1 ? "replica-one" : "replica-two";
+    String tag = "fault-" + faultNo;
+    long hold = holdMillis();
+    double refills = awaitRefills(dc);
+    String detail = dc + " " + String.join(",", picked) + (isolate ? " isolated " : " paused ") + tag
+        + String.format(Locale.ROOT, " refills/s=%.1f", refills);
+    AtomicReference<ChaosNetwork.Cut> cut = new AtomicReference<>();
+    Step apply = isolate
+        ? () -> cut.set(network.get().isolate(picked, tag))
+        : () -> {
+          for (String n : picked) {
+            cassandra.pauseNode(n);
+          }
+        };
+    Step heal = isolate
+        ? () -> heal(cut)
+        : () -> {
+          for (String n : picked) {
+            cassandra.resumeNode(n);
+          }
+        };
+    hold(kind, storeFaultBound(servers.size(), hold), dc + ":" + String.join(",", picked), detail, hold,
+        withBurst, apply, heal);
+  }
+
+  /**
+   * Waits (at most 3 s) until the servers of {@code dc} are seen sending compare-and-sets (their count moving
+   * between two reads 250 ms apart), so that the fault that follows lands among refills under way; returns
+   * the rate seen (per second; 0 if none was seen in time).
+   */
+  private double awaitRefills(String dc) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+    long before = casAttempts(dc);
+    long t0 = System.nanoTime();
+    while (System.nanoTime() < deadline) {
+      Thread.sleep(250);
+      long now = casAttempts(dc);
+      if (now > before && before >= 0) {
+        return (now - before) * 1e9 / (System.nanoTime() - t0);
+      }
+      before = now;
+      t0 = System.nanoTime();
+    }
+    return 0;
+  }
+
+  /** The compare-and-sets the live servers of {@code dc} have sent, both tiers (-1 if none could be read). */
+  private long casAttempts(String dc) {
+    long sum = -1;
+    for (ServerNode node : servers) {
+      if (node.datacenter().equals(dc) && node.alive()) {
+        ServerNode.Counters c = node.counters();
+        if (c != null) {
+          sum = Math.max(sum, 0) + c.attempts().values().stream().mapToLong(Long::longValue).sum();
+        }
+      }
+    }
+    return sum;
+  }
+
+  /** {@code kill -9} of a Cassandra node, started again on its data after 1–5 s; held until it serves CQL. */
+  private void killCassandra(boolean withBurst) throws Exception {
+    List<String> all = new ArrayList<>(cassandra.nodes("dc1"));
+    all.addAll(cassandra.nodes("dc2"));
+    String node = all.get(random.nextInt(all.size()));
+    long down = 1_000 + random.nextInt(4_000);
+    // Held: the downtime, then the restart (its commit log replayed), which takes 10-30 s here.
+    hold("cassandra-kill", storeFaultBound(servers.size(), down + 30_000), node, node + " restart-after-ms="
+        + down, down, withBurst, () -> cassandra.kill(node), () -> cassandra.restart(node));
   }
 
   private void killClient() throws InterruptedException {
     ChaosClient victim = clients.get(random.nextInt(clients.size()));
     long bound = victim.isStub() ? sequences.size() * ChaosClient.STUB_MAX_LEASE : ChaosClient.RAW_MAX_COUNT;
-    log.fault(clock.millis(), "client-kill", bound, victim.toString());
+    long at = clock.millis();
+    log.fault(at, "client-kill", bound, victim.toString());
     say("killing " + victim);
     victim.kill();
     logStubStats(victim);
     clients.remove(victim);
     startClient(victim.isStub());
+    log.window(Integer.toString(faultNo), "client-kill", at, at, victim.toString());
   }
 
   /** An advance burst as drawn from the seed: the sequence, the calls' floors above the cursor, their servers. */
   private record Burst(SequenceSpec seq, ServerNode asked, long offset, long[] extra, ServerNode[] targets,
-      String during) {}
+      String during, String faultSeq) {}
 
   /**
    * Draws a burst (on the fault thread, so the schedule stays the seed's). {@code during} names the pause or
@@ -510,7 +816,8 @@ final class ChaosRun {
    */
   private Burst planBurst(String during) {
     // Only the unbounded sequences: the 32-bit one is left to run out by itself.
-    SequenceSpec seq = sequences.get(random.nextInt(2));
+    List<SequenceSpec> unbounded = sequences.stream().filter(s -> s.max() == Long.MAX_VALUE).toList();
+    SequenceSpec seq = unbounded.get(random.nextInt(unbounded.size()));
     ServerNode asked = servers.get(random.nextInt(servers.size()));
     long offset = random.nextInt((int) seq.dcBlock());
     int calls = 3 + random.nextInt(4);
@@ -520,7 +827,8 @@ final class ChaosRun {
       extra[i] = random.nextInt(1_000);
       targets[i] = servers.get(random.nextInt(servers.size()));
     }
-    return new Burst(seq, asked, offset, extra, targets, during);
+    // A burst that comes along with a fault is in that fault's window; one of its own is a fault itself.
+    return new Burst(seq, asked, offset, extra, targets, during, during.isEmpty() ? Integer.toString(faultNo) : "-");
   }
 
   /** An advance burst with no other fault: its cursor is read on its own thread. */
@@ -552,6 +860,7 @@ final class ChaosRun {
         + (during.isEmpty() ? "" : " during " + during));
     CountDownLatch go = new CountDownLatch(1);
     List<Future<?>> done = new ArrayList<>();
+    long from = clock.millis();
     for (int i = 0; i < calls; i++) {
       long floor = base + burst.extra()[i];
       ServerNode target = burst.targets()[i];
@@ -575,8 +884,13 @@ final class ChaosRun {
       }));
     }
     go.countDown();
-    for (Future<?> f : done) {
-      f.get(90, TimeUnit.SECONDS);
+    try {
+      for (Future<?> f : done) {
+        f.get(90, TimeUnit.SECONDS);
+      }
+    } finally {
+      log.window(burst.faultSeq(), "advance-burst", from, clock.millis(), seq.name() + " calls=" + calls
+          + (during.isEmpty() ? "" : " during=" + during));
     }
   }
 
@@ -617,10 +931,12 @@ final class ChaosRun {
         say("an advance burst did not end cleanly: " + e);
       }
     }
+    network.ifPresent(ChaosNetwork::healAll);
     cassandra.resumeAll();
     for (ServerNode s : servers) {
       if (!s.alive()) {
         startServer(s);
+        started(s);
       }
     }
     say("stopping the clients");
@@ -669,6 +985,30 @@ final class ChaosRun {
     ServerNode.Counters counters = node.counters();
     log.line("reported", node.name(), when, held, counters == null ? -1 : counters.lost());
     log.cas(node.name(), when, counters == null ? null : counters.cas());
+    logCounters(node, when.equals("end") ? "end" : Integer.toString(faultNo), counters);
+  }
+
+  /** Every live server's counters at the start of fault {@link #faultNo}: what each kind did is the difference. */
+  private void snapshotCounters() {
+    for (ServerNode node : servers) {
+      if (node.alive()) {
+        logCounters(node, Integer.toString(faultNo), node.counters());
+      }
+    }
+  }
+
+  private void logCounters(ServerNode node, String label, ServerNode.Counters counters) {
+    if (counters == null) {
+      return; // unreadable: its counts go to the fault of its previous line
+    }
+    Map<String, Long> counts = new TreeMap<>(counters.cas());
+    counters.attempts().forEach((tier, n) -> counts.put(tier + ":attempts", n));
+    log.counters(label, node.name(), node.incarnation(), counters.lost(), counts);
+  }
+
+  /** A new incarnation of {@code node} started during fault {@link #faultNo}: its counters start at 0. */
+  private void started(ServerNode node) {
+    log.counters(Integer.toString(faultNo), node.name(), node.incarnation(), 0, Map.of());
   }
 
   /**

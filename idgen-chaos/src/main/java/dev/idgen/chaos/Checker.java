@@ -18,6 +18,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -55,8 +56,10 @@ import picocli.CommandLine.Parameters;
  *       killed (0). With {@code restarts} (planned stops) and {@code returned} (IDs the stopped servers
  *       logged as given back to the store), printed when the run had planned restarts.
  * </ul>
- * Before the verdict it prints up to ten lines of evidence per kind of violation (the ranges or batches, their
- * clients, servers and times). It ends with the verdict line, {@code checked ids=… duplicates=… … seed=…},
+ * Before the verdict it prints a table by fault kind ({@link FaultTable}: IDs read during and after each kind's
+ * faults, duplicates among them, advances in flight, and the servers' own lost and compare-and-set counts per
+ * fault) and up to ten lines of evidence per kind of violation (the ranges or batches, their clients, servers
+ * and times). It ends with the verdict line, {@code checked ids=… duplicates=… … seed=…},
  * then one line of the servers' compare-and-set outcomes ({@code cas: applied=… … recovered=…}, not a
  * verdict), and exits non-zero on any violation.
  */
@@ -72,7 +75,12 @@ public final class Checker implements Callable<Integer> {
       long unleased, long badCalls, long lost, long lostBound, long reported, long faults, long advances,
       long advancesOk, long advancesDuringPause, long advancesDuringKill, long stubJudged, Map<String, Long> cas,
       String seed, boolean complete, boolean restartsOnly, long restarts, long failedStops, long returned,
-      long restartLost) {
+      long restartLost, List<FaultTable.Row> byKind) {
+
+    /** The row of fault kind {@code kind} in {@link #byKind()}, if any was applied. */
+    public Optional<FaultTable.Row> kind(String kind) {
+      return byKind.stream().filter(r -> r.kind().equals(kind)).findFirst();
+    }
 
     /**
      * No violation. In a run of planned restarts only ({@link #restartsOnly()}) the restarts may lose
@@ -203,6 +211,7 @@ public final class Checker implements Callable<Integer> {
    */
   public static Report check(Path dir, PrintStream out) throws IOException {
     Contents run = RunLog.read(dir);
+    FaultTable table = new FaultTable(run);
     Map<String, PerSequence> sequences = new HashMap<>();
     for (SequenceSpec s : run.sequences()) {
       sequences.put(s.name(), new PerSequence(s));
@@ -244,6 +253,7 @@ public final class Checker implements Callable<Integer> {
               Range r = new Range(client, server, in.readLong(), in.readLong(), in.readLong(), in.readLong(),
                   in.readLong());
               ids += r.count();
+              table.received(r.receivedNanos(), r.count());
               if (seq == null) {
                 outOfBounds += r.count();
                 note(evidence, "out_of_bounds", "unknown sequence " + name + ": " + r.describe());
@@ -351,6 +361,8 @@ public final class Checker implements Callable<Integer> {
           long hi = iv[1];
           if (lo <= maxHi) {
             duplicates += Math.min(hi, maxHi) - lo + 1;
+            table.duplicate(Math.min(hi, maxHi) - lo + 1, seq.ranges.get((int) iv[2]).receivedNanos(),
+                seq.ranges.get((int) maxBy[2]).receivedNanos());
             note(evidence, "duplicates", spec.name() + " stripe " + k + ": "
                 + seq.ranges.get((int) iv[2]).describe() + " overlaps " + seq.ranges.get((int) maxBy[2]).describe());
           }
@@ -453,6 +465,8 @@ public final class Checker implements Callable<Integer> {
         for (long[] iv : intervals) {
           if (iv[0] <= maxHi) {
             duplicates += Math.min(iv[1], maxHi) - iv[0] + 1;
+            table.duplicate(Math.min(iv[1], maxHi) - iv[0] + 1, seq.served.get((int) iv[2]).handedNanos(),
+                seq.served.get((int) maxBy[2]).handedNanos());
             note(evidence, "duplicates", spec.name() + " stripe " + k + ": handed out twice: "
                 + seq.served.get((int) iv[2]).describe() + " and " + seq.served.get((int) maxBy[2]).describe());
           }
@@ -615,13 +629,15 @@ public final class Checker implements Callable<Integer> {
           casByTier, casAtKills, casAtStops == 0 ? "" : ", " + casAtStops + " times just before a SIGTERM",
           casAtEnd, casUnreachable);
     }
+    List<FaultTable.Row> byKind = table.rows(run);
+    FaultTable.print(byKind, out);
     for (String line : evidence) {
       out.println(line);
     }
     Report report = new Report(ids, served, duplicates, outOfBounds, belowFloor, unleased, badCalls, lost,
         lostBound, reported, run.faults().size(), run.advances().size(), advancesOk,
         advancesDuringPause, advancesDuringKill, stubJudged, Collections.unmodifiableMap(cas), run.seed(), run.ended(),
-        restartsOnly, run.stopped().size(), failedStops, returned, restartLost);
+        restartsOnly, run.stopped().size(), failedStops, returned, restartLost, List.copyOf(byKind));
     if (lost < 0) {
       out.println("WARNING: lost < 0: more IDs received or held than were ever reserved");
     }

@@ -69,7 +69,11 @@ final class Recorder implements AutoCloseable {
 
   /** A range received from server slot {@code server} (0–255) on a call started at {@code callStartNanos}. */
   void range(String sequence, int server, long callStartNanos, long first, long count, long stride) {
-    long received = clock.nanos();
+    range(sequence, server, callStartNanos, clock.nanos(), first, count, stride);
+  }
+
+  /** {@link #range}, read at {@code received} (tests write records of their own times). */
+  void range(String sequence, int server, long callStartNanos, long received, long first, long count, long stride) {
     synchronized (lock) {
       if (closed) {
         return;

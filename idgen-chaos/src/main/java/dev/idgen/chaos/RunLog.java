@@ -22,9 +22,8 @@ import java.util.TreeMap;
  *   client ID stub|raw                               a client the run started: its record is client-ID.bin
  *   kinds KIND,KIND…                                 the fault kinds the run chose (absent: runs before the
  *                                                    choice, which had the four first ones)
- *   fault AT_MILLIS KIND LOST_BOUND DETAIL…          KIND: server-kill, cassandra-pause, client-kill, advance-burst,
- *                                                    server-restart, rolling-restart (a burst's DETAIL says
- *                                                    during which pause or kill, if any)
+ *   fault AT_MILLIS KIND LOST_BOUND DETAIL…          KIND: one of ChaosRun.KINDS (a burst's DETAIL says during
+ *                                                    which fault, if any)
  *   stopped SERVER EXIT RETURNED ABANDONED MILLIS    a graceful stop (SIGTERM) of a server: its exit code (-1: it
  *                                                    did not exit in time and was killed), what its log says it
  *                                                    gave back to the store and did not (-1: no such line), how
@@ -50,6 +49,20 @@ import java.util.TreeMap;
  *   stub CLIENT NAME SERVED EXPIRED                  a stub's own counters for one sequence when it stopped
  *                                                    or was killed: IDs handed out, IDs dropped unused because
  *                                                    their range's valid_for ran out
+ *   window SEQ KIND FROM_MILLIS TO_MILLIS DETAIL…    when a fault was in force: from its apply to its heal (a
+ *                                                    node resumed or restarted, a rule deleted, a server
+ *                                                    SERVING again; FROM = TO for a client kill). SEQ numbers
+ *                                                    the fault thread's faults from 0; "-" for an advance
+ *                                                    burst (from its first call's start to its last return)
+ *   counters SEQ SERVER INCARNATION LOST TIER:OUTCOME=N…
+ *                                                    a live server's counters just before the fault thread's
+ *                                                    fault SEQ (or SEQ "end": after the clients stopped), and
+ *                                                    just before a kill -9 (SEQ: the kill's): LOST its
+ *                                                    idgen_ids_lost_total (abandoned + dc_block), then its
+ *                                                    idgen_store_cas_total and (OUTCOME "attempts")
+ *                                                    idgen_store_cas_attempts_total by tier. A restarted
+ *                                                    incarnation gets a line of zeros, no tokens, when it
+ *                                                    started; its counts until its next line are SEQ's
  *   end DURATION_MILLIS
  * </pre>
  */
@@ -93,11 +106,17 @@ final class RunLog implements AutoCloseable {
   /** A stub's counters for one sequence when it ended. */
   record StubStats(String client, String sequence, long served, long expired) {}
 
+  /** A fault in force from one time to the other; {@code seq} the fault thread's number, or "-" (a burst). */
+  record Window(String seq, String kind, long fromMillis, long toMillis, String detail) {}
+
+  /** A server incarnation's counters at the start of fault {@code seq} (or "end"); see {@code counters}. */
+  record Snapshot(String seq, String server, int incarnation, long lost, Map<String, Long> counts) {}
+
   /** Everything a run.txt says. */
   record Contents(String seed, List<SequenceSpec> sequences, List<Fault> faults, List<Advance> advances,
       List<FinalStripe> finalStripes, List<FinalHeld> finalHeld, List<Reported> reported,
       List<CasReport> cas, List<StubStats> stubs, List<Integer> clients, List<Down> down, List<String> kinds,
-      List<Stopped> stopped, boolean ended) {
+      List<Stopped> stopped, List<Window> windows, List<Snapshot> snapshots, boolean ended) {
 
     /** Whether the run chose planned restarts only: then nothing may be lost. */
     boolean restartsOnly() {
@@ -135,6 +154,19 @@ final class RunLog implements AutoCloseable {
     line("fault", atMillis, kind, lostBound, detail);
   }
 
+  /** A {@code window} line. */
+  void window(String seq, String kind, long fromMillis, long toMillis, String detail) {
+    line("window", seq, kind, fromMillis, toMillis, detail);
+  }
+
+  /** A {@code counters} line: {@code counts} by {@code tier:outcome} (outcome "attempts" too). */
+  void counters(String seq, String server, int incarnation, long lost, Map<String, Long> counts) {
+    StringBuilder sb = new StringBuilder("counters ").append(seq).append(' ').append(server).append(' ')
+        .append(incarnation).append(' ').append(lost);
+    counts.forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));
+    line(sb.toString());
+  }
+
   /** A {@code cas} line: {@code counts} by {@code tier:outcome}, or null if the server could not be read. */
   void cas(String server, String when, Map<String, Long> counts) {
     StringBuilder sb = new StringBuilder("cas ").append(server).append(' ').append(when);
@@ -165,6 +197,8 @@ final class RunLog implements AutoCloseable {
     List<Down> down = new ArrayList<>();
     List<String> kinds = new ArrayList<>();
     List<Stopped> stopped = new ArrayList<>();
+    List<Window> windows = new ArrayList<>();
+    List<Snapshot> snapshots = new ArrayList<>();
     boolean ended = false;
     for (String line : Files.readAllLines(dir.resolve(FILE), StandardCharsets.UTF_8)) {
       String[] t = line.split(" ");
@@ -181,24 +215,28 @@ final class RunLog implements AutoCloseable {
             t[3].equals("-") ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(t[3])), Long.parseLong(t[4])));
         case "final-held" -> held.add(new FinalHeld(t[1], t[2], Long.parseLong(t[3])));
         case "reported" -> reported.add(new Reported(t[1], t[2], Long.parseLong(t[3]), Long.parseLong(t[4])));
-        case "cas" -> cas.add(new CasReport(t[1], t[2], t.length > 3 && t[3].equals("-") ? null : counts(t)));
+        case "cas" -> cas.add(new CasReport(t[1], t[2], t.length > 3 && t[3].equals("-") ? null : counts(t, 3)));
         case "client" -> clients.add(Integer.parseInt(t[1]));
         case "stub" -> stubs.add(new StubStats(t[1], t[2], Long.parseLong(t[3]), Long.parseLong(t[4])));
         case "kinds" -> kinds.addAll(List.of(t[1].split(",")));
         case "stopped" -> stopped.add(new Stopped(t[1], Integer.parseInt(t[2]), Long.parseLong(t[3]),
             Long.parseLong(t[4]), Long.parseLong(t[5])));
+        case "window" -> windows.add(new Window(t[1], t[2], Long.parseLong(t[3]), Long.parseLong(t[4]),
+            line.split(" ", 6).length == 6 ? line.split(" ", 6)[5] : ""));
+        case "counters" -> snapshots.add(new Snapshot(t[1], t[2], Integer.parseInt(t[3]), Long.parseLong(t[4]),
+            counts(t, 5)));
         case "end" -> ended = true;
         default -> { } // informational lines (e.g. "note"), ignored
       }
     }
     return new Contents(seed, sequences, faults, advances, stripes, held, reported, cas, stubs, clients, down, kinds,
-        stopped, ended);
+        stopped, windows, snapshots, ended);
   }
 
-  /** {@code TIER:OUTCOME=N} tokens from index 3 on. */
-  private static Map<String, Long> counts(String[] t) {
+  /** {@code TIER:OUTCOME=N} tokens from index {@code from} on. */
+  private static Map<String, Long> counts(String[] t, int from) {
     Map<String, Long> counts = new TreeMap<>();
-    for (int i = 3; i < t.length; i++) {
+    for (int i = from; i < t.length; i++) {
       int eq = t[i].lastIndexOf('=');
       counts.merge(t[i].substring(0, eq), Long.parseLong(t[i].substring(eq + 1)), Long::sum);
     }

@@ -21,18 +21,30 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * One server slot: the shaded server jar as a child JVM on a fixed loopback port in one datacenter. The
- * port stays the slot's across {@code kill -9} and restart, so clients find the new process where the old
- * one was. Not thread-safe: only the fault thread and the run's start and end start, kill or read it; the
+ * One server slot: the shaded server jar as a child JVM on a fixed port in one datacenter, on loopback or,
+ * on a netns cluster, at the address of a network namespace of its own (so that it can be cut off from its
+ * datacenter's Cassandra nodes while the clients, in the root namespace, still reach it). The port and the
+ * address stay the slot's across {@code kill -9} and restart, so clients find the new process where the
+ * old one was. Not thread-safe: only the fault thread and the run's start and end start, kill or read it; the
  * advance bursts' threads use only its name and its admin channel, which never change.
  */
 final class ServerNode implements AutoCloseable {
   private static final long START_TIMEOUT_MILLIS = 120_000;
+  /** System property: extra JVM options for every server (words), e.g. {@code -XX:TieredStopAtLevel=1}. */
+  static final String JVM_OPTS_PROPERTY = "idgen.chaos.server-jvm-opts";
+  /** How long one read of a server's metrics may take. */
+  private static final long SCRAPE_SECONDS = 3;
+  /** One client for every read of every server's metrics (its selector thread is shared, not one per read). */
+  private static final HttpClient METRICS_CLIENT = HttpClient.newBuilder()
+      .connectTimeout(Duration.ofSeconds(SCRAPE_SECONDS)).build();
   /**
    * The servers' {@code idgen.shutdown.quiet-period} and {@code idgen.shutdown.timeout}: short, so that a
    * graceful stop ({@link #stop}) takes about a second under load (NOT_SERVING, 200 ms later new calls are
@@ -46,6 +58,9 @@ final class ServerNode implements AutoCloseable {
 
   private final String name;
   private final String datacenter;
+  private final String host;
+  /** What the java command is prefixed with: empty, or {@code ip netns exec idgen-srvN}. */
+  private final List<String> launcher;
   private final int port;
   private final List<String> settings;
   private final Path jar;
@@ -56,14 +71,26 @@ final class ServerNode implements AutoCloseable {
   /** The log file of the current (or last) incarnation. */
   private Path log;
 
+  /**
+   * A slot on loopback (127.0.0.1). {@code settings} are the server's {@code -D} settings; its gRPC and
+   * metrics endpoints listen on the slot's host.
+   */
   ServerNode(String name, String datacenter, int port, Path jar, Path dir, List<String> settings) {
+    this(name, datacenter, "127.0.0.1", List.of(), port, jar, dir, settings);
+  }
+
+  /** A slot at {@code host}, its JVM started with {@code launcher} before {@code java} (a namespace's exec). */
+  ServerNode(String name, String datacenter, String host, List<String> launcher, int port, Path jar, Path dir,
+      List<String> settings) {
     this.name = name;
     this.datacenter = datacenter;
+    this.host = host;
+    this.launcher = List.copyOf(launcher);
     this.port = port;
     this.jar = jar;
     this.dir = dir;
     this.settings = List.copyOf(settings);
-    this.adminChannel = Grpc.newChannelBuilderForAddress("127.0.0.1", port, InsecureChannelCredentials.create())
+    this.adminChannel = Grpc.newChannelBuilderForAddress(host, port, InsecureChannelCredentials.create())
         .build();
   }
 
@@ -80,7 +107,17 @@ final class ServerNode implements AutoCloseable {
   }
 
   String target() {
-    return "127.0.0.1:" + port;
+    return host + ":" + port;
+  }
+
+  /** The address its endpoints listen on. */
+  String host() {
+    return host;
+  }
+
+  /** How many times it was started (its incarnation: 1 for the first process). */
+  int incarnation() {
+    return starts;
   }
 
   /**
@@ -98,17 +135,22 @@ final class ServerNode implements AutoCloseable {
     if (metricsPort <= 0 || !alive()) {
       return null;
     }
+    // The request's own timeout ends the wait for the response's headers only, not for its body: the whole
+    // exchange is bounded here, so that a server starved of CPU (or cut off) cannot stall the fault thread.
+    CompletableFuture<HttpResponse<String>> exchange = METRICS_CLIENT.sendAsync(
+        HttpRequest.newBuilder(URI.create("http://" + host + ":" + metricsPort + "/metrics"))
+            .timeout(Duration.ofSeconds(SCRAPE_SECONDS)).build(), HttpResponse.BodyHandlers.ofString());
     try {
-      HttpResponse<String> response = HttpClient.newHttpClient().send(
-          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
-              .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> response = exchange.get(SCRAPE_SECONDS + 1, TimeUnit.SECONDS);
       if (response.statusCode() != 200) {
         return null;
       }
       return Counters.parse(response.body());
-    } catch (IOException | RuntimeException e) {
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+      exchange.cancel(true);
       return null;
     } catch (InterruptedException e) {
+      exchange.cancel(true);
       Thread.currentThread().interrupt();
       return null;
     }
@@ -116,15 +158,17 @@ final class ServerNode implements AutoCloseable {
 
   /**
    * One scrape's counters: {@code lost}, {@code idgen_ids_lost_total} for the reasons {@code abandoned} and
-   * {@code dc_block} (not {@code advanced}: IDs below a floor are out of the checker's reckoning); and
-   * {@code cas}, {@code idgen_store_cas_total} by {@code tier:outcome} (e.g. {@code global:resolved_applied}).
+   * {@code dc_block} (not {@code advanced}: IDs below a floor are out of the checker's reckoning);
+   * {@code cas}, {@code idgen_store_cas_total} by {@code tier:outcome} (e.g. {@code global:resolved_applied});
+   * and {@code attempts}, {@code idgen_store_cas_attempts_total} by tier (compare-and-sets sent).
    */
-  record Counters(long lost, Map<String, Long> cas) {
+  record Counters(long lost, Map<String, Long> cas, Map<String, Long> attempts) {
     private static final Pattern LABEL = Pattern.compile("(\\w+)=\"([^\"]*)\"");
 
     static Counters parse(String exposition) {
       double lost = 0;
       Map<String, Long> cas = new TreeMap<>();
+      Map<String, Long> attempts = new TreeMap<>();
       for (String line : exposition.split("\n")) {
         if (line.startsWith("idgen_ids_lost_total{")
             && (line.contains("reason=\"abandoned\"") || line.contains("reason=\"dc_block\""))) {
@@ -137,9 +181,18 @@ final class ServerNode implements AutoCloseable {
           }
           cas.merge(labels.getOrDefault("tier", "?") + ":" + labels.getOrDefault("outcome", "?"),
               (long) value(line), Long::sum);
+        } else if (line.startsWith("idgen_store_cas_attempts_total{")) {
+          Matcher m = LABEL.matcher(line.substring(0, line.indexOf('}') + 1));
+          String tier = "?";
+          while (m.find()) {
+            if (m.group(1).equals("tier")) {
+              tier = m.group(2);
+            }
+          }
+          attempts.merge(tier, (long) value(line), Long::sum);
         }
       }
-      return new Counters((long) lost, cas);
+      return new Counters((long) lost, cas, attempts);
     }
 
     private static double value(String line) {
@@ -159,11 +212,18 @@ final class ServerNode implements AutoCloseable {
   /** Starts the process and waits until its health service reports SERVING. */
   void start() throws IOException, InterruptedException {
     starts++;
-    List<String> cmd = new ArrayList<>(List.of(
+    // `ip netns exec` execs java: the process (its pid, its signals) is the server's JVM either way.
+    List<String> cmd = new ArrayList<>(launcher);
+    cmd.addAll(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx256m",
-        "-XX:+UseSerialGC",
-        "-Didgen.grpc.host=127.0.0.1",
+        "-XX:+UseSerialGC"));
+    String extra = System.getProperty(JVM_OPTS_PROPERTY, "").trim();
+    if (!extra.isEmpty()) {
+      cmd.addAll(List.of(extra.split("\\s+")));
+    }
+    cmd.addAll(List.of(
+        "-Didgen.grpc.host=" + host,
         "-Didgen.grpc.port=" + port,
         "-Didgen.shutdown.quiet-period=" + SHUTDOWN_QUIET_PERIOD,
         "-Didgen.shutdown.timeout=" + SHUTDOWN_TIMEOUT));
@@ -260,6 +320,6 @@ final class ServerNode implements AutoCloseable {
 
   @Override
   public String toString() {
-    return name + "(" + datacenter + ", port " + port + ")";
+    return name + "(" + datacenter + ", " + (host.equals("127.0.0.1") ? "port " + port : target()) + ")";
   }
 }

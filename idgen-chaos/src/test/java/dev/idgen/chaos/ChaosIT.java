@@ -2,49 +2,72 @@ package dev.idgen.chaos;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idgen.testing.CassandraExtension;
-import dev.idgen.testing.TestCassandra;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtendWith;
 import picocli.CommandLine;
 
 /**
- * The short chaos run of CI: three servers over both datacenters of the tests' cluster (idgen-testing's
- * {@link CassandraExtension}, which also pauses its nodes for the harness), four clients, about 80 seconds
- * of faults (every kind at least once, and advance bursts during a pause and during a kill), then the
- * checker on the records: no duplicate, nothing out of bounds, and no ID at or below the floor of an
- * advance that had returned OK, in a range or in a stub's batch. The seed is random and printed; rerun a
- * failure with {@code -DchaosSeed=<seed>}. A second, shorter run has rolling restarts only and must lose no
- * ID ({@code -DchaosRestartSeed=<seed>}).
+ * The short chaos run of CI: three servers over both datacenters, four clients, a first round with one fault
+ * of every kind the cluster allows (advance bursts during every fault that holds), then the checker on the
+ * records: no duplicate, nothing out of bounds, and no ID at or below the floor of an advance that had
+ * returned OK, in a range or in a stub's batch; and a row in the checker's table for every kind.
+ *
+ * <p>The cluster is {@link ChaosClusterExtension}'s: as root, a netns topology of the launcher (netns-3x1 by
+ * default, {@code -DchaosTopology=netns-3x3} for three nodes in each datacenter; every node and every server
+ * in a network namespace), which takes every kind, the network faults (dc-partition, dc-oneway,
+ * server-isolate, replica-one, replica-two) and cassandra-kill included; without root, the tests'
+ * two-datacenter cluster, which takes the others, and the run prints which kinds it could not inject. The seed is random and printed; rerun a failure with {@code -DchaosSeed=<seed>}. A second, shorter
+ * run has rolling restarts only and must lose no ID ({@code -DchaosRestartSeed=<seed>}).
  */
-@ExtendWith(CassandraExtension.class)
+@ExtendWith(ChaosClusterExtension.class)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ChaosIT {
 
   @Test
-  void should_never_hand_out_an_id_twice_nor_out_of_bounds_under_faults(TestCassandra cassandra) throws Exception {
+  @Order(1)
+  void should_never_hand_out_an_id_twice_nor_out_of_bounds_under_faults(ChaosCassandra cassandra) throws Exception {
     String seed = System.getProperty("chaosSeed", Long.toString(new SecureRandom().nextLong()));
     Path out = Path.of(property("idgenChaosOut"));
     ChaosCommand command = new ChaosCommand();
     new CommandLine(command).parseArgs(
         "--duration", System.getProperty("chaosDuration", "80s"),
+        "--max-hold", System.getProperty("chaosMaxHold", "5s"),
         "--seed", seed,
         "--servers", "3",
         "--clients", "4",
         "--out", out.toString(),
         "--use-running-cassandra",
         "--server-jar", property("idgenServerJar"));
+    List<String> kinds = ChaosRun.defaultKinds(cassandra);
+    Map<String, String> notInjected = ChaosRun.injectable(cassandra);
+    System.out.println("[chaos-it] fault kinds injected: " + kinds + "; NOT injected here: "
+        + (notInjected.isEmpty() ? "none" : notInjected));
 
-    Checker.Report report = command.execute(adapter(cassandra));
+    Checker.Report report = command.execute(cassandra);
 
     assertThat(report.complete()).as("the run recorded its end").isTrue();
     assertThat(report.ids()).as("IDs received").isPositive();
-    assertThat(report.faults()).as("faults injected").isGreaterThanOrEqualTo(4);
+    for (String kind : kinds) {
+      assertThat(report.kind(kind)).as("the checker's row of %s, seed %s", kind, seed)
+          .hasValueSatisfying(row -> assertThat(row.applied()).as("%s applied", kind).isPositive());
+    }
+    assertThat(report.faults()).as("faults injected").isGreaterThanOrEqualTo(kinds.size());
     assertThat(report.advances()).as("AdvanceSequence calls").isPositive();
     assertThat(report.advancesDuringPause()).as("AdvanceSequence calls in flight during a pause").isPositive();
     assertThat(report.advancesDuringKill()).as("AdvanceSequence calls in flight while a server was dead")
         .isPositive();
+    if (cassandra.network().isPresent()) {
+      assertThat(report.kind("dc-partition").orElseThrow().advancesOk()
+          + report.kind("dc-partition").orElseThrow().advancesFailed())
+          .as("AdvanceSequence calls in flight during a partition").isPositive();
+    }
     assertThat(report.cas()).as("the servers' idgen_store_cas_total, read at kills and at the end")
         .containsKey("applied");
     assertThat(report.cas().get("applied")).as("compare-and-sets applied").isPositive();
@@ -59,19 +82,21 @@ class ChaosIT {
 
   /**
    * Planned restarts only, under the same load: a rolling restart (SIGTERM, wait for the exit, start again,
-   * wait for SERVING, next server) within 45 s of load (about 80 s in all: a restart takes 10–15 s here). A
+   * wait for SERVING, next server) within 30 s of load (two to three minutes in all on the netns cluster: a
+   * restart takes 25–35 s there, 10–15 s on the two-datacenter cluster). A
    * graceful stop gives its reserves back to its datacenter's pool, so the restarts must lose nothing: every
    * ID reserved is received or held at the end, or counted lost by a server before its stop (a
    * compare-and-set whose outcome could not be settled); {@code restart_lost} = 0 (the checker fails the run
    * otherwise), besides no duplicate.
    */
   @Test
-  void should_lose_no_id_over_rolling_restarts_under_load(TestCassandra cassandra) throws Exception {
+  @Order(2)
+  void should_lose_no_id_over_rolling_restarts_under_load(ChaosCassandra cassandra) throws Exception {
     String seed = System.getProperty("chaosRestartSeed", Long.toString(new SecureRandom().nextLong()));
     Path out = Path.of(property("idgenChaosOut") + "-restarts");
     ChaosCommand command = new ChaosCommand();
     new CommandLine(command).parseArgs(
-        "--duration", System.getProperty("chaosRestartDuration", "45s"),
+        "--duration", System.getProperty("chaosRestartDuration", "30s"),
         "--seed", seed,
         "--servers", "3",
         "--clients", "4",
@@ -80,7 +105,7 @@ class ChaosIT {
         "--use-running-cassandra",
         "--server-jar", property("idgenServerJar"));
 
-    Checker.Report report = command.execute(adapter(cassandra));
+    Checker.Report report = command.execute(cassandra);
 
     assertThat(report.complete()).as("the run recorded its end").isTrue();
     assertThat(report.restartsOnly()).as("a run of planned restarts only").isTrue();
@@ -98,36 +123,6 @@ class ChaosIT {
     assertThat(report.restartLost()).as("IDs lost by the planned restarts, seed %s", seed).isZero();
     assertThat(report.lost()).as("IDs lost, seed %s", seed).isBetween(0L, report.lostBound());
     assertThat(report.ok()).isTrue();
-  }
-
-  /** The tests' cluster as the harness sees one: contact points, and pause/resume by datacenter. */
-  static ChaosCassandra adapter(TestCassandra cassandra) {
-    return new ChaosCassandra() {
-      @Override
-      public String contactPoint(String dc) {
-        return cassandra.contactPoint(dc);
-      }
-
-      @Override
-      public String describe(String dc) {
-        return cassandra.pid(dc).isPresent() ? "pid=" + cassandra.pid(dc).getAsLong() : cassandra.backend().id();
-      }
-
-      @Override
-      public void pause(String dc) {
-        cassandra.pause(dc);
-      }
-
-      @Override
-      public void resume(String dc) {
-        cassandra.resume(dc);
-      }
-
-      @Override
-      public void resumeAll() {
-        cassandra.resumeAll();
-      }
-    };
   }
 
   private static String property(String name) {

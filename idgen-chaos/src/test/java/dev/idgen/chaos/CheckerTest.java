@@ -442,6 +442,88 @@ class CheckerTest {
   }
 
   @Test
+  void should_report_by_fault_kind_what_was_received_duplicated_and_counted_while_each_held_and_after()
+      throws Exception {
+    long ms = 1_000_000;
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock);
+        Recorder b = new Recorder(dir.resolve("client-1.bin"), clock)) {
+      a.range("dense", 0, 0, 2_000 * ms, 1, 100, 1);      // during the partition and the burst
+      a.range("dense", 0, 0, 5_000 * ms, 101, 50, 1);     // 2 s after the partition healed
+      b.range("dense", 1, 0, 15_000 * ms, 151, 30, 1);    // during the Cassandra kill
+      b.range("dense", 1, 0, 25_000 * ms, 181, 20, 1);    // 5 s after it
+      a.range("dense", 0, 0, 50_000 * ms, 195, 10, 1);    // 195..200 again: 6 duplicates, of the kill's range
+      a.range("dense", 0, 0, 60_000 * ms, 300, 10, 1);    // in no window
+    }
+    finalState("dense", 0, 310);
+    log.fault(1_000, "dc-partition", 500, "dc1|dc2 fault-0 ms=2000");
+    log.fault(1_500, "advance-burst", 0, "dense calls=1 base-floor=0 during=dc-partition:dc1|dc2");
+    log.line("advance", "dense", 0, 2_400 * ms, "ok", 1_600 * ms, "server-0");
+    log.window("-", "advance-burst", 1_500, 2_500, "dense calls=1");
+    log.window("0", "dc-partition", 1_000, 3_000, "dc1|dc2 fault-0");
+    log.fault(10_000, "cassandra-kill", 700, "dc2b restart-after-ms=2000 ms=2000");
+    log.window("1", "cassandra-kill", 10_000, 20_000, "dc2b");
+    log.fault(30_000, "server-kill", 300, "server-1");
+    log.window("2", "server-kill", 30_000, 31_000, "server-1");
+    log.line("reported", "server-1", "kill", 40, 8);
+    // The servers' counters at the start of each fault, before the kill, from the restart, at the end.
+    log.counters("0", "server-0", 1, 0, Map.of("global:unknown", 0L));
+    log.counters("0", "server-1", 1, 5, Map.of());
+    log.counters("1", "server-0", 1, 100, Map.of("global:unknown", 3L, "global:resolved_applied", 2L,
+        "global:resolved_ambiguous", 1L, "dc:unknown", 1L, "dc:unresolved", 1L, "dc:attempts", 40L));
+    log.counters("1", "server-1", 1, 5, Map.of());
+    log.counters("2", "server-0", 1, 150, Map.of("global:unknown", 4L, "global:resolved_applied", 3L,
+        "global:resolved_ambiguous", 1L, "dc:unknown", 1L, "dc:unresolved", 1L, "dc:attempts", 50L));
+    log.counters("2", "server-1", 1, 5, Map.of());
+    log.counters("2", "server-1", 1, 8, Map.of());      // just before its kill -9
+    log.counters("2", "server-1", 2, 0, Map.of());      // its new incarnation
+    log.counters("end", "server-0", 1, 150, Map.of("global:unknown", 4L, "global:resolved_applied", 3L,
+        "global:resolved_ambiguous", 1L, "dc:unknown", 1L, "dc:unresolved", 1L, "dc:attempts", 50L));
+    log.counters("end", "server-1", 2, 4, Map.of("dc:unknown", 2L, "dc:resolved_not_applied", 2L));
+
+    Checker.Report report = check();
+
+    FaultTable.Row partition = report.kind("dc-partition").orElseThrow();
+    assertThat(partition.applied()).isEqualTo(1);
+    assertThat(partition.heldMillis()).isEqualTo(2_000);
+    assertThat(partition.idsDuring()).isEqualTo(100);
+    assertThat(partition.idsAfter()).isEqualTo(50);
+    assertThat(partition.duplicates()).isZero();
+    assertThat(partition.advancesOk()).isEqualTo(1);
+    assertThat(partition.lostCounted()).isEqualTo(100);
+    assertThat(partition.lostBound()).isEqualTo(500);
+    assertThat(partition.cas()).containsEntry("unknown", 4L).containsEntry("resolved_applied", 2L)
+        .containsEntry("resolved_ambiguous", 1L).containsEntry("unresolved", 1L).containsEntry("attempts", 40L);
+
+    FaultTable.Row kill = report.kind("cassandra-kill").orElseThrow();
+    assertThat(kill.idsDuring()).isEqualTo(30);
+    assertThat(kill.idsAfter()).isEqualTo(20);
+    assertThat(kill.duplicates()).isEqualTo(6);
+    assertThat(kill.lostCounted()).isEqualTo(50);
+    assertThat(kill.cas()).containsEntry("unknown", 1L).containsEntry("resolved_applied", 1L)
+        .containsEntry("attempts", 10L);
+
+    FaultTable.Row serverKill = report.kind("server-kill").orElseThrow();
+    assertThat(serverKill.idsDuring() + serverKill.idsAfter()).isZero();
+    assertThat(serverKill.lostCounted()).as("3 before the kill, 4 by the new incarnation").isEqualTo(7);
+    assertThat(serverKill.heldAtKills()).isEqualTo(40);
+    assertThat(serverKill.cas()).containsEntry("unknown", 2L).containsEntry("resolved_not_applied", 2L);
+
+    FaultTable.Row burst = report.kind("advance-burst").orElseThrow();
+    assertThat(burst.idsDuring()).isEqualTo(100);
+    assertThat(burst.idsAfter()).isEqualTo(50);
+    assertThat(burst.advancesOk()).isEqualTo(1);
+    assertThat(burst.lostCounted()).as("a burst beside a fault: its counts are the fault's").isZero();
+
+    assertThat(report.duplicates()).isEqualTo(6);
+    assertThat(report.byKind()).extracting(FaultTable.Row::kind)
+        .containsExactly("server-kill", "advance-burst", "dc-partition", "cassandra-kill");
+    String printed = this.printed.toString(StandardCharsets.UTF_8);
+    assertThat(printed).contains("by fault kind").containsPattern("(?m)^dc-partition +1 +2\\.0 +100 +50 +0 +1/0 +100 ");
+    assertThat(printed.strip()).as("the summary keeps its place: the last two lines")
+        .containsPattern("checked ids=220 duplicates=6 .*\ncas: applied=0 conflict=0 unknown=0[^\n]*$");
+  }
+
+  @Test
   void should_fail_a_run_that_did_not_record_its_end() throws Exception {
     log.close();
 

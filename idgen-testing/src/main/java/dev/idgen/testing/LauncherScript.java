@@ -17,8 +17,8 @@ import java.util.function.Function;
  *   <li>{@code idgen-testing/cassandra/cassandra.sh} in the working directory or one of its parents (an IDE
  *       running a test from a module directory);
  *   <li>the copy packaged in idgen-testing's jar ({@code dev/idgen/testing/cassandra/}), extracted with its
- *       {@code pom.xml} into a temporary directory (its fetch then uses {@code mvn} from the PATH unless the
- *       Cassandra jars are already in {@code ~/.cache/idgen-cassandra}).
+ *       {@code netns.sh} and {@code pom.xml} into a temporary directory (its fetch then uses {@code mvn} from
+ *       the PATH unless the Cassandra jars are already in {@code ~/.cache/idgen-cassandra}).
  * </ol>
  */
 final class LauncherScript {
@@ -64,7 +64,7 @@ final class LauncherScript {
       Path dir = Files.createTempDirectory("idgen-cassandra-launcher");
       dir.toFile().deleteOnExit();
       Path script = null;
-      for (String name : new String[] {"cassandra.sh", "pom.xml"}) {
+      for (String name : new String[] {"cassandra.sh", "netns.sh", "pom.xml"}) {
         try (InputStream in = LauncherScript.class.getResourceAsStream(RESOURCE_DIR + name)) {
           if (in == null) {
             throw new IllegalStateException("idgen-testing's jar has no " + RESOURCE_DIR + name);
@@ -74,6 +74,8 @@ final class LauncherScript {
           target.toFile().deleteOnExit();
           if (name.endsWith(".sh")) {
             target.toFile().setExecutable(true);
+          }
+          if (name.equals("cassandra.sh")) {
             script = target;
           }
         }

@@ -48,6 +48,7 @@ class LauncherScriptTest {
     assertThat(l.how()).isEqualTo("extracted from idgen-testing's jar");
     assertThat(Files.readString(l.script())).startsWith("#!/usr/bin/env bash").contains("cassandra-all");
     assertThat(l.script().resolveSibling("pom.xml")).exists();
+    assertThat(l.script().resolveSibling("netns.sh")).exists();
   }
 
   @Test
