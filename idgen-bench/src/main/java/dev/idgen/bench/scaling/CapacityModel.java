@@ -23,8 +23,9 @@ import picocli.CommandLine.Spec;
  * makes ρ / step node reservations (one LOCAL_SERIAL compare-and-set each) per second and stripe; a datacenter's
  * pool likewise takes DC blocks from the global cursor (SERIAL) and appends them (LOCAL_SERIAL). Besides, each
  * server polls its datacenter's floor log and renews its announcement every floor-refresh (one read, one write),
- * and its monitor reads, every refresh-interval, each loaded sequence's global cursor and every datacenter's pool
- * per stripe (plain reads, as the monitor of this version does).
+ * and its monitor reads, every refresh-interval, the store state (global cursor and every datacenter's pool, per
+ * stripe: plain reads) of at most store-reads-per-refresh (50) of its loaded sequences: a bound per server, not a
+ * cost per sequence.
  *
  * <p><b>Simulation</b> ({@link #simulatePool}): S servers draining one pool partition at a total rate, each
  * refilling its reserve by that rule from the partition; a compare-and-set reads the row and commits a random
@@ -40,12 +41,12 @@ final class CapacityModel implements Callable<Integer> {
   /** The server's defaults (reference.conf) that the arithmetic uses. */
   record Sizing(double outageRunwaySeconds, double refillStep, double minNodeBlock, double nodeCap,
       double isolationRunwaySeconds, double poolStep, double dcCap, double floorRefreshSeconds,
-      double monitorIntervalSeconds) {
-    static final Sizing DEFAULTS = new Sizing(300, 0.25, 100, 100_000_000, 86_400, 0.25, 1e12, 1, 15);
+      double monitorIntervalSeconds, int monitorSequencesPerRefresh) {
+    static final Sizing DEFAULTS = new Sizing(300, 0.25, 100, 100_000_000, 86_400, 0.25, 1e12, 1, 15, 50);
 
     Sizing withNodeCap(double cap) {
       return new Sizing(outageRunwaySeconds, refillStep, minNodeBlock, cap, isolationRunwaySeconds, poolStep, dcCap,
-          floorRefreshSeconds, monitorIntervalSeconds);
+          floorRefreshSeconds, monitorIntervalSeconds, monitorSequencesPerRefresh);
     }
 
     /** The refill step of a server's reserve consumed at {@code rate} IDs/s. */
@@ -84,8 +85,10 @@ final class CapacityModel implements Callable<Integer> {
     long partitions = w.sequences() * w.stripes();
     double poolCasPerDc = partitions * casPerPoolPartition;
     double globalCas = partitions * casPerGlobalPartition;
-    // Each loaded sequence, per stripe: its global cursor and every datacenter's pool, on every server.
-    double monitorReads = (double) partitions * (1 + w.datacenters()) * w.serversPerDc() / z.monitorIntervalSeconds();
+    // Per server and refresh: at most monitorSequencesPerRefresh sequences, per stripe their global cursor and
+    // every datacenter's pool.
+    double monitorReads = (double) Math.min(w.sequences(), z.monitorSequencesPerRefresh()) * w.stripes()
+        * (1 + w.datacenters()) * w.serversPerDc() / z.monitorIntervalSeconds();
     double floorOps = 2.0 * w.serversPerDc() / z.floorRefreshSeconds();
     double idsPerSecond = w.idsPerSecondPerSequence() * w.sequences();
     double casPerMillion = idsPerSecond == 0 ? 0

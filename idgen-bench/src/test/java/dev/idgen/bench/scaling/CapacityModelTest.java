@@ -31,8 +31,10 @@ class CapacityModelTest {
     // 1 ID/s per server and stripe: a step of 100 IDs (the minimum; 75 would be a quarter of 5 minutes).
     assertThat(load.casPerPoolPartition()).isCloseTo(20 * 0.01, within(1e-3));
     assertThat(load.poolCasPerDc()).isCloseTo(10_000 * 20 * 0.01, within(20.0));
-    // The monitor reads every loaded sequence's cursor and pool on every server every 15 s.
-    assertThat(load.monitorReadsPerDc()).isCloseTo(10_000 * 2 * 20 / 15.0, within(1e-6));
+    // The monitor reads the cursor and pool of at most 50 sequences per server every 15 s, however many are loaded.
+    assertThat(load.monitorReadsPerDc()).isCloseTo(50 * 2 * 20 / 15.0, within(1e-6));
+    assertThat(CapacityModel.load(new Workload(1, 20, 20, 1, 20), DEFAULTS).monitorReadsPerDc())
+        .isCloseTo(20 * 2 * 20 / 15.0, within(1e-6));
   }
 
   @Test
