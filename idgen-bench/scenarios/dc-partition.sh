@@ -55,10 +55,7 @@ cleanup() {
   say "logs and metrics in $OUT"
   exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-take_cassandra_lock
+traps_and_lock cleanup
 
 metrics() { curl -sf --max-time 5 "http://127.0.0.1:${METRICS[$1]}/metrics"; }
 failed_calls() { # $1 dc: calls of the load's sequence that did not end OK, so far

@@ -64,14 +64,30 @@ start_cassandra_server() {
   fail "the server ($dc) did not start within 120 s"
 }
 
+# The traps of a scenario (EXIT runs the function $1; INT and TERM exit with 130 and 143, so EXIT runs), then the
+# launcher's lock.
+traps_and_lock() {
+  trap "$1" EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  take_cassandra_lock
+}
+
+# One Cassandra node in $CBASE (the launcher's single topology; launcher options after, e.g. --keep-data), its
+# output in $OUT/cassandra.log. Sets CASSANDRA_PID.
+start_single_node() {
+  "$CASSANDRA_SH" fetch 9>&- >&2
+  say "starting a single Cassandra node in $CBASE $*"
+  "$CASSANDRA_SH" start --topology single --base-dir "$CBASE" "$@" 9>&- >"$OUT/cassandra.log" 2>&1 \
+    || { tail -20 "$OUT/cassandra.log" >&2; fail "Cassandra did not start"; }
+  CASSANDRA_PID="$(<"$CBASE/dc1/pid")"
+}
+
 # One Cassandra node in $CBASE (the launcher's single topology) and one server with default settings on it,
 # logs in $OUT. Sets GRPC and METRICS (its ports) and SERVER_PID.
 start_single_node_and_server() {
   GRPC="$(port)"; METRICS="$(port)"
-  "$CASSANDRA_SH" fetch 9>&- >&2
-  say "starting a single Cassandra node in $CBASE"
-  "$CASSANDRA_SH" start --topology single --base-dir "$CBASE" 9>&- >"$OUT/cassandra.log" 2>&1 \
-    || { tail -20 "$OUT/cassandra.log" >&2; fail "Cassandra did not start"; }
+  start_single_node
   start_cassandra_server "$OUT/server.log" 127.0.0.1:9042 dc1 "$GRPC" "$METRICS" -Didgen.cassandra.replication.dc1=1
   SERVER_PID=$STARTED_PID
 }

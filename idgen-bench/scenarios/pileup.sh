@@ -42,10 +42,7 @@ cleanup() {
   stop_server_and_cassandra 5
   exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-take_cassandra_lock
+traps_and_lock cleanup
 
 scrape() { curl -sf --max-time 5 "http://127.0.0.1:$METRICS/metrics"; }
 threads() { awk '/^Threads:/ {print $2}' "/proc/$SERVER_PID/status"; }

@@ -32,15 +32,9 @@ cleanup() {
   say "logs in $OUT"
   exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-take_cassandra_lock
+traps_and_lock cleanup
 
-"$CASSANDRA_SH" fetch 9>&- >&2
-say "starting a single Cassandra node in $CBASE"
-"$CASSANDRA_SH" start --topology single --base-dir "$CBASE" 9>&- >"$OUT/cassandra.log" 2>&1 \
-  || { tail -20 "$OUT/cassandra.log" >&2; fail "Cassandra did not start"; }
+start_single_node
 IFS=, read -r -a threads <<<"${THREADS:-1,10,20}"
 IFS=, read -r -a partitions <<<"${PARTITIONS:-1,5,20}"
 for t in "${threads[@]}"; do

@@ -51,15 +51,9 @@ cleanup() {
   say "logs in $OUT"
   exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-take_cassandra_lock
+traps_and_lock cleanup
 
-"$CASSANDRA_SH" fetch 9>&- >&2
-say "starting a single Cassandra node in $CBASE"
-"$CASSANDRA_SH" start --topology single --base-dir "$CBASE" 9>&- >"$OUT/cassandra.log" 2>&1 \
-  || { tail -20 "$OUT/cassandra.log" >&2; fail "Cassandra did not start"; }
+start_single_node
 GRPC="$(port)"; METRICS="$(port)"
 start_cassandra_server "$OUT/server.log" 127.0.0.1:9042 dc1 "$GRPC" "$METRICS" -Didgen.cassandra.replication.dc1=1 \
   -Xms256m -Xmx"$SERVER_HEAP"

@@ -65,10 +65,7 @@ cleanup() {
   say "logs in $OUT"
   exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-take_cassandra_lock
+traps_and_lock cleanup
 DEADLINE=$(( $(date +%s) + BUDGET ))
 left() { echo $(( DEADLINE - $(date +%s) )); }
 
@@ -125,13 +122,9 @@ loadgen() { # $1: N, $2: distribution; prints "calls/s p99_ms server-CPU-µs-per
     "$OUT/loadgen-$1-$2.json"
 }
 
-"$CASSANDRA_SH" fetch 9>&- >&2
 keep=()
 [[ -f "$STATE" ]] && keep=(--keep-data)
-say "starting a single Cassandra node in $CBASE ${keep[*]}"
-"$CASSANDRA_SH" start --topology single --base-dir "$CBASE" --heap "${CASSANDRA_HEAP:-256M}" "${keep[@]}" 9>&- \
-  >"$OUT/cassandra.log" 2>&1 || { tail -20 "$OUT/cassandra.log" >&2; fail "Cassandra did not start"; }
-CASSANDRA_PID="$(<"$CBASE/dc1/pid")"
+start_single_node --heap "${CASSANDRA_HEAP:-256M}" "${keep[@]}"
 save_state
 sleep "$SETTLE"
 read -r CASSANDRA_BASE <<<"$(cores_over "$IDLE" "$CASSANDRA_PID")"

@@ -59,16 +59,9 @@ cleanup() {
   say "logs in $OUT"
   exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-take_cassandra_lock
+traps_and_lock cleanup
 
-"$CASSANDRA_SH" fetch 9>&- >&2
-say "starting a single Cassandra node in $CBASE"
-"$CASSANDRA_SH" start --topology single --base-dir "$CBASE" 9>&- >"$OUT/cassandra.log" 2>&1 \
-  || { tail -20 "$OUT/cassandra.log" >&2; fail "Cassandra did not start"; }
-CASSANDRA_PID="$(<"$CBASE/dc1/pid")"
+start_single_node
 
 # Starts S servers at once (ports in GRPCS and METRICS_PORTS) and waits until each one's metrics answer.
 start_servers() {

@@ -37,10 +37,7 @@ cleanup() {
   stop_server_and_cassandra 2
   exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-take_cassandra_lock
+traps_and_lock cleanup
 
 scrape() { curl -sf --max-time 5 "http://127.0.0.1:$METRICS/metrics"; }
 delta() { echo $(( $(msum "$1" <<<"$after") - $(msum "$1" <<<"$before") )); }
