@@ -3,6 +3,7 @@ package dev.idgen.chaos;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.idgen.testing.TcpListener;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -219,7 +220,7 @@ class NetworkFaultsIT {
   private void listenIn(String host, String address, int port) throws IOException {
     List<String> cmd = new ArrayList<>(ChaosNetwork.exec(host));
     cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx32m",
-        "-cp", System.getProperty("java.class.path"), Listener.class.getName(), address, Integer.toString(port)));
+        "-cp", System.getProperty("java.class.path"), TcpListener.class.getName(), address, Integer.toString(port)));
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
     listeners.add(p);
     String line = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)).readLine();

@@ -1,18 +1,17 @@
-package dev.idgen.chaos;
+package dev.idgen.testing;
 
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 
 /**
- * {@code java dev.idgen.chaos.Listener ADDRESS PORT}: accepts TCP connections on ADDRESS:PORT and closes them,
- * until killed (at most 10 minutes). {@link NetworkFaultsIT} runs it in a server's namespace, as a stand-in
- * for a server that clients reach.
+ * {@code java dev.idgen.testing.TcpListener ADDRESS PORT}: accepts TCP connections on ADDRESS:PORT and closes
+ * them, until killed (at most 10 minutes). Tests run it inside a network namespace, to be reached from the outside
+ * (the launcher's namespace tests, and the chaos tests as a stand-in for a server that clients reach).
  */
-public final class Listener {
-  private Listener() {}
+public final class TcpListener {
+  private TcpListener() {}
 
   public static void main(String[] args) throws IOException {
     long until = System.nanoTime() + 600_000_000_000L;
@@ -23,7 +22,7 @@ public final class Listener {
       while (System.nanoTime() < until) {
         try (Socket s = server.accept()) {
           s.getOutputStream().write('!');
-        } catch (SocketTimeoutException idle) {
+        } catch (java.net.SocketTimeoutException idle) {
           // look at the clock again
         }
       }
