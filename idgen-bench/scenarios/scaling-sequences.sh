@@ -23,7 +23,8 @@
 #
 # Environment (optional): CSV (default docs/scaling/sequences.csv), CASSANDRA_DIR (default: a new directory),
 # BUDGET (840), IDLE (30), SETTLE (20), SERVER_HEAP (2g), CASSANDRA_HEAP (256M, the launcher's default),
-# CREATE_CONCURRENCY (32), TOUCH_CONCURRENCY (64), IDGEN_SERVER_JAR, IDGEN_LOADGEN_JAR, OUT_DIR, LOCK_WAIT=3600.
+# CREATE_CONCURRENCY (32), TOUCH_CONCURRENCY (64), LOADGEN_HEAP (2g: the load generator parses the server's
+# metrics page, which grows with the sequences loaded), IDGEN_SERVER_JAR, IDGEN_LOADGEN_JAR, OUT_DIR, LOCK_WAIT=3600.
 # Needs curl, python3, jq, jcmd, java 17. Everything runs on 127.0.0.1 and is stopped on exit.
 
 set -euo pipefail
@@ -113,7 +114,7 @@ bulk() {
   (( rc == 0 || DONE_UPTO < to )) || fail "$verb failed ($rc)"
 }
 loadgen() { # $1: N, $2: distribution; prints "calls/s p99_ms server-CPU-µs-per-call pool-CAS-in-the-window"
-  timeout 180 java -Xmx512m -jar "$LOADGEN_JAR" --target "127.0.0.1:$GRPC" --sequence "$PREFIX" --sequences "$1" \
+  timeout 180 java -Xmx"${LOADGEN_HEAP:-2g}" -jar "$LOADGEN_JAR" --target "127.0.0.1:$GRPC" --sequence "$PREFIX" --sequences "$1" \
     --distribution "$2" --concurrency 10 --ids-per-call 1 --warmup 5s --duration 15s --json \
     --metrics-url "http://127.0.0.1:$METRICS/metrics" --server-pid "$SERVER_PID" \
     >"$OUT/loadgen-$1-$2.json" 2>"$OUT/loadgen-$1-$2.err" 9>&- \
@@ -168,7 +169,7 @@ for n in "${COUNTS[@]}"; do
   heap="$(heap_used_mb "$SERVER_PID")"
   say "idle: server $server_cores cores, Cassandra $cassandra_cores; RSS $rss MiB, heap after GC $heap MiB"
   # Not measured: the JIT of the restarted server warms up (the first run after a restart read up to a quarter lower).
-  timeout 120 java -Xmx512m -jar "$LOADGEN_JAR" --target "127.0.0.1:$GRPC" --sequence "$PREFIX" --sequences "$n" \
+  timeout 120 java -Xmx"${LOADGEN_HEAP:-2g}" -jar "$LOADGEN_JAR" --target "127.0.0.1:$GRPC" --sequence "$PREFIX" --sequences "$n" \
     --concurrency 10 --warmup 10s --duration 1s >/dev/null 2>&1 9>&- || true
   read -r u_rate u_p99 u_cpu u_cas <<<"$(loadgen "$n" uniform)"
   read -r z_rate z_p99 z_cpu z_cas <<<"$(loadgen "$n" zipf)"
