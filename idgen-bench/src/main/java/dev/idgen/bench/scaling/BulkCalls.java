@@ -36,7 +36,8 @@ import picocli.CommandLine.Spec;
  */
 abstract class BulkCalls implements Callable<Integer> {
 
-  private static final int ATTEMPTS = 6;
+  /** Enough for a server that has just started to reach its Cassandra (about a minute of back-offs). */
+  private static final int ATTEMPTS = 20;
 
   @Option(names = "--target", required = true, paramLabel = "HOST:PORT", description = "The server (plaintext).")
   String target;
