@@ -263,6 +263,14 @@ write_node_config() {
   local commitlog_sync="commitlog_sync: periodic
 commitlog_sync_period: 10000ms"
   if is_netns_node "$node"; then commitlog_sync="commitlog_sync: batch"; fi
+  # IDGEN_CASSANDRA_COMMITLOG_SYNC=periodic|batch overrides both (the durability check runs each mode).
+  case "${IDGEN_CASSANDRA_COMMITLOG_SYNC:-}" in
+    "") ;;
+    periodic) commitlog_sync="commitlog_sync: periodic
+commitlog_sync_period: 10000ms" ;;
+    batch) commitlog_sync="commitlog_sync: batch" ;;
+    *) die "IDGEN_CASSANDRA_COMMITLOG_SYNC: '$IDGEN_CASSANDRA_COMMITLOG_SYNC' (expected: periodic or batch)" ;;
+  esac
 
   # Only keys that Cassandra 5.0 knows: it refuses to start on any unknown key.
   cat >"$dir/conf/cassandra.yaml" <<EOF

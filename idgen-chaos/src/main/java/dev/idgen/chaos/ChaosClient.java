@@ -45,6 +45,14 @@ final class ChaosClient {
   static final long RAW_MAX_COUNT = 5_000;
   /** The stub's largest lease. */
   static final long STUB_MAX_LEASE = 5_000;
+  /** The stub callers' largest batch ({@code next(n)}). */
+  static final int STUB_MAX_BATCH = 64;
+  /**
+   * The largest call scale: IDs per call and per batch grow with it, not the calls, so that a long run on
+   * 2 cores reaches 100 M IDs (the cost is per call and per recorded range, not per ID); 100 keeps a raw
+   * call within the server's 1,000,000 IDs per call.
+   */
+  static final int MAX_CALL_SCALE = 100;
   private static final long MAX_IDS_PER_CLIENT = 200_000_000;
 
   private final int id;
@@ -56,6 +64,8 @@ final class ChaosClient {
   private final Random random;
   private final long deadlineNanos;
   private final long rate;
+  /** IDs per raw call, per stub batch and per lease, times the defaults. */
+  private final int scale;
   private final Thread thread;
   private volatile boolean stopped;
   private volatile IdGenClient client;
@@ -63,7 +73,7 @@ final class ChaosClient {
   private volatile List<IdSource> stubSources = List.of();
 
   ChaosClient(int id, boolean stub, List<String> targets, List<String> sequences, Path dir, RunClock clock,
-      long seed, long deadlineNanos, long rate) {
+      long seed, long deadlineNanos, long rate, int scale) {
     this.id = id;
     this.stub = stub;
     this.sequences = List.copyOf(sequences);
@@ -71,6 +81,7 @@ final class ChaosClient {
     this.random = new Random(seed);
     this.deadlineNanos = deadlineNanos;
     this.rate = rate;
+    this.scale = scale;
     for (int slot = 0; slot < targets.size(); slot++) {
       ManagedChannel ch = Grpc.newChannelBuilder(targets.get(slot), InsecureChannelCredentials.create()).build();
       channels.add(ch);
@@ -78,6 +89,16 @@ final class ChaosClient {
     }
     this.thread = new Thread(this::run, (stub ? "chaos-stub-" : "chaos-raw-") + id);
     thread.setDaemon(true);
+  }
+
+  /** The largest count a raw caller asks for at call scale {@code scale}. */
+  static long rawMaxCount(int scale) {
+    return RAW_MAX_COUNT * scale;
+  }
+
+  /** The stub's largest lease at call scale {@code scale}. */
+  static long stubMaxLease(int scale) {
+    return STUB_MAX_LEASE * scale;
   }
 
   int id() {
@@ -173,7 +194,7 @@ final class ChaosClient {
         .name("chaos-" + id)
         .callDeadline(Duration.ofSeconds(2))
         .waitDeadline(Duration.ofSeconds(3))
-        .maxLeaseSize(STUB_MAX_LEASE)
+        .maxLeaseSize(stubMaxLease(scale))
         .retryBackoff(Duration.ofMillis(20), Duration.ofMillis(500));
     recorded.forEach(builder::channel);
     client = builder.build();
@@ -193,7 +214,7 @@ final class ChaosClient {
         }
         continue;
       }
-      int batch = 1 + random.nextInt(64);
+      int batch = 1 + random.nextInt(STUB_MAX_BATCH * scale);
       try {
         long asked = recorder.clock().nanos();
         long[] ids = source.next(batch);
@@ -224,7 +245,7 @@ final class ChaosClient {
         }
         continue;
       }
-      long count = random.nextInt(10) == 0 ? 1 + random.nextInt((int) RAW_MAX_COUNT) : 1 + random.nextInt(200);
+      long count = random.nextInt(10) == 0 ? 1 + random.nextInt((int) rawMaxCount(scale)) : 1 + random.nextInt(200 * scale);
       Channel channel = recorded.get(random.nextInt(recorded.size()));
       try {
         Iterator<IdRange> ranges = IdGenGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)

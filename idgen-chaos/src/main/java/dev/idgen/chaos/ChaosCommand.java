@@ -74,6 +74,14 @@ public final class ChaosCommand implements Callable<Integer> {
   @Option(names = "--rate", defaultValue = "5000", description = "the most IDs per second each client takes (default: ${DEFAULT-VALUE})")
   long rate;
 
+  @Option(names = "--call-scale", defaultValue = "1",
+      description = "IDs per call, times the defaults: raw callers ask for up to 5,000 x N IDs (mostly up to "
+          + "200 x N), stubs take batches of up to 64 x N IDs from leases of up to 5,000 x N, and the blocks of "
+          + "every sequence but chaos-small are N times larger; the calls, the records and the compare-and-sets "
+          + "stay about as many, so the IDs per second grow (1 to " + ChaosClient.MAX_CALL_SCALE
+          + ", default: ${DEFAULT-VALUE})")
+  int callScale;
+
   @Option(names = "--int32-space", defaultValue = "2000000",
       description = "how many IDs the 32-bit sequence has left below 2147483647 (default: ${DEFAULT-VALUE})")
   long int32Space;
@@ -155,7 +163,7 @@ public final class ChaosCommand implements Callable<Integer> {
     Path jar = serverJar != null ? serverJar : root.resolve("idgen-server/target/idgen-server-0.1.0-SNAPSHOT-all.jar");
     Path dir = out.toAbsolutePath().normalize();
     new ChaosRun(new ChaosRun.Settings(duration, s, servers, clients, dir, useRunningCassandra,
-        jar.toAbsolutePath(), root, rate, int32Space, kinds, maxHold), cassandra, launcher).run();
+        jar.toAbsolutePath(), root, rate, int32Space, kinds, maxHold, callScale), cassandra, launcher).run();
     return Checker.check(dir, System.out);
   }
 

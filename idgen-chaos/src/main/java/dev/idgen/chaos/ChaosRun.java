@@ -123,16 +123,20 @@ import java.util.stream.Stream;
 final class ChaosRun {
   /** What a run is told; {@code maxHold} bounds how long a network, replica or Cassandra-kill fault holds. */
   record Settings(Duration duration, long seed, int servers, int clients, Path out, boolean useRunningCassandra,
-      Path serverJar, Path repoRoot, long rate, long int32Space, List<String> faultKinds, Duration maxHold) {
+      Path serverJar, Path repoRoot, long rate, long int32Space, List<String> faultKinds, Duration maxHold,
+      int callScale) {
 
     /** As before fault kinds could be chosen: the kinds every cluster allows ({@link #DEFAULT_FAULTS}). */
     Settings(Duration duration, long seed, int servers, int clients, Path out, boolean useRunningCassandra,
         Path serverJar, Path repoRoot, long rate, long int32Space) {
       this(duration, seed, servers, clients, out, useRunningCassandra, serverJar, repoRoot, rate, int32Space,
-          DEFAULT_FAULTS, DEFAULT_MAX_HOLD);
+          DEFAULT_FAULTS, DEFAULT_MAX_HOLD, 1);
     }
 
     Settings {
+      if (callScale < 1 || callScale > ChaosClient.MAX_CALL_SCALE) {
+        throw new IllegalArgumentException("call scale " + callScale + " (expected: 1 to " + ChaosClient.MAX_CALL_SCALE + ")");
+      }
       faultKinds = List.copyOf(faultKinds);
       if (faultKinds.isEmpty() || !KINDS.containsAll(faultKinds)) {
         throw new IllegalArgumentException("fault kinds " + faultKinds + ": expected some of " + KINDS);
@@ -431,12 +435,15 @@ final class ChaosRun {
   }
 
   private void createSequences() {
-    sequences.add(new SequenceSpec("chaos-dense", 1, Long.MAX_VALUE, 1, 2_000, 20_000));
-    sequences.add(new SequenceSpec("chaos-striped", 1_000, Long.MAX_VALUE, 4, 1_000, 10_000));
-    sequences.add(new SequenceSpec("chaos-int32", INT32_MAX - settings.int32Space() + 1, INT32_MAX, 2, 1_000,
-        10_000));
-    // Small blocks: its datacenter pools are appended to several times a second and its servers refill from
-    // them more often still, so that faults catch compare-and-sets of both tiers under way.
+    // Blocks grow with the call scale, as the calls do, so that a long run's IDs per second are not bound by
+    // Cassandra's compare-and-sets per second (a few dozen a second on the 2-core netns cluster).
+    long scale = settings.callScale();
+    sequences.add(new SequenceSpec("chaos-dense", 1, Long.MAX_VALUE, 1, 2_000 * scale, 20_000 * scale));
+    sequences.add(new SequenceSpec("chaos-striped", 1_000, Long.MAX_VALUE, 4, 1_000 * scale, 10_000 * scale));
+    sequences.add(new SequenceSpec("chaos-int32", INT32_MAX - settings.int32Space() + 1, INT32_MAX, 2,
+        1_000 * scale, 10_000 * scale));
+    // Small blocks, whatever the call scale: its datacenter pools are appended to several times a second and
+    // its servers refill from them more often still, so that faults catch compare-and-sets of both tiers under way.
     sequences.add(new SequenceSpec(SMALL, 1, Long.MAX_VALUE, 1, SMALL_NODE_BLOCK, SMALL_DC_BLOCK));
     SequenceAdminGrpc.SequenceAdminBlockingStub admin = admin(servers.get(0), 60);
     for (SequenceSpec s : sequences) {
@@ -451,7 +458,7 @@ final class ChaosRun {
     int id = nextClientId++;
     List<String> targets = servers.stream().map(ServerNode::target).toList();
     ChaosClient c = new ChaosClient(id, stub, targets, sequences.stream().map(SequenceSpec::name).toList(),
-        settings.out(), clock, settings.seed() * 31 + id, deadlineNanos, settings.rate());
+        settings.out(), clock, settings.seed() * 31 + id, deadlineNanos, settings.rate(), settings.callScale());
     log.line("client", id, stub ? "stub" : "raw");
     clients.add(c);
     c.start();
@@ -542,7 +549,8 @@ final class ChaosRun {
   private long callsInFlightBound() {
     long stubs = clients.stream().filter(ChaosClient::isStub).count();
     long raws = clients.size() - stubs;
-    return stubs * sequences.size() * ChaosClient.STUB_MAX_LEASE + raws * ChaosClient.RAW_MAX_COUNT;
+    return stubs * sequences.size() * ChaosClient.stubMaxLease(settings.callScale())
+        + raws * ChaosClient.rawMaxCount(settings.callScale());
   }
 
   /**
@@ -795,7 +803,8 @@ final class ChaosRun {
 
   private void killClient() throws InterruptedException {
     ChaosClient victim = clients.get(random.nextInt(clients.size()));
-    long bound = victim.isStub() ? sequences.size() * ChaosClient.STUB_MAX_LEASE : ChaosClient.RAW_MAX_COUNT;
+    long bound = victim.isStub() ? sequences.size() * ChaosClient.stubMaxLease(settings.callScale())
+        : ChaosClient.rawMaxCount(settings.callScale());
     long at = clock.millis();
     log.fault(at, "client-kill", bound, victim.toString());
     say("killing " + victim);
