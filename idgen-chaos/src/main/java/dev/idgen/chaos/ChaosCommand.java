@@ -75,10 +75,11 @@ public final class ChaosCommand implements Callable<Integer> {
   long rate;
 
   @Option(names = "--call-scale", defaultValue = "1",
-      description = "IDs per call, times the defaults: raw callers ask for up to 5,000 x N IDs (mostly up to "
-          + "200 x N), stubs take batches of up to 64 x N IDs from leases of up to 5,000 x N, and the blocks of "
-          + "every sequence but chaos-small are N times larger; the calls, the records and the compare-and-sets "
-          + "stay about as many, so the IDs per second grow (1 to " + ChaosClient.MAX_CALL_SCALE
+      description = "IDs per call, times the defaults, on every sequence but chaos-small (which keeps its small "
+          + "blocks and calls, so that its pools stay busy): raw callers ask for up to 5,000 x N IDs (mostly up "
+          + "to 200 x N), stubs take batches of up to 64 x N IDs from leases of up to 5,000 x N, and the blocks "
+          + "are N times larger; the calls, the records and the compare-and-sets stay about as many, so the IDs "
+          + "per second grow (1 to " + ChaosClient.MAX_CALL_SCALE
           + ", default: ${DEFAULT-VALUE})")
   int callScale;
 

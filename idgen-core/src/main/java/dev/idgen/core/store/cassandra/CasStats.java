@@ -25,16 +25,20 @@ import com.google.errorprone.annotations.Immutable;
  * @param idsLost IDs this tier may have taken but could not hand on (a crash-equivalent gap), counted;
  *     an ambiguous removal whose IDs are gone from the row is counted here even if another holder took
  *     them, so this is an upper bound of the real gap
+ * @param regressions rows read back showing less than this process had seen them hold (a pool's {@code taken},
+ *     the global cursor's {@code reserved}, both only grow): the store forgot acknowledged writes, and the row
+ *     was moved past what it may have handed out before anything was taken from it again
  */
 @Immutable
 public record CasStats(long attempts, long applied, long conflicts, long unknown, long resolvedApplied,
-    long resolvedNotApplied, long resolvedAmbiguous, long unresolved, long recovered, long idsLost) {
+    long resolvedNotApplied, long resolvedAmbiguous, long unresolved, long recovered, long idsLost,
+    long regressions) {
 
   /** The sum of two snapshots, e.g. of two stores. */
   public CasStats plus(CasStats o) {
     return new CasStats(attempts + o.attempts, applied + o.applied, conflicts + o.conflicts,
         unknown + o.unknown, resolvedApplied + o.resolvedApplied, resolvedNotApplied + o.resolvedNotApplied,
         resolvedAmbiguous + o.resolvedAmbiguous, unresolved + o.unresolved, recovered + o.recovered,
-        idsLost + o.idsLost);
+        idsLost + o.idsLost, regressions + o.regressions);
   }
 }

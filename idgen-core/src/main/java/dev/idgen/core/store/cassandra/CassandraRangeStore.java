@@ -428,6 +428,13 @@ public final class CassandraRangeStore implements RangeStore {
           poolTier.recovered.increment();
           return reserved(d, stripe, got, pool.taken, pool.blocks);
         }
+        if (pool != null && poolTier.highWater.above(stripeKey(d, stripe), pool.taken) != Long.MIN_VALUE) {
+          healPool(d, stripe, pool, deadline);
+          continue;
+        }
+        if (pool != null) {
+          poolTier.highWater.note(stripeKey(d, stripe), pool.taken); // a serial read: the store held that much
+        }
         attempts.seen(pool == null ? null : pool.op, r -> pool != null && overlaps(pool.blocks, r[0], r[1]));
         if (pool == null || pool.blocks.isEmpty()) {
           awaitRefill(d, stripe, 0, deadline);
@@ -457,6 +464,7 @@ public final class CassandraRangeStore implements RangeStore {
    * isolation runway at that rate, so that the runway is there when the datacenter is cut off.
    */
   private IdRange reserved(SequenceDefinition d, int stripe, long[] range, long taken, List<Long> rest) {
+    poolTier.highWater.note(stripeKey(d, stripe), taken);
     DcRate rate = rate(d, stripe);
     rate.observe(ticker.nanos(), taken);
     long held = size(rest);
@@ -464,6 +472,39 @@ public final class CassandraRangeStore implements RangeStore {
       refillInBackground(d, stripe, held);
     }
     return d.range(stripe, range[0], range[1]);
+  }
+
+  /**
+   * A pool row that shows fewer IDs taken than this process saw taken from it forgot acknowledged writes
+   * ({@link HighWater}): reservations, and maybe appends. Its blocks may hold IDs that were handed out, so
+   * all of them are dropped (a counted gap), its {@code taken} is put back, and its record of appended blocks
+   * is closed at the global cursor as it stands, so that no block taken from it before now (one appended in
+   * the forgotten writes, then consumed, say) is ever appended again. The pool then refills from the global
+   * cursor, with IDs nobody holds. A removal: repeated until the row shows it, whatever the outcomes.
+   */
+  private void healPool(SequenceDefinition d, int stripe, PoolRow pool, long deadline) {
+    long seen = poolTier.highWater.above(stripeKey(d, stripe), pool.taken);
+    Row global = serialRead(st().selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
+        "global cursor of sequence '" + d.name() + "' stripe " + stripe
+            + " (to repair " + dc + "'s pool, which forgot acknowledged writes)", deadline);
+    long below = Math.max(pool.appended.below(), global == null ? 0 : global.getLong("reserved"));
+    Attempts<Void> attempts = new Attempts<>();
+    UUID op = attempts.next(null, pool.op);
+    BoundStatement heal = local(st().healPool.bind(List.of(), seen, List.of(), below, op, d.name(), stripe, dc,
+        pool.op));
+    CasResult result = cas(poolTier, CasKind.POOL_HEAL, heal, op, pool.op, attempts,
+        () -> readPoolRow(d, stripe, dc, null, deadline), deadline);
+    if (result.applied()) {
+      long dropped = size(pool.blocks);
+      poolTier.regressions.increment();
+      poolTier.idsLost.add(dropped);
+      log.error("{}'s pool of sequence '{}' stripe {} showed {} IDs taken, but this server saw {} taken from it:"
+          + " Cassandra forgot writes it had acknowledged (a replica that crashed in commitlog_sync: periodic?"
+          + " see docs/operations.md). Its {} IDs were dropped as a gap and it refills from the global cursor,"
+          + " so that nothing it handed out before is handed out again", dc, d.name(), stripe, pool.taken, seen,
+          dropped);
+    }
+    // Not applied or ambiguous: the caller reads the row again and decides anew.
   }
 
   /**
@@ -692,11 +733,15 @@ public final class CassandraRangeStore implements RangeStore {
         if (attempts.mine(current)) {
           globalTier.recovered.increment();
           got = attempts.effect(current);
+          globalTier.highWater.note(stripeKey(d, stripe), got[1]);
           return got;
         }
-        long reserved = row == null ? 0 : row.getLong("reserved");
+        long stored = row == null ? 0 : row.getLong("reserved");
+        // A cursor below what this process saw it at forgot acknowledged writes (HighWater): it takes from
+        // what it saw, and the IDs in between are a counted gap (they may have been handed out).
+        long reserved = Math.max(stored, globalTier.highWater.above(stripeKey(d, stripe), stored));
         // The cursor only grows: an attempt whose end is still above it never applied.
-        attempts.seen(current, r -> reserved < r[1]);
+        attempts.seen(current, r -> stored < r[1]);
         if (reserved >= total) {
           throw new SequenceExhaustedException(d.name(), d.max());
         }
@@ -711,6 +756,14 @@ public final class CassandraRangeStore implements RangeStore {
                 "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline), deadline);
         if (result.applied()) {
           got = attempts.effect(result.op());
+          if (reserved > stored && result.op().equals(op)) {
+            globalTier.regressions.increment();
+            globalTier.idsLost.add(reserved - stored);
+            log.error("the global cursor of sequence '{}' stripe {} showed {} IDs reserved, but this server saw {}:"
+                + " Cassandra forgot writes it had acknowledged (see docs/operations.md); it was moved past them,"
+                + " a gap of {} IDs", d.name(), stripe, stored, reserved, reserved - stored);
+          }
+          globalTier.highWater.note(stripeKey(d, stripe), got[1]);
           return got;
         }
         backoff(attempt, deadline, "the global cursor of sequence '" + d.name() + "' stripe " + stripe);
@@ -1203,7 +1256,9 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   /** What a compare-and-set is for: named in logs, and seen by the fault-injection seam. */
-  enum CasKind { CREATE, GLOBAL_TAKE, GLOBAL_ADVANCE, POOL_APPEND, POOL_RESERVE, POOL_TRIM, POOL_GIVE_BACK, FLOOR_LOG }
+  enum CasKind {
+    CREATE, GLOBAL_TAKE, GLOBAL_ADVANCE, POOL_APPEND, POOL_RESERVE, POOL_TRIM, POOL_GIVE_BACK, POOL_HEAL, FLOOR_LOG
+  }
 
   /** The three ways an attempt can end. */
   enum Outcome { APPLIED, NOT_APPLIED, AMBIGUOUS }
@@ -1503,6 +1558,31 @@ public final class CassandraRangeStore implements RangeStore {
     return e.getClass().getSimpleName() + ": " + e.getMessage();
   }
 
+  /**
+   * The most each row was seen holding by this process: a pool's {@code taken} (IDs taken from it, ever) and
+   * the global cursor's {@code reserved} only grow, so a read that shows less means the store forgot writes it
+   * acknowledged. That happens when a replica crashes in {@code commitlog_sync: periodic} (it acknowledges
+   * before its commit log is synced, and replays only to the last sync marker) and no other replica holds the
+   * write: a datacenter of one replica, or a quorum that crashed together; or after a restore from an older
+   * backup. A row that forgot a reservation would hand the same IDs out again, so it is moved past what this
+   * process saw before anything more is taken from it. A process that never saw the lost writes cannot tell:
+   * this is a second line, the first is a Cassandra that keeps what it acknowledged (docs/operations.md).
+   * Thread-safe; values only grow.
+   */
+  private static final class HighWater {
+    private final ConcurrentMap<String, Long> seen = new ConcurrentHashMap<>();
+
+    void note(String key, long value) {
+      seen.merge(key, value, Math::max);
+    }
+
+    /** What this process saw {@code key} hold, if more than {@code now}; else {@link Long#MIN_VALUE}. */
+    long above(String key, long now) {
+      Long s = seen.get(key);
+      return s != null && s > now ? s : Long.MIN_VALUE;
+    }
+  }
+
   /** Counters of one tier. */
   private static final class Tier {
     final LongAdder attempts = new LongAdder();
@@ -1516,11 +1596,15 @@ public final class CassandraRangeStore implements RangeStore {
     /** Open attempts later found applied (their IDs used after all). */
     final LongAdder recovered = new LongAdder();
     final LongAdder idsLost = new LongAdder();
+    /** Rows found holding less than this process had seen them hold (see {@link HighWater}). */
+    final LongAdder regressions = new LongAdder();
+    /** The most each row of the tier was seen holding, by (sequence, stripe). */
+    final HighWater highWater = new HighWater();
 
     CasStats snapshot() {
       return new CasStats(attempts.sum(), applied.sum(), conflicts.sum(), unknown.sum(),
           resolvedApplied.sum(), resolvedNotApplied.sum(), resolvedAmbiguous.sum(), unresolved.sum(),
-          recovered.sum(), idsLost.sum());
+          recovered.sum(), idsLost.sum(), regressions.sum());
     }
   }
 }

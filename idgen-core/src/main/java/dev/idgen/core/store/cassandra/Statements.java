@@ -21,6 +21,7 @@ final class Statements {
   final PreparedStatement insertPool;
   final PreparedStatement updatePool;
   final PreparedStatement appendPool;
+  final PreparedStatement healPool;
   final PreparedStatement selectLog;
   final PreparedStatement insertLog;
   final PreparedStatement updateLog;
@@ -61,5 +62,8 @@ final class Statements {
     selectServers = session.prepare("SELECT server, applied FROM " + ks + ".servers WHERE datacenter = ?");
     appendPool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, appended = ?, appended_below = ?,"
         + " op = ? WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
+    // A pool that forgot acknowledged writes: emptied, its taken put back, its record closed.
+    healPool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, taken = ?, appended = ?,"
+        + " appended_below = ?, op = ? WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
   }
 }
