@@ -29,6 +29,7 @@ public final class IdGenMetrics {
   static final String STORE_CAS = "idgen.store.cas";
   static final String STORE_CAS_ATTEMPTS = "idgen.store.cas.attempts";
   static final String STORE_READS = "idgen.store.reads";
+  static final String STORE_REGRESSIONS = "idgen.store.regressions";
   static final String STORE_RESERVATIONS = "idgen.store.reservations";
   static final String STORE_RESERVATION_FAILURES = "idgen.store.reservation.failures";
   static final String REFILL = "idgen.refill";

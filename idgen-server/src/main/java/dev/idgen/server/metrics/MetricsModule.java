@@ -157,6 +157,11 @@ public final class MetricsModule extends AbstractModule {
           .description("Cassandra compare-and-set statements sent, by tier")
           .tag("tier", tier)
           .register(registry);
+      FunctionCounter.builder(IdGenMetrics.STORE_REGRESSIONS, cassandra, c -> stats.apply(c).regressions())
+          .description("Rows that showed less than this server had seen them hold: Cassandra forgot writes it"
+              + " acknowledged (each was moved past them, a counted gap); should stay 0")
+          .tag("tier", tier)
+          .register(registry);
     });
     for (boolean serial : new boolean[] {true, false}) {
       FunctionCounter.builder(IdGenMetrics.STORE_READS, cassandra, c -> c.reads(serial))
