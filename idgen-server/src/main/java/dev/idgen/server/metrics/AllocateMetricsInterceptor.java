@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * off by the call-duration limit are counted too; a call the client cancels counts as CANCELLED.
  *
  * <p>Sequences this server has not loaded are tagged {@value IdGenMetrics#OTHER_SEQUENCE}, so that made-up
- * names cannot create unbounded time series.
+ * names cannot create unbounded time series; {@link IdGenMetrics} folds loaded sequences beyond
+ * {@code idgen.metrics.max-sequence-series} into it too.
  */
 @ThreadSafe
 public final class AllocateMetricsInterceptor implements ServerInterceptor {

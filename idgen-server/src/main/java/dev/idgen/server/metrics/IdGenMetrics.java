@@ -10,15 +10,28 @@ import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The names of idgen's own metrics, and the meters that the request path records into. Names are the
  * Prometheus names without the {@code _total} suffix that the Prometheus registry adds to counters
  * (docs/operations.md, "Metrics to alert on", lists them as scraped).
  *
- * <p>Thread-safe: Micrometer meters are; meters are looked up (and created once) per call.
+ * <p>At most {@code idgen.metrics.max-sequence-series} sequences get Allocate counters of their own (the first
+ * to be counted); the calls of every further sequence are counted under {@value #OTHER_SEQUENCE}, so the totals
+ * over all series stay exact while the number of series is bounded. Counters are never removed (a Prometheus
+ * counter must not go down), so their slots are never freed. The {@link SequenceMonitor} applies the same
+ * bound to its gauges, whose slots are freed when a sequence is unloaded.
+ *
+ * <p>Thread-safe: Micrometer meters are; meters are looked up (and created once) per call. A counter slot is
+ * claimed by a compare-and-set on {@code counterSlots} inside the map's per-key {@code computeIfAbsent}, so
+ * concurrent first calls of different sequences cannot claim more than the bound, and once it is reached a
+ * folded sequence's call takes no lock (the count never goes down).
  */
 @ThreadSafe
 public final class IdGenMetrics {
@@ -40,6 +53,7 @@ public final class IdGenMetrics {
   static final String RESERVE = "idgen.reserve.ids";
   static final String IDS_LOST = "idgen.ids.lost";
   static final String IDS_RETURNED = "idgen.ids.returned";
+  static final String SEQUENCES_FOLDED = "idgen.metrics.sequences.folded";
 
   /**
    * The {@code sequence} tag of calls on names this server has not loaded (unknown sequences, calls
@@ -48,7 +62,15 @@ public final class IdGenMetrics {
    */
   static final String OTHER_SEQUENCE = "_other";
 
+  private static final Logger log = LoggerFactory.getLogger(IdGenMetrics.class);
+
   private final MeterRegistry registry;
+  /** {@code idgen.metrics.max-sequence-series}: how many sequences may have series of their own. */
+  private final int maxSequenceSeries;
+  /** How many sequences have counters of their own; never goes down, at most {@link #maxSequenceSeries}. */
+  private final AtomicInteger counterSlots = new AtomicInteger();
+  /** Whether the bound has left a sequence without series of its own yet (logged once). */
+  private final AtomicBoolean boundLogged = new AtomicBoolean();
   private final Timer refill;
   private final Counter reservations;
   private final Counter reservationFailures;
@@ -56,8 +78,12 @@ public final class IdGenMetrics {
   private final LongAdder abandonedInCalls = new LongAdder();
   private final ConcurrentMap<String, SequenceCounters> bySequence = new ConcurrentHashMap<>();
 
-  IdGenMetrics(MeterRegistry registry) {
+  IdGenMetrics(MeterRegistry registry, int maxSequenceSeries) {
+    if (maxSequenceSeries < 0) {
+      throw new IllegalArgumentException("maxSequenceSeries must be 0 or more, got " + maxSequenceSeries);
+    }
     this.registry = registry;
+    this.maxSequenceSeries = maxSequenceSeries;
     this.refill = Timer.builder(REFILL)
         .description("Store reservations made by this server's allocator (refills and direct reservations)")
         .publishPercentileHistogram()
@@ -76,6 +102,10 @@ public final class IdGenMetrics {
     return registry;
   }
 
+  int maxSequenceSeries() {
+    return maxSequenceSeries;
+  }
+
   /**
    * {@code store} as the allocator should see it: every reservation timed into {@code idgen_refill_seconds}
    * and counted. Closing the result does not close {@code store}.
@@ -86,8 +116,7 @@ public final class IdGenMetrics {
 
   /** One Allocate call ended with {@code status}, after sending {@code ids} IDs. */
   void allocateCall(String sequence, Status.Code status, long ids) {
-    // Cached per sequence: building and registering a tagged meter on every call was a hot spot.
-    SequenceCounters counters = bySequence.computeIfAbsent(sequence, SequenceCounters::new);
+    SequenceCounters counters = counters(sequence);
     counters.calls(status).increment();
     if (ids > 0) {
       counters.ids.increment((double) ids);
@@ -96,9 +125,69 @@ public final class IdGenMetrics {
   }
 
   /**
-   * The Allocate counters of one sequence (names are bounded: loaded sequences, or
-   * {@value #OTHER_SEQUENCE}). Thread-safe: the per-status slots are filled racily but idempotently, since
-   * the registry returns the one meter registered for a name and tags.
+   * {@code sequence}'s own counters if it has or can still get a slot, else those of
+   * {@value #OTHER_SEQUENCE}. Cached per sequence: building and registering a tagged meter on every call was a
+   * hot spot.
+   */
+  private SequenceCounters counters(String sequence) {
+    SequenceCounters counters = bySequence.get(sequence);
+    if (counters != null) {
+      return counters;
+    }
+    if (!sequence.equals(OTHER_SEQUENCE)) {
+      if (counterSlots.get() < maxSequenceSeries) {
+        counters = bySequence.computeIfAbsent(sequence, n -> claimCounterSlot() ? new SequenceCounters(n) : null);
+        if (counters != null) {
+          return counters;
+        }
+      }
+      folded(sequence);
+    }
+    return bySequence.computeIfAbsent(OTHER_SEQUENCE, SequenceCounters::new);
+  }
+
+  private boolean claimCounterSlot() {
+    while (true) {
+      int claimed = counterSlots.get();
+      if (claimed >= maxSequenceSeries) {
+        return false;
+      }
+      if (counterSlots.compareAndSet(claimed, claimed + 1)) {
+        return true;
+      }
+    }
+  }
+
+  /** Whether {@code sequence} has Allocate counters of its own (it was counted, and got a slot). */
+  boolean hasOwnCounters(String sequence) {
+    return bySequence.containsKey(sequence) && !sequence.equals(OTHER_SEQUENCE);
+  }
+
+  /**
+   * Whether {@code sequence}'s Allocate calls are counted under {@value #OTHER_SEQUENCE}: it has no counters
+   * of its own and no slot is left (a sequence not counted yet while slots are left is not folded).
+   */
+  boolean countersFolded(String sequence) {
+    return !bySequence.containsKey(sequence) && counterSlots.get() >= maxSequenceSeries;
+  }
+
+  /**
+   * {@code sequence} gets no series of its own (counters or gauges): logs, the first time only, that the bound
+   * is reached.
+   */
+  void folded(String sequence) {
+    if (!boundLogged.get() && boundLogged.compareAndSet(false, true)) {
+      log.info("metrics=series_bound_reached max_sequence_series={} first_folded={}: sequences beyond the"
+          + " bound are counted under sequence=\"{}\" and get no gauges of their own"
+          + " (idgen.metrics.max-sequence-series; idgen_metrics_sequences_folded counts them)",
+          maxSequenceSeries, sequence, OTHER_SEQUENCE);
+    }
+  }
+
+  /**
+   * The Allocate counters of one sequence (names are bounded: at most {@link #maxSequenceSeries} loaded
+   * sequences, and {@value #OTHER_SEQUENCE}). Thread-safe: the per-status slots are filled racily but
+   * idempotently, since the registry returns the one meter registered for a name and tags.
    */
   private final class SequenceCounters {
     final String sequence;

@@ -77,7 +77,7 @@ public final class MetricsModule extends AbstractModule {
   @Provides
   @Singleton
   IdGenMetrics metrics(MeterRegistry registry) {
-    return new IdGenMetrics(registry);
+    return new IdGenMetrics(registry, settings.metrics().maxSequenceSeries());
   }
 
   @Provides
@@ -116,7 +116,7 @@ public final class MetricsModule extends AbstractModule {
   @Singleton
   SequenceMonitor monitor(Allocator allocator, RangeStore store, IdGenMetrics metrics) {
     registerCounters(allocator, store, metrics);
-    return new SequenceMonitor(allocator, store, metrics.registry(), settings, Ticker.system());
+    return new SequenceMonitor(allocator, store, metrics, settings, Ticker.system());
   }
 
   static void registerCounters(Allocator allocator, RangeStore store, IdGenMetrics metrics) {

@@ -19,10 +19,12 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,11 +50,18 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code idgen_reserve_ids{sequence,tier}}: the reserves themselves.
  * </ul>
  *
+ * <p>Only {@code idgen.metrics.max-sequence-series} sequences have these gauges at a time (the first to be
+ * tracked, then those that take the slots of unloaded ones); the others are tracked, and alarmed on, all the
+ * same, without gauges. {@code idgen_metrics_sequences_folded} counts the loaded sequences left without
+ * series of their own: no gauges, or Allocate counters folded into {@code sequence="_other"} by
+ * {@link IdGenMetrics}.
+ *
  * <p>Alarms are one-line WARN messages with key=value pairs: a headroom level crossed (once per level),
  * a runway below its warning (once per crossing; an INFO line when it recovers).
  *
  * <p>Thread-safe: {@link #refresh()} runs on the monitor's own thread (or a test's), under {@code lock};
- * gauges read volatile fields.
+ * gauges read volatile fields. Gauges are registered and removed only under {@code lock}, where
+ * {@code gaugeSlots} counts them, so the bound holds however refreshes interleave.
  */
 @ThreadSafe
 final class SequenceMonitor implements ServerComponent {
@@ -60,30 +69,53 @@ final class SequenceMonitor implements ServerComponent {
   private static final Logger log = LoggerFactory.getLogger(SequenceMonitor.class);
   private static final long NEVER = Long.MIN_VALUE;
 
-  private final Allocator allocator;
+  /** The sequences loaded now: the allocator's {@link Allocator#sequenceStats()}. */
+  private final Supplier<List<Allocator.SequenceStats>> loadedSequences;
   private final RangeStore store;
+  private final IdGenMetrics metrics;
   private final MeterRegistry registry;
   private final OperationsSettings.Alarms alarms;
   private final Duration interval;
   private final int storeReadsPerRefresh;
+  private final int maxSequenceSeries;
   private final Ticker ticker;
   private final Object lock = new Object();
 
   @GuardedBy("lock")
   private final Map<String, Tracked> tracked = new HashMap<>();
 
+  /** How many tracked sequences have gauges of their own: at most {@link #maxSequenceSeries}. */
+  @GuardedBy("lock")
+  private int gaugeSlots;
+
+  /** Loaded sequences without series of their own at the last refresh (read by scrapes). */
+  private volatile int folded;
+
   @GuardedBy("lock")
   private PeriodicTask scheduler;
 
-  SequenceMonitor(Allocator allocator, RangeStore store, MeterRegistry registry,
+  /** The bound on per-sequence series is {@code metrics}'s, which the counters share. */
+  SequenceMonitor(Allocator allocator, RangeStore store, IdGenMetrics metrics,
       OperationsSettings settings, Ticker ticker) {
-    this.allocator = allocator;
+    this(allocator::sequenceStats, store, metrics, settings, ticker);
+  }
+
+  /** Follows the sequences {@code loadedSequences} lists (a test's, to unload one without waiting). */
+  SequenceMonitor(Supplier<List<Allocator.SequenceStats>> loadedSequences, RangeStore store, IdGenMetrics metrics,
+      OperationsSettings settings, Ticker ticker) {
+    this.loadedSequences = loadedSequences;
     this.store = store;
-    this.registry = registry;
+    this.metrics = metrics;
+    this.registry = metrics.registry();
     this.alarms = settings.alarms();
     this.interval = settings.metrics().refreshInterval();
     this.storeReadsPerRefresh = settings.metrics().storeReadsPerRefresh();
+    this.maxSequenceSeries = metrics.maxSequenceSeries();
     this.ticker = ticker;
+    Gauge.builder(IdGenMetrics.SEQUENCES_FOLDED, this, m -> m.folded)
+        .description("Loaded sequences without series of their own (idgen.metrics.max-sequence-series reached):"
+            + " no per-sequence gauges, or Allocate counters counted under sequence=\"_other\"")
+        .register(registry);
   }
 
   @Override
@@ -120,28 +152,45 @@ final class SequenceMonitor implements ServerComponent {
   /**
    * Updates the gauges and logs alarms: the local ones (this server's reserve and rate) for every loaded
    * sequence, the store-derived ones for at most {@code storeReadsPerRefresh} of them; drops the gauges of
-   * sequences the allocator unloaded, so that the registry follows the sequences in use.
+   * sequences the allocator unloaded, so that the registry follows the sequences in use, and gives their
+   * slots to sequences that have none.
    */
   void refresh() {
     long now = ticker.nanos();
     String dc = store instanceof CassandraRangeStore c ? c.localDatacenter() : null;
-    List<Allocator.SequenceStats> loaded = allocator.sequenceStats();
+    List<Allocator.SequenceStats> loaded = sortedForSlots(loadedSequences.get());
     List<Tracked> current = new ArrayList<>(loaded.size());
     synchronized (lock) {
       Set<String> names = new HashSet<>();
       for (Allocator.SequenceStats stats : loaded) {
         names.add(stats.definition().name());
       }
-      tracked.values().removeIf(t -> {
+      for (Iterator<Tracked> it = tracked.values().iterator(); it.hasNext(); ) {
+        Tracked t = it.next();
         if (names.contains(t.definition.name())) {
-          return false;
+          continue;
         }
-        t.gauges.forEach(registry::remove);
-        return true;
-      });
+        it.remove();
+        if (!t.gauges.isEmpty()) {
+          t.gauges.forEach(registry::remove);
+          gaugeSlots--; // the slot goes to the next sequence without gauges
+        }
+      }
+      int withoutSeries = 0;
       for (Allocator.SequenceStats stats : loaded) {
         SequenceDefinition def = stats.definition();
-        Tracked t = tracked.computeIfAbsent(def.name(), n -> new Tracked(def, dc != null));
+        Tracked t = tracked.computeIfAbsent(def.name(), n -> new Tracked(def));
+        if (t.gauges.isEmpty()) {
+          if (gaugeSlots < maxSequenceSeries) {
+            t.registerGauges(dc != null);
+            gaugeSlots++;
+          } else {
+            metrics.folded(def.name());
+          }
+        }
+        if (t.gauges.isEmpty() || metrics.countersFolded(def.name())) {
+          withoutSeries++;
+        }
         t.nodeRunway = t.node.update(now, stats.served(), stats.held());
         t.nodeGuaranteed = t.node.measured()
             ? RunwayPolicy.guaranteedSeconds(stats.lowWater(), t.node.perSecond()) : Double.NaN;
@@ -151,10 +200,25 @@ final class SequenceMonitor implements ServerComponent {
         current.add(t);
       }
       current.sort(READ_FIRST);
+      folded = withoutSeries;
     }
     for (Tracked t : current.subList(0, Math.min(storeReadsPerRefresh, current.size()))) {
       readStore(t, dc, now);
     }
+  }
+
+  /**
+   * {@code loaded} with the sequences that have Allocate counters of their own first: when gauge slots are
+   * free, those get them first, so that while the bound holds, the sequences with counters and those with
+   * gauges tend to be the same.
+   */
+  private List<Allocator.SequenceStats> sortedForSlots(List<Allocator.SequenceStats> loaded) {
+    if (maxSequenceSeries == 0) {
+      return loaded;
+    }
+    List<Allocator.SequenceStats> sorted = new ArrayList<>(loaded);
+    sorted.sort(Comparator.comparing((Allocator.SequenceStats s) -> !metrics.hasOwnCounters(s.definition().name())));
+    return sorted;
   }
 
   /**
@@ -273,11 +337,17 @@ final class SequenceMonitor implements ServerComponent {
     boolean nodeRunwayLow;
     boolean dcRunwayLow;
 
-    /** This sequence's gauges, removed from the registry when the allocator unloads it. */
+    /**
+     * This sequence's gauges, removed from the registry when the allocator unloads it; empty while the bound
+     * leaves it without.
+     */
     final List<Gauge> gauges = new ArrayList<>();
 
-    Tracked(SequenceDefinition definition, boolean hasDc) {
+    Tracked(SequenceDefinition definition) {
       this.definition = definition;
+    }
+
+    void registerGauges(boolean hasDc) {
       String name = definition.name();
       gauges.add(Gauge.builder(IdGenMetrics.HEADROOM, this, x -> x.headroom)
           .description("Unreserved fraction of the sequence's [start, max]")

@@ -38,6 +38,23 @@ class OperationsSettingsTest {
   }
 
   @Test
+  void should_bound_per_sequence_series_to_1000_by_default_and_accept_0() {
+    assertThat(OperationsSettings.from(config(Map.of()), Map.of()).metrics().maxSequenceSeries()).isEqualTo(1000);
+    assertThat(OperationsSettings.from(config(Map.of("idgen.metrics.max-sequence-series", 0)), Map.of()).metrics()
+        .maxSequenceSeries()).isZero();
+  }
+
+  @Test
+  void should_refuse_a_negative_sequence_series_bound_naming_the_key() {
+    Config c = config(Map.of("idgen.metrics.max-sequence-series", -1));
+
+    assertThatThrownBy(() -> OperationsSettings.from(c, Map.of()))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("idgen.metrics.max-sequence-series")
+        .hasMessageContaining("got -1");
+  }
+
+  @Test
   void should_read_tokens_inline_from_a_file_and_from_the_environment_as_digests() throws Exception {
     Path file = Files.writeString(dir.resolve("token"), "file-token-0123456789\n");
     OperationsSettings s = OperationsSettings.from(config(Map.of("idgen.access.tokens", List.of(

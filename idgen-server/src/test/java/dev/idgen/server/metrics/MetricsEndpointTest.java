@@ -16,6 +16,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.zip.GZIPInputStream;
@@ -57,6 +58,27 @@ class MetricsEndpointTest {
         // Names this server never loaded share one series: made-up names cannot flood the registry.
         .contains("idgen_allocate_calls_total{sequence=\"_other\",status=\"NOT_FOUND\"} 1.0")
         .doesNotContain("sequence=\"nope\"");
+  }
+
+  @Test
+  void should_fold_sequences_beyond_max_sequence_series_into_other_and_count_them() throws Exception {
+    server.close();
+    server = TestServer.start(Map.of("idgen.metrics.max-sequence-series", 1));
+    server.create("orders");
+    server.create("invoices");
+    server.allocate("orders", 10);
+    server.allocate("invoices", 5);
+    server.injector.getInstance(SequenceMonitor.class).refresh();
+
+    String metrics = scrape();
+
+    assertThat(metrics)
+        .contains("idgen_ids_allocated_total{sequence=\"orders\"} 10.0")
+        .contains("idgen_ids_allocated_total{sequence=\"_other\"} 5.0")
+        .contains("idgen_allocate_calls_total{sequence=\"_other\",status=\"OK\"} 1.0")
+        .contains("idgen_headroom_ratio{sequence=\"orders\"}")
+        .doesNotContain("sequence=\"invoices\"");
+    assertThat(sample(metrics, "idgen_metrics_sequences_folded")).isEqualTo(1);
   }
 
   @Test

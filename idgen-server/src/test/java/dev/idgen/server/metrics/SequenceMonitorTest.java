@@ -64,7 +64,8 @@ class SequenceMonitorTest {
   private void monitor(String nodeWarning) {
     Config config = ConfigFactory.parseMap(Map.of("idgen.alarms.runway-warning.node", nodeWarning))
         .withFallback(ConfigFactory.defaultReference()).resolve();
-    monitor = new SequenceMonitor(allocator, store, registry, OperationsSettings.from(config, Map.of()), nanos::get);
+    OperationsSettings settings = OperationsSettings.from(config, Map.of());
+    monitor = new SequenceMonitor(allocator, store, metrics(settings), settings, nanos::get);
   }
 
   @Test
@@ -168,8 +169,8 @@ class SequenceMonitorTest {
     };
     Config config = ConfigFactory.parseMap(Map.of("idgen.metrics.store-reads-per-refresh", 50))
         .withFallback(ConfigFactory.defaultReference()).resolve();
-    monitor = new SequenceMonitor(allocator, counting, registry, OperationsSettings.from(config, Map.of()),
-        nanos::get);
+    OperationsSettings settings = OperationsSettings.from(config, Map.of());
+    monitor = new SequenceMonitor(allocator, counting, metrics(settings), settings, nanos::get);
     allocator.allocate("small", 1, WAIT);
     for (int i = 1; i < 120; i++) {
       allocator.create(new SequenceDefinition("s" + i, 1, 1_000_000, 1, 10, 1_000));
@@ -211,6 +212,10 @@ class SequenceMonitorTest {
     assertThat(rate.updateDrain(10 * s, 900)).isEqualTo(900 / 10.0); // 10 IDs/s
     // Refilled meanwhile: the level rose, the rate stays 10/s.
     assertThat(rate.updateDrain(20 * s, 2_000)).isEqualTo(2_000 / 10.0);
+  }
+
+  private IdGenMetrics metrics(OperationsSettings settings) {
+    return new IdGenMetrics(registry, settings.metrics().maxSequenceSeries());
   }
 
   private double gauge(String name) {
