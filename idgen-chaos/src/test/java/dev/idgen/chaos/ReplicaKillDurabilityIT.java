@@ -83,7 +83,7 @@ class ReplicaKillDurabilityIT {
       ExecutorService writers = Executors.newFixedThreadPool(keys.size());
       try {
         for (int k : keys) {
-          writers.submit(() -> increment(session, update, k, acked, stop));
+          writers.execute(() -> increment(session, update, k, acked, stop));
         }
         // Kill the replica while the writers are at it: once every key has had a few hundred milliseconds of them.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
