@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.idgen.core.Allocator;
@@ -24,7 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Headroom, runway and their alarms, refreshed by hand with a fake clock. */
 class SequenceMonitorTest {
@@ -36,19 +34,12 @@ class SequenceMonitorTest {
   private final AtomicLong nanos = new AtomicLong();
   private final InMemoryRangeStore store = new InMemoryRangeStore();
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-  private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
-  private final Logger logger = (Logger) LoggerFactory.getLogger(SequenceMonitor.class);
-  private Level previousLevel;
+  @RegisterExtension final CapturedLogs logs = new CapturedLogs(SequenceMonitor.class);
   private Allocator allocator;
   private SequenceMonitor monitor;
 
   @BeforeEach
   void setUp() {
-    logs.start();
-    logger.addAppender(logs);
-    previousLevel = logger.getLevel();
-    logger.setLevel(Level.INFO); // recoveries are INFO
-
     // Refills run inline: the pools' contents are deterministic.
     allocator = Allocator.builder(store).minNodeBlock(10).executor(Runnable::run).ticker(nanos::get).build();
     allocator.create(SMALL);
@@ -56,8 +47,6 @@ class SequenceMonitorTest {
 
   @AfterEach
   void tearDown() {
-    logger.detachAppender(logs);
-    logger.setLevel(previousLevel);
     allocator.close();
   }
 
@@ -142,7 +131,7 @@ class SequenceMonitorTest {
     nanos.addAndGet(TimeUnit.SECONDS.toNanos(10));
     monitor.refresh(); // idle: infinite runway
 
-    assertThat(messages(Level.INFO, "alarm=runway_recovered")).hasSize(1);
+    assertThat(logs.messages(Level.INFO, "alarm=runway_recovered")).hasSize(1);
   }
 
   @Test
@@ -223,14 +212,6 @@ class SequenceMonitorTest {
   }
 
   private List<String> warnings(String prefix) {
-    return messages(Level.WARN, prefix);
-  }
-
-  private List<String> messages(Level level, String prefix) {
-    return logs.list.stream()
-        .filter(e -> e.getLevel() == level)
-        .map(ILoggingEvent::getFormattedMessage)
-        .filter(m -> m.startsWith(prefix))
-        .toList();
+    return logs.messages(Level.WARN, prefix);
   }
 }

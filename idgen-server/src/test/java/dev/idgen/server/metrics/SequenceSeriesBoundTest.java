@@ -33,6 +33,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -52,19 +53,13 @@ class SequenceSeriesBoundTest {
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   /** Sequences the monitor is told are no longer loaded. */
   private final Set<String> unloaded = ConcurrentHashMap.newKeySet();
-  private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
-  private final Logger logger = (Logger) LoggerFactory.getLogger(IdGenMetrics.class);
-  private Level previousLevel;
+  @RegisterExtension final CapturedLogs logs = new CapturedLogs(IdGenMetrics.class);
   private Allocator allocator;
   private IdGenMetrics metrics;
   private SequenceMonitor monitor;
 
   @BeforeEach
   void setUp() {
-    logs.start();
-    logger.addAppender(logs);
-    previousLevel = logger.getLevel();
-    logger.setLevel(Level.INFO);
     allocator = Allocator.builder(store).minNodeBlock(10).executor(Runnable::run).ticker(nanos::get).build();
     for (String name : NAMES) {
       allocator.create(new SequenceDefinition(name, 1, 1_000_000, 1, 10, 1_000));
@@ -73,8 +68,6 @@ class SequenceSeriesBoundTest {
 
   @AfterEach
   void tearDown() {
-    logger.detachAppender(logs);
-    logger.setLevel(previousLevel);
     allocator.close();
   }
 
@@ -272,10 +265,6 @@ class SequenceSeriesBoundTest {
   }
 
   private List<String> boundReachedLines() {
-    return logs.list.stream()
-        .filter(e -> e.getLevel() == Level.INFO)
-        .map(ILoggingEvent::getFormattedMessage)
-        .filter(m -> m.startsWith("metrics=series_bound_reached"))
-        .toList();
+    return logs.messages(Level.INFO, "metrics=series_bound_reached");
   }
 }
