@@ -428,11 +428,12 @@ public final class CassandraRangeStore implements RangeStore {
           poolTier.recovered.increment();
           return reserved(d, stripe, got, pool.taken, pool.blocks);
         }
-        if (pool != null && poolTier.highWater.above(stripeKey(d, stripe), pool.taken) != Long.MIN_VALUE) {
-          healPool(d, stripe, pool, deadline);
-          continue;
-        }
         if (pool != null) {
+          long seen = poolTier.highWater.above(stripeKey(d, stripe), pool.taken);
+          if (seen != Long.MIN_VALUE) {
+            healPool(d, stripe, pool, seen, deadline);
+            continue;
+          }
           poolTier.highWater.note(stripeKey(d, stripe), pool.taken); // a serial read: the store held that much
         }
         attempts.seen(pool == null ? null : pool.op, r -> pool != null && overlaps(pool.blocks, r[0], r[1]));
@@ -475,15 +476,14 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   /**
-   * A pool row that shows fewer IDs taken than this process saw taken from it forgot acknowledged writes
-   * ({@link HighWater}): reservations, and maybe appends. Its blocks may hold IDs that were handed out, so
+   * A pool row that shows fewer IDs taken than this process saw taken from it ({@code seen}) forgot
+   * acknowledged writes ({@link HighWater}): reservations, and maybe appends. Its blocks may hold IDs that were handed out, so
    * all of them are dropped (a counted gap), its {@code taken} is put back, and its record of appended blocks
    * is closed at the global cursor as it stands, so that no block taken from it before now (one appended in
    * the forgotten writes, then consumed, say) is ever appended again. The pool then refills from the global
    * cursor, with IDs nobody holds. A removal: repeated until the row shows it, whatever the outcomes.
    */
-  private void healPool(SequenceDefinition d, int stripe, PoolRow pool, long deadline) {
-    long seen = poolTier.highWater.above(stripeKey(d, stripe), pool.taken);
+  private void healPool(SequenceDefinition d, int stripe, PoolRow pool, long seen, long deadline) {
     Row global = serialRead(st().selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
         "global cursor of sequence '" + d.name() + "' stripe " + stripe
             + " (to repair " + dc + "'s pool, which forgot acknowledged writes)", deadline);
