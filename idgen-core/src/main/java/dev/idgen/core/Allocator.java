@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -65,6 +66,8 @@ public final class Allocator implements AutoCloseable {
   private static final int GIVE_BACK_THREADS = 32;
   /** How long a closing pool waits for a refill in flight, to give its range back too. */
   private static final long LATE_REFILL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(15);
+  /** How long an owner lease of a strict sequence lasts without renewal. */
+  public static final Duration DEFAULT_OWNER_LEASE = Duration.ofSeconds(10);
   /** A sequence not allocated from for this long is unloaded, its reserve given back to the store. */
   public static final Duration DEFAULT_UNLOAD_IDLE_AFTER = Duration.ofHours(1);
 
@@ -87,6 +90,10 @@ public final class Allocator implements AutoCloseable {
   /** The counters of the pools of unloaded sequences, so that totals never go down. */
   private final Totals retired = new Totals();
   private volatile boolean closed;
+  /** Who this process is in owner rows of strict sequences, and how long its owner leases last. */
+  private final StrictOwner.Identity identity;
+  /** Renews owner leases and watches owners of the strict sequences loaded here, every quarter lease. */
+  private final ScheduledExecutorService owners;
   /** See {@link #ready()}. */
   private final CompletableFuture<Void> ready = new CompletableFuture<>();
 
@@ -115,6 +122,13 @@ public final class Allocator implements AutoCloseable {
       unloader = null;
     }
     this.clientLeaseLifetimeNanos = b.clientLeaseLifetime.toNanos();
+    this.identity = new StrictOwner.Identity(b.serverName, UUID.randomUUID(),
+        b.ownerTarget == null ? b.serverName : b.ownerTarget, b.ownerLease);
+    this.owners = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-owners-"));
+    long ownerPeriod = b.ownerLease.toNanos() / 4;
+    // The task catches its own failures; shutdownNow() in close() ends it.
+    Future<?> unusedOwners = owners.scheduleWithFixedDelay(this::tickOwnersQuietly, ownerPeriod, ownerPeriod,
+        TimeUnit.NANOSECONDS);
     this.sync = new FloorSync(store, new FloorSync.Floors() {
       @Override
       public void raise(String sequence, long floor) {
@@ -274,6 +288,9 @@ public final class Allocator implements AutoCloseable {
     if (rt == null) {
       rt = runtime(sequence);
     }
+    if (rt.owner != null) {
+      rt.owner.ensureServing(); // or NotOwnerException: forward to the owner, or retry later
+    }
     long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
     List<IdRange> out = new ArrayList<>(2);
     long need = count;
@@ -319,7 +336,8 @@ public final class Allocator implements AutoCloseable {
   @Nullable
   public List<IdRange> tryAllocate(String sequence, long count) {
     SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
-    if (rt == null || count < 1 || count > maxIdsPerCall || closed || !sync.serving()) {
+    if (rt == null || count < 1 || count > maxIdsPerCall || closed || !sync.serving()
+        || (rt.owner != null && !rt.owner.serving())) {
       return null;
     }
     rt.touch();
@@ -332,6 +350,57 @@ public final class Allocator implements AutoCloseable {
       }
     }
     return null;
+  }
+
+  /**
+   * For a loaded {@link Ordering#STRICT} sequence that another live server owns: where to forward its
+   * calls (that server's gRPC target), without store I/O, so that a server can forward from a network
+   * thread. Empty when the sequence is not loaded here, not strict, owned here, or no live owner is known
+   * ({@link #allocate} then claims it or says when to retry).
+   */
+  public Optional<String> forwardTarget(String sequence) {
+    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
+    return rt == null || rt.owner == null ? Optional.empty() : rt.owner.ownerTarget();
+  }
+
+  /**
+   * The owner at {@code target} refused a forwarded call of {@code sequence} (it no longer owns it): the
+   * next call reads the owner row again.
+   */
+  public void ownerRefused(String sequence, String target) {
+    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
+    if (rt != null && rt.owner != null) {
+      rt.owner.forgetOwner(target);
+    }
+  }
+
+  /**
+   * The owner row of a strict sequence as this server last read it (loaded sequences only); empty for
+   * other sequences, or before a read.
+   */
+  public Optional<OwnerRecord> owner(String sequence) {
+    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
+    return rt == null || rt.owner == null ? Optional.empty() : rt.owner.lastSeen();
+  }
+
+  /** How long owner leases of strict sequences last (their take-over time is about 1.25 of it). */
+  public Duration ownerLease() {
+    return identity.lease();
+  }
+
+  /** One owner round for every strict sequence loaded here (package-private: tests run rounds themselves). */
+  void tickOwnersQuietly() {
+    for (SequenceRuntime rt : sequences.values()) {
+      if (rt.owner == null || rt.unloaded || closed) {
+        continue;
+      }
+      try {
+        rt.owner.tick();
+      } catch (RuntimeException e) {
+        log.warn("the owner round of strict sequence '{}' failed (retried next round): {}", rt.definition.name(),
+            e.toString());
+      }
+    }
   }
 
   /**
@@ -444,6 +513,7 @@ public final class Allocator implements AutoCloseable {
     if (unloader != null) {
       unloader.shutdownNow();
     }
+    owners.shutdownNow();
     // A graceful stop: every pool is closed first (nothing can hand its IDs out any more), then what
     // it held goes back to the store; what the store does not take back for certain stays a gap.
     giveBackAll(List.copyOf(sequences.values()));
@@ -496,6 +566,10 @@ public final class Allocator implements AutoCloseable {
   /** Closes a runtime's pools (none hands out an ID any more), then gives what they held back to the store. */
   private void closeAndGiveBack(SequenceRuntime rt) {
     rt.unloaded = true;
+    if (rt.owner != null) {
+      rt.owner.release(); // nothing goes back to a strict pool: what it held is a counted gap
+      return;
+    }
     List<List<IdRange>> taken = new ArrayList<>(rt.pools.length);
     for (StripePool pool : rt.pools) {
       // All first: a call inside the sequence then fails over to a new runtime at once.
@@ -570,7 +644,7 @@ public final class Allocator implements AutoCloseable {
     }
     // Read outside computeIfAbsent: store I/O must not block other sequences' map bins.
     StoredSequence stored = findStored(name);
-    SequenceRuntime created = new SequenceRuntime(stored, store, poolSettings);
+    SequenceRuntime created = new SequenceRuntime(stored, store, poolSettings, identity, ticker);
     SequenceRuntime raced = sequences.putIfAbsent(name, created);
     if (raced != null) {
       return raced;
@@ -659,6 +733,8 @@ public final class Allocator implements AutoCloseable {
     /** Kept from loading (it never changes), so that describing a loaded sequence reads no definition. */
     final Optional<Instant> createTime;
     final StripePool[] pools;
+    /** For a strict sequence: this process's part in its ownership (its pool is {@code pools[0]}); else null. */
+    @Nullable final StrictOwner owner;
     final AtomicInteger nextStripe = new AtomicInteger();
     /** Allocated from since the last sweep of idle sequences. Racy by design: a missed write only delays an unload. */
     volatile boolean used = true;
@@ -667,11 +743,18 @@ public final class Allocator implements AutoCloseable {
     /** Removed from the allocator: its pools are closed or closing. */
     volatile boolean unloaded;
 
-    SequenceRuntime(StoredSequence stored, RangeStore store, StripePool.Settings settings) {
+    SequenceRuntime(StoredSequence stored, RangeStore store, StripePool.Settings settings,
+        StrictOwner.Identity identity, Ticker ticker) {
       SequenceDefinition definition = stored.definition();
       this.definition = definition;
       this.createTime = stored.createTime();
       this.pools = new StripePool[definition.stripes()];
+      if (definition.strict()) {
+        owner = new StrictOwner(definition, store, ticker, identity, settings);
+        pools[0] = owner.pool();
+        return;
+      }
+      owner = null;
       for (int k = 0; k < pools.length; k++) {
         pools[k] = new StripePool(definition, k, store, settings);
       }
@@ -722,6 +805,8 @@ public final class Allocator implements AutoCloseable {
     private Duration confirmTimeout = DEFAULT_ADVANCE_CONFIRM_TIMEOUT;
     private Duration clientLeaseLifetime = Duration.ZERO;
     private Duration unloadIdleAfter = DEFAULT_UNLOAD_IDLE_AFTER;
+    private String ownerTarget;
+    private Duration ownerLease = DEFAULT_OWNER_LEASE;
 
     Builder(RangeStore store) {
       this.store = Objects.requireNonNull(store, "store");
@@ -837,6 +922,31 @@ public final class Allocator implements AutoCloseable {
         throw new IllegalArgumentException("unloadIdleAfter: " + idle + " (expected: >= 0)");
       }
       this.unloadIdleAfter = idle;
+      return this;
+    }
+
+    /**
+     * The gRPC target ({@code host:port}) other servers forward calls of strict sequences to when this
+     * server owns them. Default: the server name.
+     */
+    public Builder ownerTarget(String target) {
+      if (target == null || target.isBlank()) {
+        throw new IllegalArgumentException("ownerTarget: '" + target + "' (expected: host:port)");
+      }
+      this.ownerTarget = target;
+      return this;
+    }
+
+    /**
+     * How long an owner lease of a strict sequence lasts without renewal (renewed every quarter of it).
+     * Shorter: a faster take-over when an owner dies (calls fail for about 1.25 of it), more store writes
+     * (4 per lease per strict sequence). Default 10 s; at least 1 s.
+     */
+    public Builder ownerLease(Duration lease) {
+      if (lease.compareTo(Duration.ofSeconds(1)) < 0) {
+        throw new IllegalArgumentException("ownerLease: " + lease + " (expected: >= 1s)");
+      }
+      this.ownerLease = lease;
       return this;
     }
 

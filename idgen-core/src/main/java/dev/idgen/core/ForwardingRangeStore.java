@@ -35,6 +35,27 @@ public abstract class ForwardingRangeStore implements RangeStore {
   }
 
   @Override
+  public IdRange reserveStrict(SequenceDefinition sequence, long epoch, long size) {
+    return delegate.reserveStrict(sequence, epoch, size);
+  }
+
+  @Override
+  public Optional<OwnerRecord> owner(SequenceDefinition sequence) {
+    return delegate.owner(sequence);
+  }
+
+  @Override
+  public boolean replaceOwner(SequenceDefinition sequence, @javax.annotation.Nullable OwnerRecord expected,
+      OwnerRecord next) {
+    return delegate.replaceOwner(sequence, expected, next);
+  }
+
+  @Override
+  public String datacenter() {
+    return delegate.datacenter();
+  }
+
+  @Override
   public Optional<SequenceDefinition> find(String name) {
     return delegate.find(name);
   }

@@ -65,6 +65,36 @@ public interface RangeStore extends AutoCloseable {
   IdRange reserve(SequenceDefinition sequence, int stripe, long size);
 
   /**
+   * For a {@link Ordering#STRICT} sequence: {@link #reserve} of its one stripe by the owner that holds
+   * fencing epoch {@code epoch} ({@link OwnerRecord#epoch}). The store keeps the highest epoch that
+   * reserved from the sequence's pool: a higher one is recorded first (the fence), and a lower one is
+   * refused, so that a deposed owner takes nothing once its successor has. Ranges returned to one epoch,
+   * and across epochs, increase: strict sequences never take IDs given back.
+   *
+   * @throws NotOwnerException if a higher epoch has reserved from the pool
+   */
+  IdRange reserveStrict(SequenceDefinition sequence, long epoch, long size);
+
+  /**
+   * The owner row of a {@link Ordering#STRICT} sequence, read with the same consistency as the writes of
+   * {@link #replaceOwner} when this process is in the sequence's home datacenter (a plain read of its own
+   * replicas otherwise: good enough to find where to forward to); empty if no server claimed it yet.
+   */
+  Optional<OwnerRecord> owner(SequenceDefinition sequence);
+
+  /**
+   * Writes {@code next} as the owner row if the row is still {@code expected} (null: there is none), by
+   * one compare-and-set in the sequence's home datacenter, which must be this process's. Returns whether
+   * it applied. An outcome that stays unknown is reported as not applied (the caller does not serve on
+   * it; if it did apply, the row stops being renewed and is taken over after a lease).
+   */
+  boolean replaceOwner(SequenceDefinition sequence, @javax.annotation.Nullable OwnerRecord expected,
+      OwnerRecord next);
+
+  /** This process's datacenter: the home datacenter of the strict sequences it creates by default. */
+  String datacenter();
+
+  /**
    * Moves every stripe of the sequence past {@code floor}: once this returns, no {@link #reserve} (by
    * any process) returns an ID at or below it. IDs that the store itself held in reserve below the floor
    * are dropped. Never moves a stripe back; advancing to a floor already passed changes nothing in the

@@ -12,10 +12,14 @@ import java.util.regex.Pattern;
  * <p>Stripe {@code k} of a sequence with {@code n} stripes owns the IDs {@code start + k + i·n} for
  * {@code i = 0, 1, 2 …} up to {@code max}. A stripe's progress is therefore an <em>index</em> {@code i}
  * (how many of its IDs are reserved), which, unlike an ID, cannot overflow near {@link Long#MAX_VALUE}.
+ *
+ * <p>A {@link Ordering#STRICT} sequence has one stripe (stripes interleave by construction) and a home
+ * datacenter, whose servers own it; {@code homeDatacenter} is "" for {@link Ordering#PER_SERVER}.
  */
 @Immutable
 public record SequenceDefinition(
-    String name, long start, long max, int stripes, long nodeBlockSize, long dcBlockSize) {
+    String name, long start, long max, int stripes, long nodeBlockSize, long dcBlockSize, Ordering ordering,
+    String homeDatacenter) {
 
   public static final long DEFAULT_START = 1;
   public static final long DEFAULT_MAX = Long.MAX_VALUE;
@@ -37,9 +41,16 @@ public record SequenceDefinition(
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
+  /** A {@link Ordering#PER_SERVER} definition (the default ordering). */
+  public SequenceDefinition(String name, long start, long max, int stripes, long nodeBlockSize, long dcBlockSize) {
+    this(name, start, max, stripes, nodeBlockSize, dcBlockSize, Ordering.PER_SERVER, "");
+  }
+
   /** Validates every field; throws {@link InvalidRequestException} naming the field and its range. */
   public SequenceDefinition {
     checkName(name);
+    java.util.Objects.requireNonNull(ordering, "ordering");
+    java.util.Objects.requireNonNull(homeDatacenter, "homeDatacenter");
     if (start < 0) {
       throw InvalidRequestException.ofField("start",
           "sequence '" + name + "': start " + start + " (expected: >= 0)");
@@ -62,6 +73,29 @@ public record SequenceDefinition(
           "sequence '" + name + "': dc_block_size " + dcBlockSize
           + " (expected: node_block_size " + nodeBlockSize + " to " + MAX_BLOCK_SIZE + ")");
     }
+    if (ordering == Ordering.STRICT && stripes != 1) {
+      throw InvalidRequestException.ofField("ordering", "sequence '" + name + "': ORDERING_STRICT with "
+          + stripes + " stripes (expected: stripes 1; stripes interleave their IDs by construction)");
+    }
+    if (ordering == Ordering.STRICT && homeDatacenter.isBlank()) {
+      throw InvalidRequestException.ofField("home_datacenter", "sequence '" + name
+          + "': ORDERING_STRICT without a home datacenter");
+    }
+    if (ordering != Ordering.STRICT && !homeDatacenter.isEmpty()) {
+      throw InvalidRequestException.ofField("home_datacenter", "sequence '" + name + "': home_datacenter '"
+          + printable(homeDatacenter) + "' is set, but only ORDERING_STRICT sequences have one");
+    }
+  }
+
+  /** Whether IDs increase across servers ({@link Ordering#STRICT}). */
+  public boolean strict() {
+    return ordering == Ordering.STRICT;
+  }
+
+  /** This definition as {@link Ordering#STRICT}, owned by {@code homeDatacenter}'s servers. */
+  public SequenceDefinition withStrictOrdering(String homeDatacenter) {
+    return new SequenceDefinition(name, start, max, stripes, nodeBlockSize, dcBlockSize, Ordering.STRICT,
+        homeDatacenter);
   }
 
   /** A definition with every default but the name. */

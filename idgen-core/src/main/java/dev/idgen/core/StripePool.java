@@ -36,6 +36,11 @@ import org.slf4j.LoggerFactory;
  * <p>A request larger than what a refill from empty brings bypasses the queue and reserves its shortfall directly:
  * waiting for several one-at-a-time refills would be slower and would not save a store write.
  *
+ * <p>A pool of a {@link Ordering#STRICT} sequence keeps its queue increasing: it never takes a range back
+ * (a failed call's IDs are dropped, a counted gap), never reserves directly beside a refill (two
+ * reservations in flight could land out of order), and {@link #fence} drops everything it holds, and every
+ * refill in flight, when its owner's lease ends.
+ *
  * <p>Threads: all state is guarded by {@code lock}, held only for in-memory work; store calls run
  * outside it (refills on the allocator's executor, direct reservations on a pool of their own, which
  * the caller waits for until its deadline).
@@ -74,6 +79,8 @@ final class StripePool {
   private final int stripe;
   private final RangeStore store;
   private final Settings settings;
+  /** The sequence is {@link Ordering#STRICT}: the queue only ever grows upwards (see the class comment). */
+  private final boolean strict;
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
@@ -106,12 +113,15 @@ final class StripePool {
   @GuardedBy("lock") private long abandoned;
   /** IDs given back to the store by a graceful stop (see {@link #closeAndTake}). */
   @GuardedBy("lock") private long returned;
+  /** Raised by {@link #fence}: a refill started under an older generation is dropped when it lands. */
+  @GuardedBy("lock") private long generation;
 
   StripePool(SequenceDefinition definition, int stripe, RangeStore store, Settings settings) {
     this.definition = definition;
     this.stripe = stripe;
     this.store = store;
     this.settings = settings;
+    this.strict = definition.strict();
     this.lowWater = settings.policy().lowWater(-1, definition.nodeBlockSize());
     this.sampleStartNanos = settings.ticker().nanos();
   }
@@ -141,7 +151,7 @@ final class StripePool {
         }
         long shortfall = need - taken;
         starved = true;
-        if (shortfall >= fullRefill() && !exhausted) {
+        if (shortfall >= fullRefill() && !exhausted && !strict) {
           taken += reserveDirectly(shortfall, out, deadlineNanos);
           continue;
         }
@@ -309,8 +319,9 @@ final class StripePool {
     adaptLowWater();
     long size = settings.policy().refillSize(lowWater, available, definition.nodeBlockSize());
     refilling = true;
+    long gen = generation;
     try {
-      settings.executor().execute(() -> refill(size));
+      settings.executor().execute(() -> refill(size, gen));
     } catch (RejectedExecutionException e) {
       refilling = false;
       recordFailure(new StoreUnavailableException("sequence '" + definition.name()
@@ -352,7 +363,7 @@ final class StripePool {
   }
 
   /** Runs on the executor: one store reservation, then back under the lock to publish it. */
-  private void refill(long size) {
+  private void refill(long size, long gen) {
     IdRange r = null;
     boolean exhaustedNow = false;
     RuntimeException failure = null;
@@ -366,6 +377,13 @@ final class StripePool {
     lock.lock();
     try {
       refilling = false;
+      if (r != null && gen != generation) {
+        // Reserved under an owner lease that has ended since: below what a successor may hand out.
+        reservations++;
+        dropped += r.count();
+        abandoned += r.count();
+        r = null;
+      }
       if (r != null) {
         reservations++;
         backoffNanos = 0;
@@ -442,14 +460,17 @@ final class StripePool {
     }
   }
 
-  /** Returns a range taken by a call that then failed; it goes back to the front of the queue. */
+  /**
+   * Returns a range taken by a call that then failed; it goes back to the front of the queue (dropped, a
+   * counted gap, for a strict sequence: later calls may have taken higher IDs meanwhile).
+   */
   void giveBack(IdRange r) {
     lock.lock();
     try {
-      IdRange kept = closed ? null : r.above(floor);
+      IdRange kept = closed || strict ? null : r.above(floor);
       served -= r.count();
       dropped += kept == null ? r.count() : r.count() - kept.count();
-      if (closed) {
+      if (closed || strict) {
         abandoned += r.count();
       }
       if (kept != null) {
@@ -482,6 +503,26 @@ final class StripePool {
       available = keptIds;
       ranges.clear();
       ranges.addAll(kept);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * A strict sequence's owner lease ended (or a new one began): drops what the pool holds (a counted gap)
+   * and every refill in flight, so that nothing reserved under the old lease is handed out under a later one.
+   */
+  void fence() {
+    lock.lock();
+    try {
+      generation++;
+      dropped += available;
+      abandoned += available;
+      available = 0;
+      ranges.clear();
+      backoffNanos = 0;
+      retryAtNanos = 0;
+      changed.signalAll();
     } finally {
       lock.unlock();
     }

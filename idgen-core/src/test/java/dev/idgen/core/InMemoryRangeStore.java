@@ -166,6 +166,48 @@ public class InMemoryRangeStore implements RangeStore {
     return new SequenceState(stripes, List.of());
   }
 
+  // ---- strict sequences: owner rows and the pool's fence, as a shared store keeps them.
+
+  private final Map<String, OwnerRecord> owners = new HashMap<>();
+  private final Map<String, Long> fences = new HashMap<>();
+
+  @Override
+  public IdRange reserveStrict(SequenceDefinition d, long epoch, long size) {
+    synchronized (this) {
+      long fenced = fences.getOrDefault(d.name(), 0L);
+      if (fenced > epoch) {
+        throw new NotOwnerException(d.name(), null, Duration.ZERO, "epoch " + epoch + " superseded by " + fenced);
+      }
+      fences.put(d.name(), epoch);
+    }
+    return reserve(d, 0, size);
+  }
+
+  @Override
+  public synchronized Optional<OwnerRecord> owner(SequenceDefinition d) {
+    if (storeDown) {
+      throw new StoreUnavailableException("in-memory store is down (test)");
+    }
+    return Optional.ofNullable(owners.get(d.name()));
+  }
+
+  @Override
+  public synchronized boolean replaceOwner(SequenceDefinition d, OwnerRecord expected, OwnerRecord next) {
+    if (storeDown) {
+      throw new StoreUnavailableException("in-memory store is down (test)");
+    }
+    if (!java.util.Objects.equals(owners.get(d.name()), expected)) {
+      return false;
+    }
+    owners.put(d.name(), next);
+    return true;
+  }
+
+  @Override
+  public String datacenter() {
+    return "local";
+  }
+
   @Override
   public void close() {}
 }

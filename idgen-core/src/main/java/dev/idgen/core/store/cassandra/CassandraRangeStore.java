@@ -16,6 +16,10 @@ import com.google.errorprone.annotations.ThreadSafe;
 import dev.idgen.core.AdvanceReceipt;
 import dev.idgen.core.FloorLog;
 import dev.idgen.core.IdRange;
+import dev.idgen.core.InvalidRequestException;
+import dev.idgen.core.NotOwnerException;
+import dev.idgen.core.Ordering;
+import dev.idgen.core.OwnerRecord;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceAlreadyExistsException;
 import dev.idgen.core.RunwayPolicy;
@@ -263,11 +267,12 @@ public final class CassandraRangeStore implements RangeStore {
       if (settings.createSchema()) {
         Schema.apply(session, settings);
       } else {
-        String upgrade = Schema.missingColumns(session, settings);
-        if (upgrade != null) {
+        List<String> upgrade = Schema.missingColumns(session, settings);
+        if (!upgrade.isEmpty()) {
           throw new StoreUnavailableException("keyspace '" + settings.keyspace() + "' was made by an older"
-              + " idgen and lacks the columns that make pool appends idempotent; run this once (cqlsh), or"
-              + " start one server with idgen.cassandra.create-schema = true: " + upgrade);
+              + " idgen and lacks columns of this version (idempotent pool appends, strict ordering); run this"
+              + " once (cqlsh), or start one server with idgen.cassandra.create-schema = true: "
+              + String.join("; ", upgrade));
         }
         List<String> tables = Schema.missingTables(session, settings);
         if (!tables.isEmpty()) {
@@ -323,12 +328,17 @@ public final class CassandraRangeStore implements RangeStore {
 
   @Override
   public void create(SequenceDefinition d) {
+    if (d.strict() && !datacenters().contains(d.homeDatacenter())) {
+      throw InvalidRequestException.ofField("home_datacenter", "sequence '" + d.name() + "': home datacenter '"
+          + d.homeDatacenter() + "' holds no replica of keyspace '" + settings.keyspace() + "' (expected one of "
+          + datacenters() + ")");
+    }
     long deadline = deadline();
     Attempts<Void> attempts = new Attempts<>();
     for (int attempt = 0; ; attempt++) {
       UUID op = attempts.next(null, null);
       BoundStatement insert = global(st().insertDefinition.bind(d.name(), d.start(), d.max(), d.stripes(),
-          d.nodeBlockSize(), d.dcBlockSize(), Instant.now(), op));
+          d.nodeBlockSize(), d.dcBlockSize(), Instant.now(), op, d.ordering().name(), d.strict() ? d.homeDatacenter() : null));
       if (cas(globalTier, CasKind.CREATE, insert, op, null, attempts, () -> serialRead(
           st().selectDefinition.bind(d.name()), ConsistencyLevel.SERIAL, null, "definition of '" + d.name() + "'",
           deadline), deadline).applied()) {
@@ -371,8 +381,11 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   private static SequenceDefinition definition(Row r) {
+    // Rows written before 0.3 have no ordering: PER_SERVER.
+    Ordering ordering = r.isNull("ordering") ? Ordering.PER_SERVER : Ordering.valueOf(r.getString("ordering"));
     return new SequenceDefinition(r.getString("name"), r.getLong("start"), r.getLong("max"),
-        r.getInt("stripes"), r.getLong("node_block_size"), r.getLong("dc_block_size"));
+        r.getInt("stripes"), r.getLong("node_block_size"), r.getLong("dc_block_size"), ordering,
+        ordering == Ordering.STRICT ? r.getString("home_dc") : "");
   }
 
   @Override
@@ -408,6 +421,31 @@ public final class CassandraRangeStore implements RangeStore {
 
   @Override
   public IdRange reserve(SequenceDefinition d, int stripe, long size) {
+    return reserve(d, stripe, size, NOT_STRICT);
+  }
+
+  /**
+   * A strict sequence's pool is written only by its owner of the highest epoch: every write is conditioned
+   * on the row's op, so a fence (a write of a higher epoch) between an owner's read and its write makes the
+   * write fail, and the next read shows the higher epoch ({@link NotOwnerException}). Appends check the
+   * same way ({@link #appendToPool}). Nothing is given back to a strict pool, so it only ever holds blocks
+   * above everything taken from it.
+   */
+  @Override
+  public IdRange reserveStrict(SequenceDefinition d, long epoch, long size) {
+    if (!d.strict() || !d.homeDatacenter().equals(dc)) {
+      throw new IllegalArgumentException("sequence '" + d.name() + "' is not a strict sequence of " + dc);
+    }
+    if (epoch < 1) {
+      throw new IllegalArgumentException("epoch: " + epoch + " (expected: >= 1)");
+    }
+    return reserve(d, 0, size, epoch);
+  }
+
+  /** The epoch argument of a sequence that is not strict: its pool has no fence. */
+  private static final long NOT_STRICT = 0;
+
+  private IdRange reserve(SequenceDefinition d, int stripe, long size, long epoch) {
     if (size < 1) {
       throw new IllegalArgumentException("size: " + size + " (expected: >= 1)");
     }
@@ -426,7 +464,12 @@ public final class CassandraRangeStore implements RangeStore {
         if (pool != null && attempts.mine(pool.op)) {
           got = attempts.effect(pool.op);
           poolTier.recovered.increment();
-          return reserved(d, stripe, got, pool.taken, pool.blocks);
+          return reserved(d, stripe, got, pool.taken, pool.blocks, epoch);
+        }
+        if (epoch != NOT_STRICT && (pool == null || pool.ownerEpoch != epoch)) {
+          checkFence(d, pool, epoch);
+          fence(d, pool, epoch, deadline);
+          continue;
         }
         if (pool != null) {
           long seen = poolTier.highWater.above(stripeKey(d, stripe), pool.taken);
@@ -438,7 +481,7 @@ public final class CassandraRangeStore implements RangeStore {
         }
         attempts.seen(pool == null ? null : pool.op, r -> pool != null && overlaps(pool.blocks, r[0], r[1]));
         if (pool == null || pool.blocks.isEmpty()) {
-          awaitRefill(d, stripe, 0, deadline);
+          awaitRefill(d, stripe, 0, deadline, epoch);
           continue;
         }
         long from = pool.blocks.get(0);
@@ -451,7 +494,7 @@ public final class CassandraRangeStore implements RangeStore {
             () -> readPoolRow(d, stripe, dc, null, deadline), deadline);
         if (result.applied()) {
           got = attempts.effect(result.op());
-          return reserved(d, stripe, got, result.op().equals(op) ? taken : pool.taken, rest);
+          return reserved(d, stripe, got, result.op().equals(op) ? taken : pool.taken, rest, epoch);
         }
         backoff(attempt, deadline, "reserving from " + dc + "'s pool of sequence '" + d.name() + "' stripe " + stripe);
       }
@@ -464,15 +507,38 @@ public final class CassandraRangeStore implements RangeStore {
    * A reservation that applied: note the DC's rate, and refill the pool as soon as it holds less than the
    * isolation runway at that rate, so that the runway is there when the datacenter is cut off.
    */
-  private IdRange reserved(SequenceDefinition d, int stripe, long[] range, long taken, List<Long> rest) {
+  private IdRange reserved(SequenceDefinition d, int stripe, long[] range, long taken, List<Long> rest,
+      long epoch) {
     poolTier.highWater.note(stripeKey(d, stripe), taken);
     DcRate rate = rate(d, stripe);
     rate.observe(ticker.nanos(), taken);
     long held = size(rest);
     if (held < rate.lowWater(d)) {
-      refillInBackground(d, stripe, held);
+      refillInBackground(d, stripe, held, epoch);
     }
     return d.range(stripe, range[0], range[1]);
+  }
+
+  /** Refuses an owner whose epoch a successor's fence superseded. */
+  private static void checkFence(SequenceDefinition d, PoolRow pool, long epoch) {
+    if (pool != null && pool.ownerEpoch > epoch) {
+      throw new NotOwnerException(d.name(), null, Duration.ZERO, "sequence '" + d.name() + "': owner epoch "
+          + epoch + " was superseded by epoch " + pool.ownerEpoch + " (another server took the sequence over)");
+    }
+  }
+
+  /**
+   * Records a new owner's epoch in the pool before it takes anything from it. Idempotent (it writes the
+   * epoch, not an increment), so an unknown outcome is simply read again by the caller.
+   */
+  private void fence(SequenceDefinition d, PoolRow pool, long epoch, long deadline) {
+    Attempts<Void> attempts = new Attempts<>();
+    UUID op = attempts.next(null, pool == null ? null : pool.op);
+    BoundStatement cas = pool == null
+        ? local(st().insertFencedPool.bind(d.name(), dc, Long.MIN_VALUE, epoch, op))
+        : local(st().fencePool.bind(epoch, op, d.name(), 0, dc, pool.op));
+    cas(poolTier, CasKind.POOL_FENCE, cas, op, pool == null ? null : pool.op, attempts,
+        () -> readPoolRow(d, 0, dc, null, deadline), deadline);
   }
 
   /**
@@ -631,14 +697,17 @@ public final class CassandraRangeStore implements RangeStore {
     return out;
   }
 
-  private void awaitRefill(SequenceDefinition d, int stripe, long held, long deadline) {
-    CompletableFuture<Void> refill = startRefill(d, stripe, held);
+  private void awaitRefill(SequenceDefinition d, int stripe, long held, long deadline, long epoch) {
+    CompletableFuture<Void> refill = startRefill(d, stripe, held, epoch);
     try {
       refill.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof SequenceNotFoundException notFound) {
         throw notFound;
+      }
+      if (cause instanceof NotOwnerException notOwner) {
+        throw notOwner;
       }
       if (cause instanceof SequenceExhaustedException exhausted) {
         // Another server of this DC may have appended a last block meanwhile: look once more.
@@ -664,8 +733,8 @@ public final class CassandraRangeStore implements RangeStore {
     }
   }
 
-  private void refillInBackground(SequenceDefinition d, int stripe, long held) {
-    startRefill(d, stripe, held).whenComplete((v, e) -> {
+  private void refillInBackground(SequenceDefinition d, int stripe, long held, long epoch) {
+    startRefill(d, stripe, held, epoch).whenComplete((v, e) -> {
       if (e != null && !(e instanceof SequenceExhaustedException)) {
         log.warn("background refill of datacenter {}'s pool of sequence '{}' stripe {} failed: {}",
             dc, d.name(), stripe, e.getMessage());
@@ -677,7 +746,7 @@ public final class CassandraRangeStore implements RangeStore {
    * Starts a refill of this DC's pool, which held {@code held} IDs when last read, or joins the one this
    * process already has in flight.
    */
-  private CompletableFuture<Void> startRefill(SequenceDefinition d, int stripe, long held) {
+  private CompletableFuture<Void> startRefill(SequenceDefinition d, int stripe, long held, long epoch) {
     String key = stripeKey(d, stripe);
     CompletableFuture<Void> mine = new CompletableFuture<>();
     CompletableFuture<Void> running = refills.putIfAbsent(key, mine);
@@ -687,7 +756,7 @@ public final class CassandraRangeStore implements RangeStore {
     try {
       refillExecutor.execute(() -> {
         try {
-          refillPool(d, stripe, held);
+          refillPool(d, stripe, held, epoch);
           mine.complete(null);
         } catch (Throwable t) {
           mine.completeExceptionally(t);
@@ -703,11 +772,11 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   /** Moves one DC block from the global cursor to this datacenter's pool: two CAS steps. */
-  private void refillPool(SequenceDefinition d, int stripe, long held) {
+  private void refillPool(SequenceDefinition d, int stripe, long held, long epoch) {
     long deadline = deadline();
     long[] block = takeFromGlobal(d, stripe, rate(d, stripe).refillSize(d, held), deadline);
     try {
-      appendToPool(d, stripe, block[0], block[1], deadline());
+      appendToPool(d, stripe, block[0], block[1], deadline(), epoch);
     } catch (RuntimeException e) {
       // Taken from the global cursor but not in the pool: nobody will ever hand it out. A gap.
       globalTier.idsLost.add(block[1] - block[0]);
@@ -779,7 +848,7 @@ public final class CassandraRangeStore implements RangeStore {
    * it ({@link Appended}) and every attempt first looks there. A block the record can no longer vouch for
    * is never appended: it is counted lost instead.
    */
-  private void appendToPool(SequenceDefinition d, int stripe, long from, long to, long deadline) {
+  private void appendToPool(SequenceDefinition d, int stripe, long from, long to, long deadline, long epoch) {
     Attempts<Void> attempts = new Attempts<>();
     for (int attempt = 0; ; attempt++) {
       PoolRow pool = readPool(d, stripe, dc, null, deadline);
@@ -789,6 +858,13 @@ public final class CassandraRangeStore implements RangeStore {
           poolTier.recovered.increment(); // an attempt whose outcome looked open had applied
         }
         return;
+      }
+      if (epoch != NOT_STRICT && (pool == null || pool.ownerEpoch != epoch)) {
+        // A successor fenced the pool after this owner took the block from the global cursor: appending it
+        // now would put it below the successor's blocks. It is never appended (a counted gap).
+        checkFence(d, pool, epoch);
+        throw new NotOwnerException(d.name(), null, Duration.ZERO, "sequence '" + d.name() + "': the pool is"
+            + " not fenced at owner epoch " + epoch);
       }
       if (appended.mayContain(from, to)) {
         poolTier.idsLost.add(to - from);
@@ -818,6 +894,49 @@ public final class CassandraRangeStore implements RangeStore {
       // Not applied, or open: the next read of the record decides.
       backoff(attempt, deadline, "appending to " + dc + "'s pool of sequence '" + d.name() + "' stripe " + stripe);
     }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Owners of strict sequences
+
+  @Override
+  public Optional<OwnerRecord> owner(SequenceDefinition d) {
+    String what = "owner of sequence '" + d.name() + "'";
+    Row r = d.homeDatacenter().equals(dc)
+        ? serialRead(st().selectOwner.bind(d.name()), ConsistencyLevel.LOCAL_SERIAL, null, what, 0)
+        // From another datacenter: its own replicas' copy, only to learn where to forward (the owner
+        // itself refuses calls it no longer owns).
+        : read(st().selectOwner.bind(d.name()), ConsistencyLevel.LOCAL_QUORUM, what);
+    return Optional.ofNullable(r).map(CassandraRangeStore::ownerRecord);
+  }
+
+  private static OwnerRecord ownerRecord(Row r) {
+    return new OwnerRecord(r.getString("server"), r.getUuid("incarnation"), r.getString("target"),
+        r.getLong("epoch"), r.getUuid("op"));
+  }
+
+  @Override
+  public boolean replaceOwner(SequenceDefinition d, @Nullable OwnerRecord expected, OwnerRecord next) {
+    if (!d.strict() || !d.homeDatacenter().equals(dc)) {
+      throw new IllegalArgumentException("sequence '" + d.name() + "' is not a strict sequence of " + dc);
+    }
+    long deadline = System.nanoTime() + Math.min(settings.casDeadline().toNanos(), TimeUnit.SECONDS.toNanos(2));
+    Attempts<Void> attempts = new Attempts<>();
+    // The new row's op is next.version: a read-back that finds it knows the write applied.
+    attempts.next(next.version(), null, expected == null ? null : expected.version());
+    BoundStatement cas = expected == null
+        ? local(st().insertOwner.bind(d.name(), next.server(), next.incarnation(), next.target(), next.epoch(),
+            next.version()))
+        : local(st().updateOwner.bind(next.server(), next.incarnation(), next.target(), next.epoch(),
+            next.version(), d.name(), expected.version()));
+    return cas(poolTier, CasKind.OWNER, cas, next.version(), expected == null ? null : expected.version(),
+        attempts, () -> serialRead(st().selectOwner.bind(d.name()), ConsistencyLevel.LOCAL_SERIAL, null,
+            "owner of sequence '" + d.name() + "'", deadline), deadline).applied();
+  }
+
+  @Override
+  public String datacenter() {
+    return dc;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1257,7 +1376,8 @@ public final class CassandraRangeStore implements RangeStore {
 
   /** What a compare-and-set is for: named in logs, and seen by the fault-injection seam. */
   enum CasKind {
-    CREATE, GLOBAL_TAKE, GLOBAL_ADVANCE, POOL_APPEND, POOL_RESERVE, POOL_TRIM, POOL_GIVE_BACK, POOL_HEAL, FLOOR_LOG
+    CREATE, GLOBAL_TAKE, GLOBAL_ADVANCE, POOL_APPEND, POOL_RESERVE, POOL_TRIM, POOL_GIVE_BACK, POOL_HEAL, FLOOR_LOG,
+    POOL_FENCE, OWNER
   }
 
   /** The three ways an attempt can end. */
@@ -1303,7 +1423,11 @@ public final class CassandraRangeStore implements RangeStore {
 
     /** A new attempt: its op id. */
     UUID next(T effect, UUID conditionedOn) {
-      UUID op = UUID.randomUUID();
+      return next(UUID.randomUUID(), effect, conditionedOn);
+    }
+
+    /** A new attempt whose op id the caller chose. */
+    UUID next(UUID op, T effect, UUID conditionedOn) {
       all.put(op, new Attempt<>(effect, conditionedOn));
       return op;
     }
@@ -1441,10 +1565,10 @@ public final class CassandraRangeStore implements RangeStore {
         r.isNull("appended_below") ? Long.MIN_VALUE : r.getLong("appended_below"));
     return new PoolRow(List.copyOf(r.getList("blocks", Long.class)),
         r.isNull("floor") ? null : r.getLong("floor"), r.isNull("taken") ? 0 : r.getLong("taken"),
-        appended, r.getUuid("op"));
+        appended, r.isNull("owner_epoch") ? NOT_STRICT : r.getLong("owner_epoch"), r.getUuid("op"));
   }
 
-  private record PoolRow(List<Long> blocks, Long floor, long taken, Appended appended, UUID op) {
+  private record PoolRow(List<Long> blocks, Long floor, long taken, Appended appended, long ownerEpoch, UUID op) {
     /** The first index of the stripe above the pool's floor: what the pool may still hold. */
     static long minIndex(PoolRow pool, SequenceDefinition d, int stripe) {
       return pool == null || pool.floor == null ? 0 : d.firstIndexAbove(stripe, pool.floor);

@@ -24,37 +24,43 @@ final class Schema {
       session.execute(SimpleStatement.newInstance(statement).setTimeout(Duration.ofSeconds(30)));
     }
     session.checkSchemaAgreement();
-    String upgrade = missingColumns(session, settings);
-    if (upgrade != null) {
+    for (String upgrade : missingColumns(session, settings)) {
       session.execute(SimpleStatement.newInstance(upgrade).setTimeout(Duration.ofSeconds(30)));
       session.checkSchemaAgreement();
     }
   }
 
   /**
-   * Columns added since 0.1 to tables that {@code CREATE TABLE IF NOT EXISTS} leaves as they are: the
-   * record of blocks appended to a pool, which makes appends idempotent.
+   * Columns added since 0.1 to tables that {@code CREATE TABLE IF NOT EXISTS} leaves as they are, by
+   * table: the record of blocks appended to a pool (0.2), which makes appends idempotent, and the fence
+   * and ordering of strict sequences (0.3).
    */
-  private static final String POOL_COLUMNS = "appended frozen<list<bigint>>, appended_below bigint";
+  private static final List<String[]> ADDED_COLUMNS = List.of(
+      new String[] {"dc_pools", "appended", "appended frozen<list<bigint>>, appended_below bigint"},
+      new String[] {"dc_pools", "owner_epoch", "owner_epoch bigint"},
+      new String[] {"sequences", "ordering", "ordering text, home_dc text"});
 
   /**
-   * The statement that adds what a keyspace made by an older version lacks, or null if nothing is
-   * missing (or the table does not exist yet, which the schema's own statements handle).
+   * The statements that add what a keyspace made by an older version lacks, or none if nothing is missing
+   * (or the table does not exist yet, which the schema's own statements handle).
    */
-  static String missingColumns(CqlSession session, CassandraSettings settings) {
-    var table = session.getMetadata().getKeyspace(settings.keyspace())
-        .flatMap(ks -> ks.getTable("dc_pools"));
-    if (table.isEmpty() || table.get().getColumn("appended").isPresent()) {
-      return null;
+  static List<String> missingColumns(CqlSession session, CassandraSettings settings) {
+    List<String> out = new ArrayList<>();
+    var ks = session.getMetadata().getKeyspace(settings.keyspace());
+    for (String[] added : ADDED_COLUMNS) {
+      var table = ks.flatMap(k -> k.getTable(added[0]));
+      if (table.isPresent() && table.get().getColumn(added[1]).isEmpty()) {
+        out.add("ALTER TABLE " + settings.keyspace() + "." + added[0] + " ADD (" + added[2] + ")");
+      }
     }
-    return "ALTER TABLE " + settings.keyspace() + ".dc_pools ADD (" + POOL_COLUMNS + ")";
+    return out;
   }
 
   /** Tables added since 0.1 that the keyspace lacks (the schema's CREATE TABLE IF NOT EXISTS adds them). */
   static List<String> missingTables(CqlSession session, CassandraSettings settings) {
     var ks = session.getMetadata().getKeyspace(settings.keyspace());
     List<String> out = new ArrayList<>();
-    for (String t : List.of("floor_log", "servers")) {
+    for (String t : List.of("floor_log", "servers", "owners")) {
       if (ks.isEmpty() || ks.get().getTable(t).isEmpty()) {
         out.add(t);
       }

@@ -28,14 +28,21 @@ final class Statements {
   final PreparedStatement announce;
   final PreparedStatement withdraw;
   final PreparedStatement selectServers;
+  final PreparedStatement fencePool;
+  final PreparedStatement insertFencedPool;
+  final PreparedStatement selectOwner;
+  final PreparedStatement insertOwner;
+  final PreparedStatement updateOwner;
 
   /** Prepares every statement on {@code session}, in keyspace {@code ks}; throws the driver's exceptions. */
   Statements(CqlSession session, String ks) {
     this.session = session;
-    selectDefinition = session.prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size, created_at, op"
+    selectDefinition = session.prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size, created_at, op,"
+        + " ordering, home_dc"
         + " FROM " + ks + ".sequences WHERE name = ?");
     insertDefinition = session.prepare("INSERT INTO " + ks + ".sequences (name, start, max, stripes,"
-        + " node_block_size, dc_block_size, created_at, op) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS");
+        + " node_block_size, dc_block_size, created_at, op, ordering, home_dc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        + " IF NOT EXISTS");
     selectNames = session.prepare("SELECT name FROM " + ks + ".sequences");
     selectGlobal = session.prepare("SELECT reserved, op FROM " + ks + ".global_cursors"
         + " WHERE sequence = ? AND stripe = ?");
@@ -43,7 +50,7 @@ final class Statements {
         + " VALUES (?, ?, ?, ?) IF NOT EXISTS");
     updateGlobal = session.prepare("UPDATE " + ks + ".global_cursors SET reserved = ?, op = ?"
         + " WHERE sequence = ? AND stripe = ? IF op = ?");
-    selectPool = session.prepare("SELECT blocks, floor, taken, appended, appended_below, op FROM " + ks
+    selectPool = session.prepare("SELECT blocks, floor, taken, appended, appended_below, owner_epoch, op FROM " + ks
         + ".dc_pools WHERE sequence = ? AND stripe = ? AND datacenter = ?");
     insertPool = session.prepare("INSERT INTO " + ks + ".dc_pools (sequence, stripe, datacenter, blocks,"
         + " floor, taken, appended, appended_below, op) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?) IF NOT EXISTS");
@@ -63,6 +70,17 @@ final class Statements {
     appendPool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, appended = ?, appended_below = ?,"
         + " op = ? WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
     // A pool that forgot acknowledged writes: emptied, its taken put back, its record closed.
+    // The fence of a strict sequence: a new owner's epoch, before it takes anything from the pool.
+    fencePool = session.prepare("UPDATE " + ks + ".dc_pools SET owner_epoch = ?, op = ?"
+        + " WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
+    insertFencedPool = session.prepare("INSERT INTO " + ks + ".dc_pools (sequence, stripe, datacenter, blocks,"
+        + " taken, appended, appended_below, owner_epoch, op) VALUES (?, 0, ?, [], 0, [], ?, ?, ?) IF NOT EXISTS");
+    selectOwner = session.prepare("SELECT server, incarnation, target, epoch, op FROM " + ks + ".owners"
+        + " WHERE sequence = ?");
+    insertOwner = session.prepare("INSERT INTO " + ks + ".owners (sequence, server, incarnation, target, epoch, op)"
+        + " VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS");
+    updateOwner = session.prepare("UPDATE " + ks + ".owners SET server = ?, incarnation = ?, target = ?, epoch = ?,"
+        + " op = ? WHERE sequence = ? IF op = ?");
     healPool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, taken = ?, appended = ?,"
         + " appended_below = ?, op = ? WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
   }

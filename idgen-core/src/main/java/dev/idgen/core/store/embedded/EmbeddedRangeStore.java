@@ -5,6 +5,9 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.idgen.core.AdvanceReceipt;
 import dev.idgen.core.FloorLog;
 import dev.idgen.core.IdRange;
+import dev.idgen.core.NotOwnerException;
+import dev.idgen.core.Ordering;
+import dev.idgen.core.OwnerRecord;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.RunwayPolicy;
 import dev.idgen.core.SequenceAlreadyExistsException;
@@ -33,6 +36,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.sqlite.SQLiteErrorCode;
@@ -73,7 +77,7 @@ public final class EmbeddedRangeStore implements RangeStore {
   /** The database file inside the store directory. */
   static final String FILE_NAME = "idgen.db";
   /** Stored in {@code PRAGMA user_version}; bump it with a migration when the tables change. */
-  static final int SCHEMA_VERSION = 3;
+  static final int SCHEMA_VERSION = 4;
   /** The one "datacenter" of an embedded store, in advance receipts and announcements. */
   static final String DATACENTER = "local";
   private static final Duration FLOOR_REFRESH = Duration.ofSeconds(1);
@@ -187,6 +191,7 @@ public final class EmbeddedRangeStore implements RangeStore {
               + " dc_block_size INTEGER NOT NULL,"
               + " created_at INTEGER" // epoch milliseconds; NULL for sequences created before version 3
               + ") WITHOUT ROWID");
+          addOrdering(s);
           // reserved: how many of the stripe's IDs are reserved, an index, never an ID.
           s.execute("CREATE TABLE stripes ("
               + " name TEXT NOT NULL REFERENCES sequences (name),"
@@ -198,12 +203,15 @@ public final class EmbeddedRangeStore implements RangeStore {
           s.execute("PRAGMA application_id = " + APPLICATION_ID);
           s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
           logger.info("Created embedded store {} (schema version {})", file, SCHEMA_VERSION);
-        } else if (applicationId == APPLICATION_ID && (version == 1 || version == 2)) {
+        } else if (applicationId == APPLICATION_ID && version >= 1 && version <= 3) {
           if (version == 1) {
             createFloorTables(s);
           }
-          // Version 3: the creation time (SequenceAdmin's Sequence.create_time); unknown for older rows.
-          s.execute("ALTER TABLE sequences ADD COLUMN created_at INTEGER");
+          if (version <= 2) {
+            // Version 3: the creation time (SequenceAdmin's Sequence.create_time); unknown for older rows.
+            s.execute("ALTER TABLE sequences ADD COLUMN created_at INTEGER");
+          }
+          addOrdering(s);
           s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
           logger.info("Upgraded embedded store {} to schema version {}", file, SCHEMA_VERSION);
         } else if (applicationId != APPLICATION_ID) {
@@ -229,6 +237,24 @@ public final class EmbeddedRangeStore implements RangeStore {
         }
       }
     }
+  }
+
+  /**
+   * Schema version 4: the ordering of each sequence (sequences of older versions are PER_SERVER), the
+   * owner rows of strict sequences, and the highest owner epoch that reserved from each stripe (the fence).
+   */
+  private static void addOrdering(Statement s) throws SQLException {
+    s.execute("ALTER TABLE sequences ADD COLUMN ordering TEXT NOT NULL DEFAULT 'PER_SERVER'");
+    s.execute("ALTER TABLE sequences ADD COLUMN home_datacenter TEXT NOT NULL DEFAULT ''");
+    s.execute("ALTER TABLE stripes ADD COLUMN owner_epoch INTEGER NOT NULL DEFAULT 0");
+    s.execute("CREATE TABLE IF NOT EXISTS owners ("
+        + " name TEXT NOT NULL PRIMARY KEY REFERENCES sequences (name),"
+        + " server TEXT NOT NULL,"
+        + " incarnation TEXT NOT NULL,"
+        + " target TEXT NOT NULL,"
+        + " epoch INTEGER NOT NULL,"
+        + " version TEXT NOT NULL"
+        + ") WITHOUT ROWID");
   }
 
   /**
@@ -271,8 +297,8 @@ public final class EmbeddedRangeStore implements RangeStore {
         throw new SequenceAlreadyExistsException("sequence '" + name + "' already exists");
       }
       PreparedStatement insert = db.prepare("INSERT INTO sequences"
-          + " (name, start, max, stripes, node_block_size, dc_block_size, created_at)"
-          + " VALUES (?, ?, ?, ?, ?, ?, ?)");
+          + " (name, start, max, stripes, node_block_size, dc_block_size, created_at, ordering, home_datacenter)"
+          + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
       insert.setString(1, name);
       insert.setLong(2, definition.start());
       insert.setLong(3, definition.max());
@@ -280,6 +306,8 @@ public final class EmbeddedRangeStore implements RangeStore {
       insert.setLong(5, definition.nodeBlockSize());
       insert.setLong(6, definition.dcBlockSize());
       insert.setLong(7, Instant.now().toEpochMilli());
+      insert.setString(8, definition.ordering().name());
+      insert.setString(9, definition.homeDatacenter());
       insert.executeUpdate();
       PreparedStatement stripe = db.prepare("INSERT INTO stripes (name, stripe, reserved) VALUES (?, ?, 0)");
       for (int k = 0; k < definition.stripes(); k++) {
@@ -337,28 +365,114 @@ public final class EmbeddedRangeStore implements RangeStore {
     }
     long stripeSize = sequence.stripeSize(stripe); // also checks the stripe number
     String name = sequence.name();
-    IdRange range = inWriteTransaction("reserve from stripe " + stripe + " of sequence '" + name + "'", db -> {
+    IdRange range = inWriteTransaction("reserve from stripe " + stripe + " of sequence '" + name + "'",
+        db -> reserveIn(db, sequence, stripe, size, stripeSize));
+    reservations.incrementAndGet();
+    return range;
+  }
+
+  /** A reservation, in the caller's write transaction. */
+  private IdRange reserveIn(Session db, SequenceDefinition sequence, int stripe, long size, long stripeSize)
+      throws SQLException {
+    String name = sequence.name();
+    checkMatchesStore(db, sequence);
+    IdRange back = takeReturned(db, sequence, stripe, size);
+    if (back != null) {
+      return back;
+    }
+    long from = reservedIndex(db, name, stripe);
+    if (from >= stripeSize) {
+      throw new SequenceExhaustedException(name, sequence.max());
+    }
+    // A sequence with a max is never reserved far ahead: at most a small fraction of what is left
+    // (which also keeps from + size from overflowing when a caller asks for "everything left").
+    long to = from + RunwayPolicy.boundedByRemaining(size, stripeSize - from);
+    PreparedStatement update = db.prepare("UPDATE stripes SET reserved = ? WHERE name = ? AND stripe = ?");
+    update.setLong(1, to);
+    update.setString(2, name);
+    update.setInt(3, stripe);
+    update.executeUpdate();
+    return sequence.range(stripe, from, to);
+  }
+
+  /**
+   * The fence of strict sequences, in one transaction with the reservation: the stripe records the highest
+   * owner epoch that reserved from it; a lower one is refused.
+   */
+  @Override
+  public IdRange reserveStrict(SequenceDefinition sequence, long epoch, long size) {
+    Objects.requireNonNull(sequence, "sequence");
+    if (!sequence.strict()) {
+      throw new IllegalArgumentException("sequence '" + sequence.name() + "' is not strict");
+    }
+    String name = sequence.name();
+    IdRange range = inWriteTransaction("reserve from sequence '" + name + "' as owner epoch " + epoch, db -> {
       checkMatchesStore(db, sequence);
-      IdRange back = takeReturned(db, sequence, stripe, size);
-      if (back != null) {
-        return back;
+      PreparedStatement select = db.prepare("SELECT owner_epoch FROM stripes WHERE name = ? AND stripe = 0");
+      select.setString(1, name);
+      long fenced;
+      try (ResultSet rs = select.executeQuery()) {
+        fenced = rs.next() ? rs.getLong(1) : 0;
       }
-      long from = reservedIndex(db, name, stripe);
-      if (from >= stripeSize) {
-        throw new SequenceExhaustedException(name, sequence.max());
+      if (fenced > epoch) {
+        throw new NotOwnerException(name, null, Duration.ZERO, "sequence '" + name + "': owner epoch " + epoch
+            + " was superseded by epoch " + fenced + " (another server took the sequence over)");
       }
-      // A sequence with a max is never reserved far ahead: at most a small fraction of what is left
-      // (which also keeps from + size from overflowing when a caller asks for "everything left").
-      long to = from + RunwayPolicy.boundedByRemaining(size, stripeSize - from);
-      PreparedStatement update = db.prepare("UPDATE stripes SET reserved = ? WHERE name = ? AND stripe = ?");
-      update.setLong(1, to);
-      update.setString(2, name);
-      update.setInt(3, stripe);
-      update.executeUpdate();
-      return sequence.range(stripe, from, to);
+      if (fenced < epoch) {
+        PreparedStatement update = db.prepare("UPDATE stripes SET owner_epoch = ? WHERE name = ? AND stripe = 0");
+        update.setLong(1, epoch);
+        update.setString(2, name);
+        update.executeUpdate();
+      }
+      return reserveIn(db, sequence, 0, size, sequence.stripeSize(0));
     });
     reservations.incrementAndGet();
     return range;
+  }
+
+  @Override
+  public Optional<OwnerRecord> owner(SequenceDefinition sequence) {
+    String name = sequence.name();
+    return read("read the owner of sequence '" + name + "'", db -> ownerRow(db, name));
+  }
+
+  private static Optional<OwnerRecord> ownerRow(Session db, String name) throws SQLException {
+    PreparedStatement select = db.prepare("SELECT server, incarnation, target, epoch, version FROM owners"
+        + " WHERE name = ?");
+    select.setString(1, name);
+    try (ResultSet rs = select.executeQuery()) {
+      if (!rs.next()) {
+        return Optional.empty();
+      }
+      return Optional.of(new OwnerRecord(rs.getString(1), UUID.fromString(rs.getString(2)), rs.getString(3),
+          rs.getLong(4), UUID.fromString(rs.getString(5))));
+    }
+  }
+
+  @Override
+  public boolean replaceOwner(SequenceDefinition sequence, @Nullable OwnerRecord expected, OwnerRecord next) {
+    String name = sequence.name();
+    return inWriteTransaction("write the owner of sequence '" + name + "'", db -> {
+      Optional<OwnerRecord> now = ownerRow(db, name);
+      if (!now.equals(Optional.ofNullable(expected))) {
+        return false;
+      }
+      PreparedStatement upsert = db.prepare("INSERT OR REPLACE INTO owners"
+          + " (name, server, incarnation, target, epoch, version) VALUES (?, ?, ?, ?, ?, ?)");
+      upsert.setString(1, name);
+      upsert.setString(2, next.server());
+      upsert.setString(3, next.incarnation().toString());
+      upsert.setString(4, next.target());
+      upsert.setLong(5, next.epoch());
+      upsert.setString(6, next.version().toString());
+      upsert.executeUpdate();
+      return true;
+    });
+  }
+
+  @Override
+  public String datacenter() {
+    return DATACENTER;
   }
 
   /** Reserves from the IDs given back first (the lowest), in the caller's transaction; null if none. */
@@ -732,7 +846,7 @@ public final class EmbeddedRangeStore implements RangeStore {
 
   /** The columns {@link #stored(ResultSet)} reads, in its order. */
   private static final String SEQUENCE_COLUMNS =
-      "name, start, max, stripes, node_block_size, dc_block_size, created_at";
+      "name, start, max, stripes, node_block_size, dc_block_size, created_at, ordering, home_datacenter";
 
   private static StoredSequence stored(ResultSet rs) throws SQLException {
     long created = rs.getLong(7);
@@ -746,7 +860,8 @@ public final class EmbeddedRangeStore implements RangeStore {
    */
   private static void checkMatchesStore(Session db, SequenceDefinition given) throws SQLException {
     SequenceDefinition stored = storedDefinition(db, given.name()).orElseThrow(() -> notFound(given.name()));
-    if (stored.start() != given.start() || stored.max() != given.max() || stored.stripes() != given.stripes()) {
+    if (stored.start() != given.start() || stored.max() != given.max() || stored.stripes() != given.stripes()
+        || stored.ordering() != given.ordering()) {
       throw new IllegalArgumentException("sequence '" + given.name() + "': the definition " + given
           + " does not match the stored one " + stored);
     }
@@ -766,8 +881,8 @@ public final class EmbeddedRangeStore implements RangeStore {
   }
 
   private static SequenceDefinition definition(ResultSet rs) throws SQLException {
-    return new SequenceDefinition(
-        rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getInt(4), rs.getLong(5), rs.getLong(6));
+    return new SequenceDefinition(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getInt(4), rs.getLong(5),
+        rs.getLong(6), Ordering.valueOf(rs.getString(8)), rs.getString(9));
   }
 
   private static SequenceNotFoundException notFound(String name) {

@@ -1,0 +1,293 @@
+package dev.idgen.core;
+
+import com.google.errorprone.annotations.ThreadSafe;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.UUID;
+import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This process's part in the ownership of one {@link Ordering#STRICT} sequence: whether it holds the
+ * owner lease (and may serve the sequence from its pool), and otherwise which server does.
+ *
+ * <p>The lease is the sequence's {@link OwnerRecord} in the store. The owner renews it every quarter
+ * lease by a compare-and-set that keeps the epoch and changes the version; it serves only until
+ * {@code L − margin} after the <em>start</em> of its last successful renewal, on its own monotonic
+ * clock. A server of the home datacenter that sees the row unchanged for a whole lease {@code L}, on its
+ * monotonic clock from the <em>end</em> of the read that first showed it, takes over with {@code epoch + 1}:
+ * by then the owner's last renewal began more than {@code L} ago, so it stopped serving (clocks need not
+ * agree, only drift less than the margin over {@code L}). A row that this process wrote, or that its
+ * owner released at a graceful stop (empty target), is taken at once.
+ *
+ * <p>A new lease fences the pool ({@link StripePool#fence}): whatever an earlier lease of this process
+ * held is dropped, and the store refuses reservations of lower epochs ({@link RangeStore#reserveStrict}),
+ * so the first block of a new owner is above everything any earlier owner could hand out.
+ *
+ * <p>Threads: {@link #tick} and {@link #claimIfFree} run store I/O under this object's monitor (one at a
+ * time per sequence; they are rare: every quarter lease, and on calls while no owner is known). The hot
+ * path ({@link #serving}) reads one volatile field.
+ */
+@ThreadSafe
+final class StrictOwner {
+  private static final Logger log = LoggerFactory.getLogger(StrictOwner.class);
+
+  /** Who this process is, as owner rows name it, and how long its leases last. */
+  record Identity(String server, UUID incarnation, String target, Duration lease) {
+    long leaseNanos() {
+      return lease.toNanos();
+    }
+
+    /** Served until L minus this after a renewal began: a tenth of the lease covers clock drift. */
+    long marginNanos() {
+      return lease.toNanos() / 10;
+    }
+  }
+
+  private final SequenceDefinition definition;
+  private final RangeStore store;
+  private final Ticker ticker;
+  private final Identity self;
+  private final StripePool pool;
+  /** Whether this process is in the sequence's home datacenter, whose servers alone may own it. */
+  private final boolean home;
+  /** The epoch the pool's reservations carry; 0 while this process holds no lease. */
+  private volatile long poolEpoch;
+  /** The lease this process holds, or null. */
+  private volatile Lease lease;
+
+  /** The last owner row read, and since when (ticker nanos, after the read) it has not changed. */
+  @GuardedBy("this") @Nullable private OwnerRecord seen;
+  @GuardedBy("this") private long seenSinceNanos;
+  @GuardedBy("this") private boolean read;
+  @GuardedBy("this") private boolean released;
+
+  /** A lease held: its row as written, and until when (ticker nanos) this process may serve. */
+  private record Lease(OwnerRecord row, long validUntilNanos) {}
+
+  StrictOwner(SequenceDefinition definition, RangeStore store, Ticker ticker, Identity self,
+      StripePool.Settings settings) {
+    this.definition = definition;
+    this.store = store;
+    this.ticker = ticker;
+    this.self = self;
+    this.home = definition.homeDatacenter().equals(store.datacenter());
+    this.pool = new StripePool(definition, 0, new ForwardingRangeStore(store) {
+      @Override
+      public IdRange reserve(SequenceDefinition d, int stripe, long size) {
+        long epoch = poolEpoch;
+        if (epoch == 0) {
+          throw new NotOwnerException(d.name(), null, Duration.ZERO, "sequence '" + d.name()
+              + "': this server holds no owner lease (a strict sequence's pool is refilled by its owner only)");
+        }
+        return delegate().reserveStrict(d, epoch, size);
+      }
+
+      @Override
+      public long giveBack(SequenceDefinition d, int stripe, java.util.List<IdRange> ranges) {
+        return 0; // never: a strict pool only grows upwards
+      }
+    }, settings);
+  }
+
+  StripePool pool() {
+    return pool;
+  }
+
+  /** Whether this process holds the lease now: the hot path's check, before it takes from the pool. */
+  boolean serving() {
+    Lease l = lease;
+    return l != null && ticker.nanos() - l.validUntilNanos < 0;
+  }
+
+  /**
+   * Makes sure the call may be served here: claims the sequence when nobody holds it (no row, a released
+   * row, or this process's own), otherwise throws {@link NotOwnerException} with the owner to forward to,
+   * or none while the owner's lease runs out.
+   */
+  synchronized void ensureServing() {
+    if (serving()) {
+      return;
+    }
+    if (!read || seen == null || released || seen.isOwnedBy(self.incarnation())) {
+      tick();
+    }
+    if (serving()) {
+      return;
+    }
+    throw notOwner();
+  }
+
+  @GuardedBy("this")
+  private NotOwnerException notOwner() {
+    String name = definition.name();
+    if (seen != null && !released && !seen.isOwnedBy(self.incarnation()) && !seen.target().isEmpty()) {
+      long quiet = ticker.nanos() - seenSinceNanos;
+      if (quiet < self.leaseNanos()) {
+        return new NotOwnerException(name, seen.target(), Duration.ZERO, "sequence '" + name
+            + "' is owned by " + seen.server() + " (" + seen.target() + ")");
+      }
+      // The owner stopped renewing: it is dead or cut off; a take-over follows within a quarter lease.
+      return new NotOwnerException(name, null, Duration.ofNanos(self.leaseNanos() / 4), "sequence '" + name
+          + "': its owner " + seen.server() + " stopped renewing its lease; a server of datacenter "
+          + definition.homeDatacenter() + " takes over within about " + self.lease().dividedBy(4).toMillis() + " ms");
+    }
+    if (!home) {
+      return new NotOwnerException(name, null, Duration.ofNanos(self.leaseNanos() / 4), "sequence '" + name
+          + "' is owned by a server of datacenter " + definition.homeDatacenter() + ", and none is known to own"
+          + " it now (strict sequences are served in their home datacenter only)");
+    }
+    long left = seen == null ? 0 : Math.max(0, self.leaseNanos() - (ticker.nanos() - seenSinceNanos));
+    return new NotOwnerException(name, null, Duration.ofNanos(left + self.leaseNanos() / 4), "sequence '"
+        + name + "' has no owner that can serve it now (its owner's lease has not expired yet; the take-over"
+        + " is due in about " + Duration.ofNanos(left).toMillis() + " ms)");
+  }
+
+  /** The gRPC target of the other server that owns the sequence, as last read; empty if none is known. */
+  synchronized Optional<String> ownerTarget() {
+    if (serving() || seen == null || released || seen.isOwnedBy(self.incarnation()) || seen.target().isEmpty()
+        || ticker.nanos() - seenSinceNanos >= self.leaseNanos()) {
+      return Optional.empty();
+    }
+    return Optional.of(seen.target());
+  }
+
+  /** Forgets the row read, so that the next call reads it again (the owner it named refused a call). */
+  synchronized void forgetOwner(String target) {
+    if (seen != null && seen.target().equals(target)) {
+      read = false;
+    }
+  }
+
+  /**
+   * One round, every quarter lease: the owner renews; another server of the home datacenter tracks the
+   * row and takes over once it has not changed for a lease; a server of another datacenter only reads it.
+   */
+  synchronized void tick() {
+    OwnerRecord row;
+    try {
+      row = store.owner(definition).orElse(null);
+    } catch (RuntimeException e) {
+      // The lease, if held, runs out by itself (its validity only moves on a successful renewal).
+      log.debug("reading the owner of sequence '{}' failed: {}", definition.name(), e.toString());
+      return;
+    }
+    long now = ticker.nanos();
+    if (!read || !java.util.Objects.equals(row, seen)) {
+      seen = row;
+      seenSinceNanos = now;
+      read = true;
+    }
+    released = row != null && row.target().isEmpty();
+    Lease held = lease;
+    if (held != null) {
+      if (row != null && row.isOwnedBy(self.incarnation()) && row.epoch() == held.row().epoch()
+          && !row.target().isEmpty()) {
+        // Ours (a renewal whose outcome looked unknown may have applied): renew from the row as it is.
+        renew(new Lease(row, held.validUntilNanos()));
+        return;
+      }
+      drop("its owner row changed (now " + describe(row) + ")");
+    }
+    if (!home) {
+      return;
+    }
+    boolean free = row == null || released || row.isOwnedBy(self.incarnation());
+    if (free || now - seenSinceNanos >= self.leaseNanos()) {
+      claim(row);
+    }
+  }
+
+  @GuardedBy("this")
+  private void renew(Lease held) {
+    OwnerRecord next = new OwnerRecord(self.server(), self.incarnation(), self.target(), held.row().epoch(),
+        UUID.randomUUID());
+    long start = ticker.nanos();
+    boolean applied;
+    try {
+      applied = store.replaceOwner(definition, held.row(), next);
+    } catch (RuntimeException e) {
+      log.warn("renewing the owner lease of sequence '{}' failed (it ends in {} ms unless a renewal succeeds): {}",
+          definition.name(), Math.max(0, (held.validUntilNanos() - ticker.nanos()) / 1_000_000), e.toString());
+      return;
+    }
+    if (applied) {
+      lease = new Lease(next, start + self.leaseNanos() - self.marginNanos());
+      seen = next;
+      seenSinceNanos = ticker.nanos();
+    }
+    // Not applied: the next read says why; the lease meanwhile runs out by itself.
+  }
+
+  @GuardedBy("this")
+  private void claim(@Nullable OwnerRecord row) {
+    long epoch = row == null ? 1 : row.epoch() + 1;
+    OwnerRecord next = new OwnerRecord(self.server(), self.incarnation(), self.target(), epoch, UUID.randomUUID());
+    long start = ticker.nanos();
+    boolean applied;
+    try {
+      applied = store.replaceOwner(definition, row, next);
+    } catch (RuntimeException e) {
+      log.warn("taking the owner lease of sequence '{}' failed: {}", definition.name(), e.toString());
+      return;
+    }
+    if (!applied) {
+      read = false; // someone else was faster: read again next time
+      return;
+    }
+    // Fence first: nothing an earlier lease held may be handed out under this one.
+    pool.fence();
+    poolEpoch = epoch;
+    lease = new Lease(next, start + self.leaseNanos() - self.marginNanos());
+    seen = next;
+    seenSinceNanos = ticker.nanos();
+    released = false;
+    log.info("this server owns strict sequence '{}' now (epoch {}; previous owner: {})", definition.name(), epoch,
+        describe(row));
+  }
+
+  @GuardedBy("this")
+  private void drop(String why) {
+    lease = null;
+    poolEpoch = 0;
+    pool.fence();
+    log.warn("this server no longer owns strict sequence '{}': {}; what it held is dropped (a counted gap)",
+        definition.name(), why);
+  }
+
+  /**
+   * A graceful stop or an unload: stops serving, then releases the row (empty target, same epoch), so
+   * that another server takes over at once instead of after a lease. Best effort: if the write fails,
+   * the lease expires by itself.
+   */
+  synchronized void release() {
+    Lease held = lease;
+    lease = null;
+    poolEpoch = 0;
+    pool.close();
+    if (held == null) {
+      return;
+    }
+    OwnerRecord next = new OwnerRecord(self.server(), self.incarnation(), "", held.row().epoch(), UUID.randomUUID());
+    try {
+      store.replaceOwner(definition, held.row(), next);
+    } catch (RuntimeException e) {
+      log.info("could not release the owner lease of sequence '{}' (it expires by itself): {}", definition.name(),
+          e.toString());
+    }
+  }
+
+  /** The owner row as last read, for the sequence's live state. */
+  synchronized Optional<OwnerRecord> lastSeen() {
+    return Optional.ofNullable(seen);
+  }
+
+  private static String describe(@Nullable OwnerRecord row) {
+    if (row == null) {
+      return "none";
+    }
+    return row.server() + " epoch " + row.epoch() + (row.target().isEmpty() ? " (released)" : "");
+  }
+}
