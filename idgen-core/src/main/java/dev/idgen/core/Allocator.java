@@ -122,8 +122,9 @@ public final class Allocator implements AutoCloseable {
       unloader = null;
     }
     this.clientLeaseLifetimeNanos = b.clientLeaseLifetime.toNanos();
+    String serverName = b.serverName;
     this.identity = new StrictOwner.Identity(b.serverName, UUID.randomUUID(),
-        b.ownerTarget == null ? b.serverName : b.ownerTarget, b.ownerLease);
+        b.ownerTarget == null ? () -> serverName : b.ownerTarget, b.ownerLease);
     this.owners = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-owners-"));
     long ownerPeriod = b.ownerLease.toNanos() / 4;
     // The task catches its own failures; shutdownNow() in close() ends it.
@@ -461,7 +462,9 @@ public final class Allocator implements AutoCloseable {
         reserve += pool.available();
       }
     }
-    return new SequenceView(def, store.state(def), reserve, stored.createTime());
+    // A strict sequence's owner row, as the store has it now (a full view reads the store anyway).
+    Optional<OwnerRecord> owner = def.strict() ? store.owner(def) : Optional.empty();
+    return new SequenceView(def, store.state(def), reserve, stored.createTime(), owner);
   }
 
   /** Counters of this allocator since it started, summed over every sequence it served. */
@@ -683,7 +686,12 @@ public final class Allocator implements AutoCloseable {
    * time where the store recorded it.
    */
   public record SequenceView(SequenceDefinition definition, SequenceState state, long serverReserve,
-      Optional<Instant> createTime) {}
+      Optional<Instant> createTime, Optional<OwnerRecord> owner) {}
+
+  /** This process's datacenter: the default home datacenter of the strict sequences it creates. */
+  public String datacenter() {
+    return store.datacenter();
+  }
 
   /**
    * Counters, over every sequence this allocator ever loaded: IDs handed out, store reservations (refills
@@ -805,7 +813,7 @@ public final class Allocator implements AutoCloseable {
     private Duration confirmTimeout = DEFAULT_ADVANCE_CONFIRM_TIMEOUT;
     private Duration clientLeaseLifetime = Duration.ZERO;
     private Duration unloadIdleAfter = DEFAULT_UNLOAD_IDLE_AFTER;
-    private String ownerTarget;
+    private java.util.function.Supplier<String> ownerTarget;
     private Duration ownerLease = DEFAULT_OWNER_LEASE;
 
     Builder(RangeStore store) {
@@ -933,7 +941,13 @@ public final class Allocator implements AutoCloseable {
       if (target == null || target.isBlank()) {
         throw new IllegalArgumentException("ownerTarget: '" + target + "' (expected: host:port)");
       }
-      this.ownerTarget = target;
+      this.ownerTarget = () -> target;
+      return this;
+    }
+
+    /** {@link #ownerTarget(String)}, asked for when this server first claims a sequence (after it bound its port). */
+    public Builder ownerTarget(java.util.function.Supplier<String> target) {
+      this.ownerTarget = Objects.requireNonNull(target, "target");
       return this;
     }
 

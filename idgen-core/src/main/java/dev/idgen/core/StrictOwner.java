@@ -35,7 +35,13 @@ final class StrictOwner {
   private static final Logger log = LoggerFactory.getLogger(StrictOwner.class);
 
   /** Who this process is, as owner rows name it, and how long its leases last. */
-  record Identity(String server, UUID incarnation, String target, Duration lease) {
+  record Identity(String server, UUID incarnation, java.util.function.Supplier<String> targetSupplier,
+      Duration lease) {
+    /** The gRPC target other servers forward to; asked for at each claim (the port is bound by then). */
+    String target() {
+      return targetSupplier.get();
+    }
+
     long leaseNanos() {
       return lease.toNanos();
     }

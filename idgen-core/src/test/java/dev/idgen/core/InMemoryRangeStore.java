@@ -40,9 +40,15 @@ public class InMemoryRangeStore implements RangeStore {
     return definitions.tailMap(afterName, false).values().stream().limit(limit).toList();
   }
 
+  /** While true, reservations fail as an unreachable store's do. */
+  public volatile boolean failReserves;
+
   @Override
   public IdRange reserve(SequenceDefinition d, int stripe, long size) {
     reserveCalls.incrementAndGet();
+    if (failReserves) {
+      throw new StoreUnavailableException("in-memory store: reservations fail (test)");
+    }
     beforeReserve(d, stripe, size);
     synchronized (this) {
       requestedSizes.add(size);

@@ -191,7 +191,6 @@ public final class EmbeddedRangeStore implements RangeStore {
               + " dc_block_size INTEGER NOT NULL,"
               + " created_at INTEGER" // epoch milliseconds; NULL for sequences created before version 3
               + ") WITHOUT ROWID");
-          addOrdering(s);
           // reserved: how many of the stripe's IDs are reserved, an index, never an ID.
           s.execute("CREATE TABLE stripes ("
               + " name TEXT NOT NULL REFERENCES sequences (name),"
@@ -200,6 +199,7 @@ public final class EmbeddedRangeStore implements RangeStore {
               + " PRIMARY KEY (name, stripe)"
               + ") WITHOUT ROWID");
           createFloorTables(s);
+          addOrdering(s);
           s.execute("PRAGMA application_id = " + APPLICATION_ID);
           s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
           logger.info("Created embedded store {} (schema version {})", file, SCHEMA_VERSION);

@@ -258,6 +258,11 @@ class EmbeddedRangeStoreTest extends RangeStoreContractTest {
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(EmbeddedRangeStore.FILE_NAME));
         Statement s = c.createStatement()) {
       s.execute("ALTER TABLE sequences DROP COLUMN created_at");
+      // ... nor what version 4 added (strict ordering).
+      s.execute("ALTER TABLE sequences DROP COLUMN ordering");
+      s.execute("ALTER TABLE sequences DROP COLUMN home_datacenter");
+      s.execute("ALTER TABLE stripes DROP COLUMN owner_epoch");
+      s.execute("DROP TABLE owners");
       s.execute("PRAGMA user_version = 2");
     }
 

@@ -1,0 +1,183 @@
+package dev.idgen.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The owner lease of strict sequences, with a fake clock: one owner at a time, take-over only after a lease
+ * without renewal, the successor's IDs above everything the previous owner held, and a pool that never
+ * takes IDs back. Owner rounds are run by hand ({@link Allocator#tickOwnersQuietly}) at chosen times.
+ */
+class StrictOrderingTest {
+  private static final Duration LEASE = Duration.ofSeconds(10);
+  private static final Duration WAIT = Duration.ofSeconds(5);
+
+  private final InMemoryRangeStore store = new InMemoryRangeStore();
+  private final AtomicLong now = new AtomicLong(1_000_000_000L);
+  private final Ticker ticker = now::get;
+  private final List<Allocator> allocators = new ArrayList<>();
+  private final SequenceDefinition strict =
+      new SequenceDefinition("orders", 1, Long.MAX_VALUE, 1, 1_000, 1_000_000).withStrictOrdering("local");
+
+  @AfterEach
+  void closeAll() {
+    allocators.forEach(Allocator::close);
+  }
+
+  private Allocator server(String name) {
+    Executor inline = Runnable::run; // refills land before take() looks again: deterministic
+    Allocator a = Allocator.builder(store).serverName(name).ownerTarget(name + ":7070").ownerLease(LEASE)
+        .ticker(ticker).executor(inline).unloadIdleAfter(Duration.ZERO).build();
+    allocators.add(a);
+    return a;
+  }
+
+  private void advance(Duration d) {
+    now.addAndGet(d.toNanos());
+  }
+
+  private static long max(List<IdRange> ranges) {
+    return ranges.stream().mapToLong(IdRange::last).max().orElseThrow();
+  }
+
+  private static long min(List<IdRange> ranges) {
+    return ranges.stream().mapToLong(IdRange::first).min().orElseThrow();
+  }
+
+  @Test
+  void should_refuse_strict_ordering_with_several_stripes_and_without_a_home() {
+    assertThatThrownBy(() -> new SequenceDefinition("s", 1, 100, 2, 10, 10).withStrictOrdering("dc1"))
+        .isInstanceOf(InvalidRequestException.class).hasMessageContaining("ORDERING_STRICT with 2 stripes")
+        .extracting(e -> ((InvalidRequestException) e).field()).isEqualTo("ordering");
+    assertThatThrownBy(() -> new SequenceDefinition("s", 1, 100, 1, 10, 10).withStrictOrdering(""))
+        .isInstanceOf(InvalidRequestException.class)
+        .extracting(e -> ((InvalidRequestException) e).field()).isEqualTo("home_datacenter");
+  }
+
+  @Test
+  void should_serve_from_the_first_server_and_send_the_others_to_it() {
+    Allocator a = server("a");
+    Allocator b = server("b");
+    a.create(strict);
+    List<IdRange> first = a.allocate("orders", 1, WAIT);
+    assertThat(first.get(0).first()).isEqualTo(1);
+    assertThatThrownBy(() -> b.allocate("orders", 1, WAIT)).isInstanceOf(NotOwnerException.class)
+        .satisfies(e -> assertThat(((NotOwnerException) e).ownerTarget()).contains("a:7070"));
+    assertThat(b.forwardTarget("orders")).contains("a:7070");
+    assertThat(a.forwardTarget("orders")).isEmpty();
+    // The owner renews every quarter lease: b never takes over while it does.
+    for (int i = 0; i < 12; i++) {
+      advance(LEASE.dividedBy(4));
+      a.tickOwnersQuietly();
+      b.tickOwnersQuietly();
+      assertThat(a.allocate("orders", 1, WAIT)).isNotEmpty();
+      assertThat(b.forwardTarget("orders")).contains("a:7070");
+    }
+  }
+
+  @Test
+  void should_take_over_after_a_lease_without_renewal_and_start_above_everything_the_old_owner_held() {
+    Allocator a = server("a");
+    Allocator b = server("b");
+    a.create(strict);
+    List<IdRange> fromA = a.allocate("orders", 5, WAIT);
+    assertThatThrownBy(() -> b.allocate("orders", 1, WAIT)).isInstanceOf(NotOwnerException.class);
+    long heldByA = a.stats().held();
+    assertThat(heldByA).isPositive();
+
+    // a stops renewing (frozen, cut off). Just short of a lease, b must still wait, and says how long.
+    advance(LEASE.minusMillis(100));
+    b.tickOwnersQuietly();
+    assertThatThrownBy(() -> b.allocate("orders", 1, WAIT)).isInstanceOf(NotOwnerException.class)
+        .satisfies(e -> assertThat(((NotOwnerException) e).ownerTarget()).contains("a:7070"));
+    // a itself stopped serving at L - margin after its last renewal began (it would renew on its next call,
+    // which is safe: the renewal and b's take-over are compare-and-sets on one row; here it stays silent).
+    assertThat(a.tryAllocate("orders", 1)).isNull();
+
+    advance(Duration.ofMillis(200));
+    assertThatThrownBy(() -> b.allocate("orders", 1, WAIT)).isInstanceOf(NotOwnerException.class)
+        .satisfies(e -> assertThat(((NotOwnerException) e).ownerTarget()).as("a stopped renewing").isEmpty())
+        .satisfies(e -> assertThat(((NotOwnerException) e).retryAfter()).isPositive());
+    b.tickOwnersQuietly();
+    List<IdRange> fromB = b.allocate("orders", 1, WAIT);
+    assertThat(min(fromB)).isGreaterThan(max(fromA) + heldByA - 1);
+    assertThat(store.owner(strict)).get().extracting(OwnerRecord::epoch).isEqualTo(2L);
+
+    // a comes back: it sees the new row, drops what it held, forwards to b, and its store access is fenced.
+    a.tickOwnersQuietly();
+    assertThat(a.forwardTarget("orders")).contains("b:7070");
+    assertThatThrownBy(() -> store.reserveStrict(strict, 1, 10)).isInstanceOf(NotOwnerException.class);
+  }
+
+  @Test
+  void should_hand_the_sequence_over_at_once_when_its_owner_stops_gracefully() {
+    Allocator a = server("a");
+    Allocator b = server("b");
+    a.create(strict);
+    List<IdRange> fromA = a.allocate("orders", 3, WAIT);
+    b.tickOwnersQuietly();
+    a.close();
+    assertThat(store.owner(strict)).get().extracting(OwnerRecord::target).isEqualTo("");
+    // No lease to wait for: the released row is taken at the next call.
+    List<IdRange> fromB = b.allocate("orders", 1, WAIT);
+    assertThat(min(fromB)).isGreaterThan(max(fromA));
+    assertThat(store.givenBack).isZero(); // a strict pool never goes back to the store
+  }
+
+  @Test
+  void should_never_hand_out_ids_of_a_failed_call_again() {
+    Allocator a = server("a");
+    a.create(strict);
+    List<IdRange> before = a.allocate("orders", 2, WAIT);
+    // A call larger than the reserve waits for refills and fails when the store does; what it took is dropped.
+    store.failReserves = true;
+    assertThatThrownBy(() -> a.allocate("orders", 5_000, Duration.ofMillis(50)))
+        .isInstanceOf(StoreUnavailableException.class);
+    store.failReserves = false;
+    long abandoned = a.stats().abandoned();
+    assertThat(abandoned).isPositive(); // what the failed call took is a gap, not back in the queue
+    List<IdRange> after = a.allocate("orders", 1, WAIT);
+    assertThat(min(after)).isGreaterThan(max(before) + abandoned);
+  }
+
+  @Test
+  void should_keep_calls_ordered_across_servers_through_take_overs() {
+    Allocator[] servers = {server("a"), server("b"), server("c")};
+    servers[0].create(strict);
+    assertThat(servers[0].allocate("orders", 1, WAIT)).isNotEmpty();
+    for (int k = 1; k < 3; k++) {
+      int s = k;
+      assertThatThrownBy(() -> servers[s].allocate("orders", 1, WAIT)).isInstanceOf(NotOwnerException.class);
+    }
+    long last = 1;
+    int owner = 0;
+    for (int round = 0; round < 30; round++) {
+      // Each call completes before the next starts: every one must be above all before it.
+      for (int i = 0; i < 20; i++) {
+        List<IdRange> got = servers[owner].allocate("orders", 1 + (i % 3), WAIT);
+        assertThat(min(got)).isGreaterThan(last);
+        last = max(got);
+      }
+      // The owner renews once more, the others see it; then it goes silent for a lease and one of them takes over.
+      servers[owner].tickOwnersQuietly();
+      for (int k = 0; k < 3; k++) {
+        if (k != owner) {
+          servers[k].tickOwnersQuietly();
+        }
+      }
+      advance(LEASE.plusMillis(1));
+      int next = (owner + 1 + round % 2) % 3;
+      servers[next].tickOwnersQuietly();
+      owner = next;
+    }
+    assertThat(store.owner(strict)).get().extracting(OwnerRecord::epoch).isEqualTo(31L);
+  }
+}
