@@ -353,6 +353,17 @@ public final class Allocator implements AutoCloseable {
     return null;
   }
 
+  /** Whether a loaded sequence is {@link Ordering#STRICT}; false for sequences not loaded here (no store I/O). */
+  public boolean isStrict(String sequence) {
+    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
+    return rt != null && rt.owner != null;
+  }
+
+  /** The largest count one {@link #allocate} call may ask for. */
+  public long maxIdsPerCall() {
+    return maxIdsPerCall;
+  }
+
   /**
    * For a loaded {@link Ordering#STRICT} sequence that another live server owns: where to forward its
    * calls (that server's gRPC target), without store I/O, so that a server can forward from a network

@@ -69,6 +69,11 @@ final class StrictOwner {
   @GuardedBy("this") private long seenSinceNanos;
   @GuardedBy("this") private boolean read;
   @GuardedBy("this") private boolean released;
+  /** The owner read refused a call or could not be reached: read the row again before forwarding there. */
+  @GuardedBy("this") private boolean reread;
+  /** When the last round ran (ticker nanos): calls re-read the row at most every {@link #MIN_REREAD_NANOS}. */
+  @GuardedBy("this") private long lastTickNanos = Long.MIN_VALUE;
+  private static final long MIN_REREAD_NANOS = 50_000_000L;
 
   /** A lease held: its row as written, and until when (ticker nanos) this process may serve. */
   private record Lease(OwnerRecord row, long validUntilNanos) {}
@@ -117,7 +122,8 @@ final class StrictOwner {
     if (serving()) {
       return;
     }
-    if (!read || seen == null || released || seen.isOwnedBy(self.incarnation())) {
+    if (!read || seen == null || released || seen.isOwnedBy(self.incarnation())
+        || (reread && ticker.nanos() - lastTickNanos >= MIN_REREAD_NANOS)) {
       tick();
     }
     if (serving()) {
@@ -153,17 +159,21 @@ final class StrictOwner {
 
   /** The gRPC target of the other server that owns the sequence, as last read; empty if none is known. */
   synchronized Optional<String> ownerTarget() {
-    if (serving() || seen == null || released || seen.isOwnedBy(self.incarnation()) || seen.target().isEmpty()
+    if (serving() || reread || seen == null || released || seen.isOwnedBy(self.incarnation()) || seen.target().isEmpty()
         || ticker.nanos() - seenSinceNanos >= self.leaseNanos()) {
       return Optional.empty();
     }
     return Optional.of(seen.target());
   }
 
-  /** Forgets the row read, so that the next call reads it again (the owner it named refused a call). */
+  /**
+   * The owner at {@code target} refused a forwarded call or could not be reached: the next call reads the
+   * row again (at most every 50 ms) before it forwards anywhere. The take-over clock keeps running: it
+   * restarts only when the row changes.
+   */
   synchronized void forgetOwner(String target) {
     if (seen != null && seen.target().equals(target)) {
-      read = false;
+      reread = true;
     }
   }
 
@@ -181,6 +191,8 @@ final class StrictOwner {
       return;
     }
     long now = ticker.nanos();
+    lastTickNanos = now;
+    reread = false;
     if (!read || !java.util.Objects.equals(row, seen)) {
       seen = row;
       seenSinceNanos = now;

@@ -17,7 +17,8 @@ final class AllocatorModule extends AbstractModule {
 
   @Provides
   @Singleton
-  Allocator allocator(RangeStore store, ServerSettings settings, IdGenMetrics metrics) {
+  Allocator allocator(RangeStore store, ServerSettings settings, IdGenMetrics metrics,
+      com.google.inject.Provider<io.grpc.Server> server) {
     Allocator.Builder b = Allocator.builder(metrics.metered(store));
     if (!settings.serverName().isEmpty() || settings.grpcPort() != 0) {
       b.serverName(settings.effectiveServerName(settings.grpcPort()));
@@ -31,6 +32,9 @@ final class AllocatorModule extends AbstractModule {
         .advanceConfirmTimeout(settings.advanceConfirmTimeout())
         .clientLeaseLifetime(settings.clientLeaseLifetime())
         .unloadIdleAfter(settings.unloadIdleAfter())
+        .ownerLease(settings.ownerLease())
+        // Asked for at the first claim of a strict sequence, by which time the port is bound (port 0 too).
+        .ownerTarget(() -> settings.effectiveAdvertiseAddress(server.get().getPort()))
         .build();
   }
 }

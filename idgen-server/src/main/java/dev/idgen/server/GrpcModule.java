@@ -56,6 +56,12 @@ final class GrpcModule extends AbstractModule {
     return new GrpcModule(ServerTransport.netty());
   }
 
+  @Override
+  protected void configure() {
+    com.google.inject.multibindings.Multibinder.newSetBinder(binder(), dev.idgen.server.lifecycle.ServerComponent.class)
+        .addBinding().to(dev.idgen.server.api.StrictForwarder.class);
+  }
+
   @Provides
   @Singleton
   HealthStatusManager health() {
@@ -85,7 +91,8 @@ final class GrpcModule extends AbstractModule {
         .intercept(rpcMetrics)
         // ServerInterceptors.intercept: the last one listed runs first.
         // RequestParsing outermost: bytes that are not the request message get INVALID_ARGUMENT.
-        .addService(RequestParsing.guard(ServerInterceptors.intercept(idGen, callDuration, access, callMetrics)))
+        .addService(RequestParsing.guard(ServerInterceptors.intercept(idGen, callDuration, access, callMetrics,
+            dev.idgen.server.api.StrictForwarder.headers())))
         .addService(RequestParsing.guard(ServerInterceptors.intercept(admin, offload, access)))
         .addService(ProtoReflectionServiceV1.newInstance())
         .addService(ProtoReflectionService.newInstance())

@@ -118,6 +118,42 @@ public final class InMemoryRangeStore implements RangeStore {
     }
   }
 
+  // ---- strict sequences: owner rows and the pool's fence, as a shared store keeps them.
+
+  @GuardedBy("this") private final Map<String, OwnerRecord> owners = new HashMap<>();
+  @GuardedBy("this") private final Map<String, Long> fences = new HashMap<>();
+
+  @Override
+  public IdRange reserveStrict(SequenceDefinition d, long epoch, long size) {
+    synchronized (this) {
+      long fenced = fences.getOrDefault(d.name(), 0L);
+      if (fenced > epoch) {
+        throw new NotOwnerException(d.name(), null, Duration.ZERO, "epoch " + epoch + " superseded by " + fenced);
+      }
+      fences.put(d.name(), epoch);
+    }
+    return reserve(d, 0, size);
+  }
+
+  @Override
+  public synchronized Optional<OwnerRecord> owner(SequenceDefinition d) {
+    return Optional.ofNullable(owners.get(d.name()));
+  }
+
+  @Override
+  public synchronized boolean replaceOwner(SequenceDefinition d, OwnerRecord expected, OwnerRecord next) {
+    if (!java.util.Objects.equals(owners.get(d.name()), expected)) {
+      return false;
+    }
+    owners.put(d.name(), next);
+    return true;
+  }
+
+  @Override
+  public String datacenter() {
+    return "local";
+  }
+
   @Override
   public void close() {}
 

@@ -7,7 +7,9 @@ import com.google.inject.Singleton;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
+import dev.idgen.api.v1.Ordering;
 import dev.idgen.core.Allocator;
+import dev.idgen.core.NotOwnerException;
 import dev.idgen.core.SequenceExhaustedException;
 import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.metrics.IdGenMetrics;
@@ -19,6 +21,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -51,18 +54,23 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
   private final Duration maxWait;
   private final LongConsumer abandoned;
   private final Executor waits;
+  /** Sends calls of strict sequences owned by another server there; null: never (tests of one server). */
+  @Nullable private final StrictForwarder forwarder;
 
   @Inject
-  IdGenService(Allocator allocator, ServerSettings settings, IdGenMetrics metrics, WorkerPool waits) {
-    this(allocator, settings, metrics::abandonedInCall, waits);
+  IdGenService(Allocator allocator, ServerSettings settings, IdGenMetrics metrics, WorkerPool waits,
+      StrictForwarder forwarder) {
+    this(allocator, settings, metrics::abandonedInCall, waits, forwarder);
   }
 
   /** Without metrics; calls that must wait run on {@code waits}. */
   IdGenService(Allocator allocator, ServerSettings settings, Executor waits) {
-    this(allocator, settings, ids -> {}, waits);
+    this(allocator, settings, ids -> {}, waits, null);
   }
 
-  private IdGenService(Allocator allocator, ServerSettings settings, LongConsumer abandoned, Executor waits) {
+  private IdGenService(Allocator allocator, ServerSettings settings, LongConsumer abandoned, Executor waits,
+      @Nullable StrictForwarder forwarder) {
+    this.forwarder = forwarder;
     this.allocator = allocator;
     this.validFor = allocator == null ? null : SequenceMessages.validFor(allocator.clientLeaseLifetime());
     this.maxWait = settings.maxWait();
@@ -73,7 +81,7 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
   @Override
   public void allocate(AllocateRequest request, StreamObserver<IdRange> responses) {
     RangeStream stream = new RangeStream(request.getSequence(), (ServerCallStreamObserver<IdRange>) responses,
-        abandoned, validFor);
+        abandoned, validFor, allocator);
     stream.start();
     List<dev.idgen.core.IdRange> now = allocator.tryAllocate(request.getSequence(), request.getCount());
     if (now != null) {
@@ -81,9 +89,19 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
       return;
     }
     Context context = Context.current();
+    // A strict sequence another server owns: forwarded from here, no worker thread (the hot path of
+    // forwarding servers). Counts out of range are left to the allocator, which says what is wrong.
+    if (forwarder != null && StrictForwarder.FORWARDED.get(context) == null && request.getCount() >= 1
+        && request.getCount() <= allocator.maxIdsPerCall()) {
+      Optional<String> owner = allocator.forwardTarget(request.getSequence());
+      if (owner.isPresent()) {
+        forward(owner.get(), request, stream, context, true);
+        return;
+      }
+    }
     long arrived = System.nanoTime();
     try {
-      waits.execute(context.wrap(() -> allocateWaiting(request, stream, context.getDeadline(), arrived)));
+      waits.execute(context.wrap(() -> allocateWaiting(request, stream, context.getDeadline(), arrived, true)));
     } catch (RejectedExecutionException e) {
       // The worker pool's bound (the message says which) or a server shutting down: nothing handed out.
       stream.send(List.of(), WorkerPool.refusal(e));
@@ -95,7 +113,7 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
    * when the call arrived, so that the time it queued for a worker counts against max-wait too.
    */
   private void allocateWaiting(AllocateRequest request, RangeStream stream, @Nullable Deadline deadline,
-      long arrivedNanos) {
+      long arrivedNanos, boolean mayReroute) {
     if (stream.isCancelled()) {
       return; // the client gave up while the call waited for a thread: allocate nothing
     }
@@ -106,6 +124,16 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
       ranges = allocator.allocate(request.getSequence(), request.getCount(),
           waitBudget(deadline, System.nanoTime() - arrivedNanos));
       error = null;
+    } catch (NotOwnerException e) {
+      boolean forwarded = StrictForwarder.FORWARDED.get() != null;
+      if (!forwarded && forwarder != null && e.ownerTarget().isPresent()) {
+        forward(e.ownerTarget().get(), request, stream, Context.current(), mayReroute);
+        return;
+      }
+      ranges = List.of();
+      // A forwarded call reached a server that does not own the sequence (any more): the forwarding
+      // server looks the owner up again. A client's call: nobody can serve it now, retry later.
+      error = StatusMapper.notOwner(e, forwarded, subject);
     } catch (SequenceExhaustedException e) {
       // What was obtained before the end of the space is the caller's: it goes out before the error.
       ranges = e.delivered();
@@ -115,6 +143,25 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
       error = StatusMapper.toException(e, deadline, subject);
     }
     stream.send(ranges, error);
+  }
+
+  /**
+   * Forwards to the owner. If the owner turns out to have moved (NOT_OWNER, or unreachable), the call is
+   * tried once more here ({@code mayReroute}): it then reads the owner row again, and may find the sequence
+   * released by a graceful stop (it takes it) or owned elsewhere (it forwards there once).
+   */
+  private void forward(String owner, AllocateRequest request, RangeStream stream, Context context,
+      boolean mayReroute) {
+    long arrived = System.nanoTime();
+    Runnable reroute = !mayReroute ? null : () -> {
+      try {
+        waits.execute(context.wrap(() -> allocateWaiting(request, stream, context.getDeadline(), arrived, false)));
+      } catch (RejectedExecutionException e) {
+        stream.send(List.of(), WorkerPool.refusal(e));
+      }
+    };
+    forwarder.forward(owner, request.getSequence(), request.getCount(), context.getDeadline(),
+        StrictForwarder.CALLER_AUTHORIZATION.get(context), stream::send, reroute);
   }
 
   /**
@@ -146,6 +193,8 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     private final ServerCallStreamObserver<IdRange> call;
     private final LongConsumer abandoned;
     @Nullable private final com.google.protobuf.Duration validFor;
+    /** Asked, when the outcome is sent, whether the sequence is strict (its ranges say so); null: never. */
+    @Nullable private final Allocator allocator;
     private final Object lock = new Object();
 
     /** Null until {@link #send}. */
@@ -161,11 +210,22 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     @GuardedBy("lock")
     private int next;
 
+    /** What the ranges say of their order; looked up once, when the first is sent. */
+    @GuardedBy("lock")
+    @Nullable
+    private Ordering ordering;
+
     @GuardedBy("lock")
     private boolean finished;
 
     RangeStream(String sequence, ServerCallStreamObserver<IdRange> call, LongConsumer abandoned,
         @Nullable com.google.protobuf.Duration validFor) {
+      this(sequence, call, abandoned, validFor, null);
+    }
+
+    RangeStream(String sequence, ServerCallStreamObserver<IdRange> call, LongConsumer abandoned,
+        @Nullable com.google.protobuf.Duration validFor, @Nullable Allocator allocator) {
+      this.allocator = allocator;
       this.sequence = sequence;
       this.call = call;
       this.abandoned = abandoned;
@@ -208,8 +268,12 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
         if (ranges == null) {
           return; // onReady before the outcome: send() drains
         }
+        if (next < ranges.size() && ordering == null) {
+          ordering = allocator != null && allocator.isStrict(sequence) ? Ordering.ORDERING_STRICT
+              : Ordering.ORDERING_PER_SERVER;
+        }
         while (!finished && next < ranges.size() && call.isReady()) {
-          call.onNext(SequenceMessages.toProto(ranges.get(next++), validFor));
+          call.onNext(SequenceMessages.toProto(ranges.get(next++), validFor, ordering));
         }
         if (!finished && next == ranges.size()) {
           finished = true;

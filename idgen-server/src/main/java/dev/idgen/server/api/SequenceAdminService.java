@@ -49,9 +49,30 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
           request.hasStripes() ? request.getStripes() : SequenceDefinition.DEFAULT_STRIPES,
           request.hasNodeBlockSize() ? request.getNodeBlockSize() : SequenceDefinition.DEFAULT_NODE_BLOCK_SIZE,
           request.hasDcBlockSize() ? request.getDcBlockSize() : SequenceDefinition.DEFAULT_DC_BLOCK_SIZE);
+      definition = withOrdering(definition, request);
       SequenceDefinition created = allocator.create(definition);
       return SequenceMessages.toProto(allocator.describe(created.name()));
     });
+  }
+
+  /** The request's ordering: strict ones get their home datacenter (by default this server's). */
+  private SequenceDefinition withOrdering(SequenceDefinition definition, CreateSequenceRequest request) {
+    switch (request.getOrdering()) {
+      case ORDERING_UNSPECIFIED, ORDERING_PER_SERVER -> {
+        if (request.hasHomeDatacenter()) {
+          throw InvalidRequestException.ofField("home_datacenter", "sequence '" + definition.name()
+              + "': home_datacenter is set, but only ORDERING_STRICT sequences have one");
+        }
+        return definition;
+      }
+      case ORDERING_STRICT -> {
+        return definition.withStrictOrdering(request.hasHomeDatacenter() ? request.getHomeDatacenter()
+            : allocator.datacenter());
+      }
+      default -> throw InvalidRequestException.ofField("ordering", "sequence '" + definition.name()
+          + "': ordering " + request.getOrderingValue()
+          + " (expected: ORDERING_PER_SERVER or ORDERING_STRICT)");
+    }
   }
 
   @Override

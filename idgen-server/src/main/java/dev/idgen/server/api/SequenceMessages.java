@@ -19,10 +19,16 @@ final class SequenceMessages {
   private SequenceMessages() {}
 
   static IdRange toProto(dev.idgen.core.IdRange range, @Nullable com.google.protobuf.Duration validFor) {
+    return toProto(range, validFor, dev.idgen.api.v1.Ordering.ORDERING_PER_SERVER);
+  }
+
+  static IdRange toProto(dev.idgen.core.IdRange range, @Nullable com.google.protobuf.Duration validFor,
+      dev.idgen.api.v1.Ordering ordering) {
     IdRange.Builder b = IdRange.newBuilder()
         .setFirst(range.first())
         .setCount(range.count())
-        .setStride(range.stride());
+        .setStride(range.stride())
+        .setOrdering(ordering);
     if (validFor != null) {
       b.setValidFor(validFor);
     }
@@ -54,7 +60,14 @@ final class SequenceMessages {
         .setMax(definition.max())
         .setStripes(definition.stripes())
         .setNodeBlockSize(definition.nodeBlockSize())
-        .setDcBlockSize(definition.dcBlockSize());
+        .setDcBlockSize(definition.dcBlockSize())
+        .setOrdering(toProto(definition.ordering()))
+        .setHomeDatacenter(definition.homeDatacenter());
+  }
+
+  static dev.idgen.api.v1.Ordering toProto(dev.idgen.core.Ordering ordering) {
+    return ordering == dev.idgen.core.Ordering.STRICT ? dev.idgen.api.v1.Ordering.ORDERING_STRICT
+        : dev.idgen.api.v1.Ordering.ORDERING_PER_SERVER;
   }
 
   /** A sequence's definition and live state, as GetSequence and friends return it. */
@@ -80,6 +93,9 @@ final class SequenceMessages {
           .setStripe(reserve.stripe())
           .setIds(reserve.ids()));
     }
+    // A released row (its owner stopped gracefully) names nobody: absent, like no owner yet.
+    view.owner().filter(o -> !o.target().isEmpty())
+        .ifPresent(o -> sequence.setOwner(o.target()).setOwnerEpoch(o.epoch()));
     return sequence.setServerReserve(view.serverReserve()).addAllUnread(state.unread()).build();
   }
 

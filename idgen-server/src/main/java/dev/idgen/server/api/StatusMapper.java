@@ -6,6 +6,7 @@ import dev.idgen.core.FloorAtMaxException;
 import dev.idgen.core.IdGenException;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.InvalidRequestException;
+import dev.idgen.core.NotOwnerException;
 import dev.idgen.core.SequenceAlreadyExistsException;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceExhaustedException;
@@ -100,6 +101,9 @@ final class StatusMapper {
           .put("sequence", e.sequence()).put("floor", e.floor())
           .put("unconfirmed", String.join(",", e.unconfirmed())).exception();
     }
+    if (error instanceof NotOwnerException e) {
+      return notOwner(e, false, subject);
+    }
     if (error instanceof StoreUnavailableException) {
       if (deadline != null && deadline.isExpired()) {
         return withSequence(ErrorStatus.of(ErrorReason.RESERVE_WAIT_TIMED_OUT,
@@ -115,6 +119,21 @@ final class StatusMapper {
     return ErrorStatus.of(ErrorReason.INTERNAL_ERROR, INTERNAL_DESCRIPTION).exception();
   }
 
+  /**
+   * A call of a strict sequence this server may not serve: NOT_OWNER for a call another server forwarded
+   * here (it looks the owner up again), OWNER_UNAVAILABLE for a client's (nobody can serve it now).
+   */
+  static StatusRuntimeException notOwner(NotOwnerException e, boolean forwarded, Subject subject) {
+    ErrorStatus status = ErrorStatus.of(forwarded ? ErrorReason.NOT_OWNER : ErrorReason.OWNER_UNAVAILABLE,
+        e.getMessage());
+    e.ownerTarget().ifPresent(owner -> status.put("owner", owner));
+    // Never 0: a client that retries at once would only find the same state.
+    status.retryAfter(e.retryAfter().compareTo(MIN_OWNER_RETRY) < 0 ? MIN_OWNER_RETRY : e.retryAfter());
+    return withSequence(status, subject).exception();
+  }
+
+  private static final java.time.Duration MIN_OWNER_RETRY = java.time.Duration.ofMillis(100);
+
   private static StatusRuntimeException invalid(InvalidRequestException e, Subject subject) {
     String field = e.field();
     ErrorReason reason = switch (field) {
@@ -125,6 +144,8 @@ final class StatusMapper {
       case "stripes" -> ErrorReason.INVALID_STRIPES;
       case "node_block_size" -> ErrorReason.INVALID_NODE_BLOCK_SIZE;
       case "dc_block_size" -> ErrorReason.INVALID_DC_BLOCK_SIZE;
+      case "ordering" -> ErrorReason.INVALID_ORDERING;
+      case "home_datacenter" -> ErrorReason.INVALID_HOME_DATACENTER;
       case "page_size" -> ErrorReason.INVALID_PAGE_SIZE;
       case "page_token" -> ErrorReason.INVALID_PAGE_TOKEN;
       default -> ErrorReason.INVALID_REQUEST;

@@ -32,7 +32,9 @@ public record ServerSettings(
     Duration advanceConfirmTimeout,
     Duration clientLeaseLifetime,
     int maxWaitingCalls,
-    Duration unloadIdleAfter) {
+    Duration unloadIdleAfter,
+    String advertiseAddress,
+    Duration ownerLease) {
 
   public static final String GRPC_HOST = "idgen.grpc.host";
   public static final String GRPC_PORT = "idgen.grpc.port";
@@ -51,6 +53,8 @@ public record ServerSettings(
   public static final String ADVANCE_CONFIRM_TIMEOUT = "idgen.advance.confirm-timeout";
   public static final String CLIENT_LEASE_LIFETIME = "idgen.advance.client-lease-lifetime";
   public static final String MAX_WAITING_CALLS = "idgen.limits.max-waiting-calls";
+  public static final String ADVERTISE_ADDRESS = "idgen.grpc.advertise-address";
+  public static final String OWNER_LEASE = "idgen.strict.owner-lease";
 
   /** The largest per-call limit: a single call should not be able to take a whole sequence's blocks. */
   static final long MAX_IDS_PER_CALL_LIMIT = SequenceDefinition.MAX_BLOCK_SIZE;
@@ -82,6 +86,34 @@ public record ServerSettings(
     Objects.requireNonNull(serverLease, "serverLease");
     Objects.requireNonNull(advanceConfirmTimeout, "advanceConfirmTimeout");
     Objects.requireNonNull(clientLeaseLifetime, "clientLeaseLifetime");
+    Objects.requireNonNull(advertiseAddress, "advertiseAddress");
+    Objects.requireNonNull(ownerLease, "ownerLease");
+  }
+
+  /**
+   * Where other servers reach this one to forward calls of the strict sequences it owns: host:port.
+   * {@code idgen.grpc.advertise-address} (its port, or the bound one when it names none); else the bound
+   * address when {@code idgen.grpc.host} names one, else the host name, with the bound port.
+   */
+  public String effectiveAdvertiseAddress(int boundPort) {
+    if (!advertiseAddress.isEmpty()) {
+      return hasPort(advertiseAddress) ? advertiseAddress : advertiseAddress + ":" + boundPort;
+    }
+    boolean wildcard = grpcHost.equals("0.0.0.0") || grpcHost.equals("::") || grpcHost.equals("[::]");
+    String host = grpcHost;
+    if (wildcard) {
+      try {
+        host = java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.io.IOException e) {
+        host = "localhost";
+      }
+    }
+    return (host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host) + ":" + boundPort;
+  }
+
+  private static boolean hasPort(String address) {
+    int colon = address.lastIndexOf(':');
+    return colon > 0 && colon > address.lastIndexOf(']') && address.indexOf(':') == colon;
   }
 
   /**
@@ -157,8 +189,10 @@ public record ServerSettings(
         "1 to 1000000, got " + maxWaiting);
 
     Duration unloadIdle = duration(config, UNLOAD_IDLE_AFTER, Duration.ZERO);
+    String advertise = config.getString(ADVERTISE_ADDRESS).trim();
+    Duration ownerLease = duration(config, OWNER_LEASE, Duration.ofSeconds(1));
     return new ServerSettings(host, port, store, dir, maxIds, runway, minBlock, step, maxWait, quiet,
-        timeout, serverName, serverLease, confirmTimeout, clientLease, maxWaiting, unloadIdle);
+        timeout, serverName, serverLease, confirmTimeout, clientLease, maxWaiting, unloadIdle, advertise, ownerLease);
   }
 
   /** A one-line description of the store, for the start-up log. */

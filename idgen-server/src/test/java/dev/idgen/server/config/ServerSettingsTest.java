@@ -57,14 +57,34 @@ class ServerSettingsTest {
     Map<String, String> environment = Map.of(
         "IDGEN_GRPC_PORT", "1", "IDGEN_GRPC_HOST", "h", "IDGEN_STORE", "cassandra",
         "IDGEN_EMBEDDED_DIR", "/d", "IDGEN_MAX_IDS_PER_CALL", "7", "IDGEN_ALLOCATOR_MAX_WAIT", "1ms",
-        "IDGEN_SERVER_NAME", "idgen-0:7070");
+        "IDGEN_SERVER_NAME", "idgen-0:7070", "IDGEN_GRPC_ADVERTISE_ADDRESS", "10.2.3.4",
+        "IDGEN_STRICT_OWNER_LEASE", "4s");
 
     ServerSettings settings = ServerSettings.from(load(Optional.empty(), environment, new Properties()));
 
     assertThat(settings).isEqualTo(new ServerSettings("h", 1, ServerSettings.StoreKind.CASSANDRA, Path.of("/d"),
         7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1),
         Duration.ofSeconds(20), "idgen-0:7070", Duration.ofMinutes(10), Duration.ofSeconds(10),
-        Duration.ofSeconds(10), 1000, Duration.ofHours(1)));
+        Duration.ofSeconds(10), 1000, Duration.ofHours(1), "10.2.3.4", Duration.ofSeconds(4)));
+  }
+
+  @Test
+  void should_advertise_the_configured_address_or_the_bound_one() {
+    ServerSettings bound = new ServerSettings("10.0.0.5", 7070, ServerSettings.StoreKind.CASSANDRA, Path.of("/d"),
+        7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1), Duration.ofSeconds(20),
+        "", Duration.ofMinutes(10), Duration.ofSeconds(10), Duration.ofSeconds(10), 1000, Duration.ofHours(1), "",
+        Duration.ofSeconds(10));
+    assertThat(bound.effectiveAdvertiseAddress(7071)).isEqualTo("10.0.0.5:7071");
+    ServerSettings named = new ServerSettings("0.0.0.0", 7070, ServerSettings.StoreKind.CASSANDRA, Path.of("/d"),
+        7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1), Duration.ofSeconds(20),
+        "", Duration.ofMinutes(10), Duration.ofSeconds(10), Duration.ofSeconds(10), 1000, Duration.ofHours(1),
+        "idgen-2.idgen", Duration.ofSeconds(10));
+    assertThat(named.effectiveAdvertiseAddress(7070)).isEqualTo("idgen-2.idgen:7070");
+    ServerSettings withPort = new ServerSettings("0.0.0.0", 7070, ServerSettings.StoreKind.CASSANDRA,
+        Path.of("/d"), 7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1),
+        Duration.ofSeconds(20), "", Duration.ofMinutes(10), Duration.ofSeconds(10), Duration.ofSeconds(10), 1000,
+        Duration.ofHours(1), "10.1.2.3:9000", Duration.ofSeconds(10));
+    assertThat(withPort.effectiveAdvertiseAddress(7070)).isEqualTo("10.1.2.3:9000");
   }
 
   @ParameterizedTest

@@ -1,0 +1,390 @@
+package dev.idgen.server.api;
+
+import com.google.errorprone.annotations.ThreadSafe;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import com.google.inject.Inject;
+import com.google.inject.Singleton;
+import dev.idgen.api.v1.AllocateRequest;
+import dev.idgen.api.v1.ErrorReason;
+import dev.idgen.api.v1.IdGenGrpc;
+import dev.idgen.core.Allocator;
+import dev.idgen.core.IdRange;
+import dev.idgen.server.config.OperationsSettings;
+import dev.idgen.server.config.ServerSettings;
+import dev.idgen.server.lifecycle.ServerComponent;
+import dev.idgen.server.status.ErrorStatus;
+import io.grpc.ChannelCredentials;
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.Deadline;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.TlsChannelCredentials;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.MetadataUtils;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
+import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sends Allocate calls of strict sequences that this server does not own to the server that does, over
+ * one channel per owner, and hands each caller its part of the answer.
+ *
+ * <p><b>Coalescing.</b> Calls for one sequence that arrive while {@value #MAX_IN_FLIGHT} forwarded calls
+ * of it are in flight wait, and are then sent as one call for their total count (up to the per-call
+ * limit); its ranges are cut among them in arrival order. That keeps the strict promise. Every call of a
+ * batch started before the batch was sent and completes only when the batch's answer arrives, so no call
+ * of a batch completes before another call of the same batch, or of any batch in flight beside it,
+ * started: their order among each other is free. And a call that completed anywhere before a caller of
+ * the batch started had its IDs cut by the owner before the batch was sent, hence below the batch's.
+ * Coalescing is what lets 1-ID calls through forwarding servers run at the owner's speed: the owner
+ * serves one call per batch, not one per caller.
+ *
+ * <p><b>Headers.</b> A forwarded call carries {@code idgen-forwarded-by} (so that the owner never forwards
+ * it again: it answers {@code NOT_OWNER} if it no longer owns the sequence) and the first caller's
+ * {@code authorization} header (each caller passed this server's access rules already; the owner checks
+ * the token again). With certificate identities instead of tokens, the owner sees this server's own
+ * certificate: give it the allocate permission (docs/operations-security-and-metrics.md).
+ *
+ * <p>Threads: {@link #forward} may run on a network thread: it never blocks. Each (owner, sequence) has a
+ * {@link Batch} queue guarded by its monitor, held only to move waiters; the answers arrive on the channel's
+ * network thread (a direct executor), which cuts the ranges and completes the callers' streams.
+ */
+@ThreadSafe
+@Singleton
+public final class StrictForwarder implements ServerComponent {
+  private static final Logger log = LoggerFactory.getLogger(StrictForwarder.class);
+
+  /** Set on forwarded calls: the forwarding server's name. */
+  static final Metadata.Key<String> FORWARDED_BY =
+      Metadata.Key.of("idgen-forwarded-by", Metadata.ASCII_STRING_MARSHALLER);
+  private static final Metadata.Key<String> AUTHORIZATION =
+      Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+  /** The call's {@code idgen-forwarded-by}, or null for a call from a client. */
+  static final Context.Key<String> FORWARDED = Context.key("idgen-forwarded-by");
+  /** The call's {@code authorization} header, or null: passed on to the owner. */
+  static final Context.Key<String> CALLER_AUTHORIZATION = Context.key("idgen-authorization");
+
+  /** Forwarded calls per (owner, sequence) at once; more callers wait and go as one call. */
+  static final int MAX_IN_FLIGHT = 2;
+  /** The longest a forwarded call may take when its callers set no deadline. */
+  private static final Duration MAX_FORWARD_TIME = Duration.ofSeconds(10);
+
+  private final Allocator allocator;
+  private final String self;
+  private final long maxIdsPerCall;
+  private final ChannelCredentials credentials;
+  private final ConcurrentMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+  private final ConcurrentMap<String, Batch> batches = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  @Inject
+  StrictForwarder(Allocator allocator, ServerSettings settings, OperationsSettings operations) {
+    this(allocator, settings.serverName().isEmpty() ? "idgen" : settings.serverName(), settings.maxIdsPerCall(),
+        credentials(operations.tls()));
+  }
+
+  StrictForwarder(Allocator allocator, String self, long maxIdsPerCall, ChannelCredentials credentials) {
+    this.allocator = allocator;
+    this.self = self;
+    this.maxIdsPerCall = maxIdsPerCall;
+    this.credentials = credentials;
+  }
+
+  /**
+   * Plaintext when this server serves plaintext; else TLS, trusting {@code trust-certs} (or the JVM's CAs)
+   * and presenting this server's own certificate, for owners that ask for client certificates.
+   */
+  private static ChannelCredentials credentials(OperationsSettings.Tls tls) {
+    if (!tls.enabled()) {
+      return InsecureChannelCredentials.create();
+    }
+    try {
+      TlsChannelCredentials.Builder b = TlsChannelCredentials.newBuilder();
+      if (tls.certChain().isPresent() && tls.privateKey().isPresent()) {
+        b.keyManager(tls.certChain().get().toFile(), tls.privateKey().get().toFile());
+      }
+      if (tls.trustCerts().isPresent()) {
+        b.trustManager(tls.trustCerts().get().toFile());
+      }
+      return b.build();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the TLS files for forwarding strict sequences", e);
+    }
+  }
+
+  /** Puts the forwarding and authorization headers into the call's context, for {@link IdGenService}. */
+  public static ServerInterceptor headers() {
+    return new ServerInterceptor() {
+      @Override
+      public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+          ServerCallHandler<Q, R> next) {
+        String forwardedBy = headers.get(FORWARDED_BY);
+        String authorization = headers.get(AUTHORIZATION);
+        if (forwardedBy == null && authorization == null) {
+          return next.startCall(call, headers);
+        }
+        Context context = Context.current().withValues(FORWARDED, forwardedBy, CALLER_AUTHORIZATION, authorization);
+        return Contexts.interceptCall(context, call, headers, next);
+      }
+    };
+  }
+
+  /** What a forwarded caller gets: its ranges, then OK ({@code error} null) or the error. */
+  interface Callback {
+    void done(List<IdRange> ranges, @Nullable StatusRuntimeException error);
+  }
+
+  /**
+   * Forwards one caller's {@code count} IDs of {@code sequence} to the owner at {@code target}. Never blocks.
+   * If the owner turns out not to own it any more, or cannot be reached, and {@code reroute} is not null,
+   * nothing is handed out and {@code reroute} runs instead of the callback (the caller looks the owner up
+   * again: after a graceful stop, say, the sequence is free at once); otherwise the callback gets
+   * OWNER_UNAVAILABLE.
+   */
+  void forward(String target, String sequence, long count, @Nullable Deadline deadline,
+      @Nullable String authorization, Callback callback, @Nullable Runnable reroute) {
+    if (closed) {
+      callback.done(List.of(), ErrorStatus.of(ErrorReason.SERVER_SHUTTING_DOWN, "the server is shutting down")
+          .exception());
+      return;
+    }
+    batches.computeIfAbsent(target + '\u0000' + sequence, k -> new Batch(target, sequence))
+        .submit(new Waiter(count, deadline, authorization, callback, reroute));
+  }
+
+  private ManagedChannel channel(String target) {
+    return channels.computeIfAbsent(target, t -> Grpc.newChannelBuilder(t, credentials)
+        .directExecutor() // answers are cut and sent on; nothing blocks
+        .build());
+  }
+
+  private record Waiter(long count, @Nullable Deadline deadline, @Nullable String authorization, Callback callback,
+      @Nullable Runnable reroute) {}
+
+  /** The forwarded calls of one sequence to one owner. */
+  private final class Batch {
+    private final String target;
+    private final String sequence;
+    @GuardedBy("this") private final ArrayDeque<Waiter> waiting = new ArrayDeque<>();
+    @GuardedBy("this") private int inFlight;
+
+    Batch(String target, String sequence) {
+      this.target = target;
+      this.sequence = sequence;
+    }
+
+    void submit(Waiter w) {
+      List<Waiter> send;
+      synchronized (this) {
+        waiting.addLast(w);
+        if (inFlight >= MAX_IN_FLIGHT) {
+          return;
+        }
+        send = takeBatch();
+      }
+      send(send);
+    }
+
+    @GuardedBy("this")
+    private List<Waiter> takeBatch() {
+      List<Waiter> out = new ArrayList<>();
+      long total = 0;
+      while (!waiting.isEmpty() && total + waiting.peekFirst().count() <= maxIdsPerCall) {
+        Waiter w = waiting.pollFirst();
+        total += w.count();
+        out.add(w);
+      }
+      if (!out.isEmpty()) {
+        inFlight++;
+      }
+      return out;
+    }
+
+    private void send(List<Waiter> batch) {
+      if (batch.isEmpty()) {
+        return;
+      }
+      long total = 0;
+      Deadline deadline = Deadline.after(MAX_FORWARD_TIME.toNanos(), TimeUnit.NANOSECONDS);
+      String authorization = null;
+      for (Waiter w : batch) {
+        total += w.count();
+        if (w.deadline() != null && w.deadline().isBefore(deadline)) {
+          deadline = w.deadline();
+        }
+        if (authorization == null) {
+          authorization = w.authorization();
+        }
+      }
+      Metadata headers = new Metadata();
+      headers.put(FORWARDED_BY, self);
+      if (authorization != null) {
+        headers.put(AUTHORIZATION, authorization);
+      }
+      AllocateRequest request = AllocateRequest.newBuilder().setSequence(sequence).setCount(total).build();
+      List<IdRange> received = new ArrayList<>(1);
+      // Outside the callers' contexts: the first caller's call ending (or being cancelled) must not cancel
+      // the forwarded call that serves the others too. Its deadline is set above.
+      Context previous = Context.ROOT.attach();
+      try {
+        IdGenGrpc.newStub(channel(target))
+            .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
+            .withDeadline(deadline)
+            .allocate(request, new StreamObserver<>() {
+              @Override
+              public void onNext(dev.idgen.api.v1.IdRange r) {
+                received.add(new IdRange(r.getFirst(), r.getCount(), r.getStride()));
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                if (received.isEmpty() && misrouted(t)) {
+                  rerouted(batch, t);
+                } else {
+                  finished(batch, received, failure(t));
+                }
+              }
+
+              @Override
+              public void onCompleted() {
+                finished(batch, received, null);
+              }
+            });
+      } catch (RuntimeException e) {
+        finished(batch, received, failure(e));
+      } finally {
+        Context.ROOT.detach(previous);
+      }
+    }
+
+    /** Nothing was handed out and the owner is not where it was: callers that may look again do. */
+    private void rerouted(List<Waiter> batch, Throwable t) {
+      List<Waiter> failed = new ArrayList<>();
+      for (Waiter w : batch) {
+        if (w.reroute() == null) {
+          failed.add(w);
+        }
+      }
+      StatusRuntimeException error = failure(t); // also makes the allocator read the owner row again
+      for (Waiter w : batch) {
+        if (w.reroute() != null) {
+          w.reroute().run();
+        }
+      }
+      finished(failed, List.of(), error);
+    }
+
+    /** The owner refused the call as not its own, or could not be reached at all. */
+    private boolean misrouted(Throwable t) {
+      Optional<String> reason = reason(t);
+      return reason.map(r -> r.equals(ErrorReason.NOT_OWNER.name()))
+          .orElse(Status.fromThrowable(t).getCode() == Status.Code.UNAVAILABLE);
+    }
+
+    /** Cuts the ranges among the batch's callers in arrival order; those left without IDs get the error. */
+    private void finished(List<Waiter> batch, List<IdRange> ranges, @Nullable StatusRuntimeException error) {
+      int next = 0;
+      IdRange rest = null;
+      for (Waiter w : batch) {
+        List<IdRange> mine = new ArrayList<>(1);
+        long need = w.count();
+        while (need > 0) {
+          if (rest == null) {
+            if (next == ranges.size()) {
+              break;
+            }
+            rest = ranges.get(next++);
+          }
+          long k = Math.min(need, rest.count());
+          mine.add(rest.head(k));
+          rest = k < rest.count() ? rest.tail(k) : null;
+          need -= k;
+        }
+        StatusRuntimeException own = need == 0 ? null : error != null ? error
+            : ErrorStatus.of(ErrorReason.INTERNAL_ERROR, StatusMapper.INTERNAL_DESCRIPTION).exception();
+        if (need > 0 && error == null) {
+          log.error("the owner {} of sequence '{}' answered a forwarded call with fewer IDs than asked", target,
+              sequence);
+        }
+        w.callback().done(mine, own);
+      }
+      List<Waiter> send;
+      synchronized (this) {
+        inFlight--;
+        send = takeBatch();
+      }
+      send(send);
+    }
+
+    /** What callers see when the forwarded call failed. */
+    private StatusRuntimeException failure(Throwable t) {
+      Status status = Status.fromThrowable(t);
+      Metadata trailers = Status.trailersFromThrowable(t);
+      Optional<String> reason = reason(t);
+      if (reason.isPresent() && !reason.get().equals(ErrorReason.NOT_OWNER.name())) {
+        // idgen's own answer (NOT_FOUND, OUT_OF_RANGE, OWNER_UNAVAILABLE, SERVER_BUSY ...): as it is.
+        return status.asRuntimeException(trailers);
+      }
+      // Not the owner any more, or not reachable (dead, cut off, stopped): the next call reads the owner
+      // row again before it forwards anywhere.
+      allocator.ownerRefused(sequence, target);
+      Duration retry = reason.isPresent() ? Duration.ofMillis(100) : allocator.ownerLease().dividedBy(4);
+      return ErrorStatus.of(ErrorReason.OWNER_UNAVAILABLE, "sequence '" + sequence + "' is strict, and its owner "
+              + target + " could not serve the forwarded call: " + status.getCode() + " "
+              + status.getDescription())
+          .put("sequence", sequence).put("owner", target).retryAfter(retry).exception();
+    }
+  }
+
+  /** The ErrorInfo reason of an idgen error status, if it has one. */
+  private static Optional<String> reason(Throwable t) {
+    com.google.rpc.Status details = StatusProto.fromThrowable(t);
+    if (details == null) {
+      return Optional.empty();
+    }
+    for (com.google.protobuf.Any any : details.getDetailsList()) {
+      if (any.is(com.google.rpc.ErrorInfo.class)) {
+        try {
+          com.google.rpc.ErrorInfo info = any.unpack(com.google.rpc.ErrorInfo.class);
+          if (ErrorStatus.DOMAIN.equals(info.getDomain())) {
+            return Optional.of(info.getReason());
+          }
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          return Optional.empty();
+        }
+      }
+    }
+    return Optional.empty();
+  }
+
+  @Override
+  public void start() {}
+
+  /** Closes the channels to owners; forwarded calls in flight fail. */
+  @Override
+  public void close() {
+    closed = true;
+    for (ManagedChannel c : channels.values()) {
+      c.shutdownNow();
+    }
+  }
+}
