@@ -122,8 +122,12 @@ final class StrictOwner {
     if (serving()) {
       return;
     }
+    long now = ticker.nanos();
+    // Read again when the row read says nobody serves (a take-over is due, or was just made elsewhere) or
+    // the owner it names refused or could not be reached: at most every 50 ms, whatever the call rate.
+    boolean stale = reread || now - seenSinceNanos >= self.leaseNanos();
     if (!read || seen == null || released || seen.isOwnedBy(self.incarnation())
-        || (reread && ticker.nanos() - lastTickNanos >= MIN_REREAD_NANOS)) {
+        || (stale && now - lastTickNanos >= MIN_REREAD_NANOS)) {
       tick();
     }
     if (serving()) {
