@@ -61,6 +61,57 @@ public abstract class RangeStoreContractTest {
     }
   }
 
+  // ---- strict sequences: the owner row and the pool's fence
+
+  @Test
+  public void should_keep_a_strict_definition_with_its_home_datacenter() {
+    SequenceDefinition strict = new SequenceDefinition(prefix + "strict", 1, 1_000_000, 1, 1000, 100_000)
+        .withStrictOrdering(store.datacenter());
+    store.create(strict);
+    assertThat(store.find(strict.name())).contains(strict);
+    assertThat(store.listStored(prefix, 10)).extracting(StoredSequence::definition).contains(strict);
+  }
+
+  @Test
+  public void should_replace_the_owner_row_only_when_it_is_as_expected() {
+    SequenceDefinition strict = new SequenceDefinition(prefix + "owned", 1, 1_000_000, 1, 1000, 100_000)
+        .withStrictOrdering(store.datacenter());
+    store.create(strict);
+    assertThat(store.owner(strict)).isEmpty();
+    OwnerRecord first = new OwnerRecord("a", java.util.UUID.randomUUID(), "a:1", 1, java.util.UUID.randomUUID());
+    OwnerRecord rival = new OwnerRecord("b", java.util.UUID.randomUUID(), "b:1", 1, java.util.UUID.randomUUID());
+    assertThat(store.replaceOwner(strict, null, first)).isTrue();
+    assertThat(store.replaceOwner(strict, null, rival)).as("a row exists").isFalse();
+    assertThat(store.owner(strict)).contains(first);
+    OwnerRecord renewed = new OwnerRecord("a", first.incarnation(), "a:1", 1, java.util.UUID.randomUUID());
+    assertThat(store.replaceOwner(strict, first, renewed)).isTrue();
+    OwnerRecord takeOver = new OwnerRecord("b", rival.incarnation(), "b:1", 2, java.util.UUID.randomUUID());
+    assertThat(store.replaceOwner(strict, first, takeOver)).as("first is no longer the row").isFalse();
+    assertThat(store.replaceOwner(strict, renewed, takeOver)).isTrue();
+    assertThat(store.owner(strict)).contains(takeOver);
+  }
+
+  @Test
+  public void should_refuse_reservations_of_an_owner_epoch_once_a_higher_one_reserved() {
+    SequenceDefinition strict = new SequenceDefinition(prefix + "fenced", 1, 1_000_000_000L, 1, 1000, 100_000)
+        .withStrictOrdering(store.datacenter());
+    store.create(strict);
+    IdRange one = store.reserveStrict(strict, 1, 100);
+    IdRange oneMore = store.reserveStrict(strict, 1, 100);
+    assertThat(oneMore.first()).isGreaterThan(one.last());
+    IdRange two = store.reserveStrict(strict, 2, 100);
+    assertThat(two.first()).isGreaterThan(oneMore.last());
+    assertThatThrownBy(() -> store.reserveStrict(strict, 1, 100)).isInstanceOf(NotOwnerException.class)
+        .hasMessageContaining("superseded");
+    // Many reservations of the owner go on increasing, across refills of every tier.
+    long last = two.last();
+    for (int i = 0; i < 50; i++) {
+      IdRange r = store.reserveStrict(strict, 2, 5_000);
+      assertThat(r.first()).isGreaterThan(last);
+      last = r.last();
+    }
+  }
+
   // ---- definitions
 
   @Test

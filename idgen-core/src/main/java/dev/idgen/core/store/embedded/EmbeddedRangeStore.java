@@ -5,6 +5,7 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.idgen.core.AdvanceReceipt;
 import dev.idgen.core.FloorLog;
 import dev.idgen.core.IdRange;
+import dev.idgen.core.InvalidRequestException;
 import dev.idgen.core.NotOwnerException;
 import dev.idgen.core.Ordering;
 import dev.idgen.core.OwnerRecord;
@@ -292,6 +293,10 @@ public final class EmbeddedRangeStore implements RangeStore {
   public void create(SequenceDefinition definition) {
     Objects.requireNonNull(definition, "definition");
     String name = definition.name();
+    if (definition.strict() && !definition.homeDatacenter().equals(DATACENTER)) {
+      throw InvalidRequestException.ofField("home_datacenter", "sequence '" + name + "': home datacenter '"
+          + definition.homeDatacenter() + "' (expected: " + DATACENTER + ", the embedded store's only one)");
+    }
     inWriteTransaction("create sequence '" + name + "'", db -> {
       if (storedDefinition(db, name).isPresent()) {
         throw new SequenceAlreadyExistsException("sequence '" + name + "' already exists");
