@@ -381,7 +381,7 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   private static SequenceDefinition definition(Row r) {
-    // Rows written before 0.3 have no ordering: PER_SERVER.
+    // Rows written before 0.2 have no ordering: PER_SERVER.
     Ordering ordering = r.isNull("ordering") ? Ordering.PER_SERVER : Ordering.valueOf(r.getString("ordering"));
     return new SequenceDefinition(r.getString("name"), r.getLong("start"), r.getLong("max"),
         r.getInt("stripes"), r.getLong("node_block_size"), r.getLong("dc_block_size"), ordering,

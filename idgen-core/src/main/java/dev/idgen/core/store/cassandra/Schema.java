@@ -33,7 +33,7 @@ final class Schema {
   /**
    * Columns added since 0.1 to tables that {@code CREATE TABLE IF NOT EXISTS} leaves as they are, by
    * table: the record of blocks appended to a pool (0.2), which makes appends idempotent, and the fence
-   * and ordering of strict sequences (0.3).
+   * and ordering of strict sequences (0.2).
    */
   private static final List<String[]> ADDED_COLUMNS = List.of(
       new String[] {"dc_pools", "appended", "appended frozen<list<bigint>>, appended_below bigint"},
