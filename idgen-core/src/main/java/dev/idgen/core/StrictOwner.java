@@ -5,6 +5,7 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -123,12 +124,23 @@ final class StrictOwner {
       return;
     }
     long now = ticker.nanos();
-    // Read again when the row read says nobody serves (a take-over is due, or was just made elsewhere) or
-    // the owner it names refused or could not be reached: at most every 50 ms, whatever the call rate.
-    boolean stale = reread || now - seenSinceNanos >= self.leaseNanos();
-    if (!read || seen == null || released || seen.isOwnedBy(self.incarnation())
-        || (stale && now - lastTickNanos >= MIN_REREAD_NANOS)) {
+    if (!read || seen == null || released || seen.isOwnedBy(self.incarnation())) {
       tick();
+    } else if (reread || now - seenSinceNanos >= self.leaseNanos()) {
+      // The owner named refused or could not be reached, or the row says a take-over is due: read it again,
+      // at most every 50 ms whatever the call rate (a call waits for the next read rather than fail on the
+      // old row: after a graceful stop, that read finds the row released).
+      long wait = MIN_REREAD_NANOS - (now - lastTickNanos);
+      if (wait > 0) {
+        try {
+          TimeUnit.NANOSECONDS.timedWait(this, wait);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      if (ticker.nanos() - lastTickNanos >= MIN_REREAD_NANOS) {
+        tick(); // unless another call read it meanwhile
+      }
     }
     if (serving()) {
       return;
@@ -139,7 +151,7 @@ final class StrictOwner {
   @GuardedBy("this")
   private NotOwnerException notOwner() {
     String name = definition.name();
-    if (seen != null && !released && !seen.isOwnedBy(self.incarnation()) && !seen.target().isEmpty()) {
+    if (seen != null && !released && !reread && !seen.isOwnedBy(self.incarnation()) && !seen.target().isEmpty()) {
       long quiet = ticker.nanos() - seenSinceNanos;
       if (quiet < self.leaseNanos()) {
         return new NotOwnerException(name, seen.target(), Duration.ZERO, "sequence '" + name

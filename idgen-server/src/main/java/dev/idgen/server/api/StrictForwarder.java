@@ -95,14 +95,19 @@ public final class StrictForwarder implements ServerComponent {
   private final ConcurrentMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Batch> batches = new ConcurrentHashMap<>();
   private volatile boolean closed;
+  /** Told of every forwarded call, with how many callers it carries. */
+  private final java.util.function.IntConsumer sent;
 
   @Inject
-  StrictForwarder(Allocator allocator, ServerSettings settings, OperationsSettings operations) {
+  StrictForwarder(Allocator allocator, ServerSettings settings, OperationsSettings operations,
+      dev.idgen.server.metrics.IdGenMetrics metrics) {
     this(allocator, settings.serverName().isEmpty() ? "idgen" : settings.serverName(), settings.maxIdsPerCall(),
-        credentials(operations.tls()));
+        credentials(operations.tls()), metrics::forwarded);
   }
 
-  StrictForwarder(Allocator allocator, String self, long maxIdsPerCall, ChannelCredentials credentials) {
+  StrictForwarder(Allocator allocator, String self, long maxIdsPerCall, ChannelCredentials credentials,
+      java.util.function.IntConsumer sent) {
+    this.sent = sent;
     this.allocator = allocator;
     this.self = self;
     this.maxIdsPerCall = maxIdsPerCall;
@@ -241,6 +246,7 @@ public final class StrictForwarder implements ServerComponent {
         headers.put(AUTHORIZATION, authorization);
       }
       AllocateRequest request = AllocateRequest.newBuilder().setSequence(sequence).setCount(total).build();
+      sent.accept(batch.size());
       List<IdRange> received = new ArrayList<>(1);
       // Outside the callers' contexts: the first caller's call ending (or being cancelled) must not cancel
       // the forwarded call that serves the others too. Its deadline is set above.

@@ -53,6 +53,8 @@ public final class IdGenMetrics {
   static final String RESERVE = "idgen.reserve.ids";
   static final String IDS_LOST = "idgen.ids.lost";
   static final String IDS_RETURNED = "idgen.ids.returned";
+  static final String FORWARDED_CALLS = "idgen.strict.forwarded.calls";
+  static final String FORWARDED_BATCHES = "idgen.strict.forwarded.batches";
   static final String SEQUENCES_FOLDED = "idgen.metrics.sequences.folded";
 
   /**
@@ -74,6 +76,8 @@ public final class IdGenMetrics {
   private final Timer refill;
   private final Counter reservations;
   private final Counter reservationFailures;
+  private final Counter forwardedCalls;
+  private final Counter forwardedBatches;
   /** IDs of Allocate calls that were cancelled or cut off before they were sent: a gap. */
   private final LongAdder abandonedInCalls = new LongAdder();
   private final ConcurrentMap<String, SequenceCounters> bySequence = new ConcurrentHashMap<>();
@@ -96,6 +100,18 @@ public final class IdGenMetrics {
     this.reservationFailures = Counter.builder(STORE_RESERVATION_FAILURES)
         .description("Store reservations that failed (store unreachable, deadline passed)")
         .register(registry);
+    this.forwardedCalls = Counter.builder(FORWARDED_CALLS)
+        .description("Allocate calls of strict sequences this server forwarded to their owner")
+        .register(registry);
+    this.forwardedBatches = Counter.builder(FORWARDED_BATCHES)
+        .description("Calls this server sent to owners of strict sequences: forwarded calls, coalesced")
+        .register(registry);
+  }
+
+  /** A forwarded call to an owner, on behalf of {@code callers} Allocate calls (coalesced). */
+  public void forwarded(int callers) {
+    forwardedBatches.increment();
+    forwardedCalls.increment(callers);
   }
 
   MeterRegistry registry() {
