@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.util.JsonFormat;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.ListSequencesResponse;
+import dev.idgen.api.v1.Ordering;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.cli.CliRunner.Result;
@@ -333,7 +334,10 @@ class IdgenCliTest {
     assertThat(lines).hasSize(1);
     IdRange.Builder range = IdRange.newBuilder();
     JsonFormat.parser().merge(lines.get(0), range);
-    assertThat(range.build()).isEqualTo(IdRange.newBuilder().setFirst(7).setCount(3).setStride(1).build());
+    // Servers stamp each range with its sequence's ordering since 0.2; before, it was unset.
+    assertThat(range.getOrdering()).isIn(Ordering.ORDERING_PER_SERVER, Ordering.ORDERING_UNSPECIFIED);
+    assertThat(range.clearOrdering().build())
+        .isEqualTo(IdRange.newBuilder().setFirst(7).setCount(3).setStride(1).build());
   }
 
   @Test
