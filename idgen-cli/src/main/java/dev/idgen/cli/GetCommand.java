@@ -8,8 +8,10 @@ import picocli.CommandLine.Parameters;
 @Command(name = "get", mixinStandardHelpOptions = true,
     description = {
         "Prints a sequence's definition and live state.",
+        "Definition: start, max, stripes, block sizes and ordering (strict: also its home datacenter).",
         "Live state: remaining IDs, headroom, the next unreserved ID per stripe, the reserves per",
-        "datacenter and in the answering server. NOT_FOUND if the sequence does not exist.",
+        "datacenter and in the answering server, and for a strict sequence its owner and owner epoch",
+        "once a server claimed it. NOT_FOUND if the sequence does not exist.",
     })
 final class GetCommand extends RpcCommand {
 

@@ -11,8 +11,12 @@ import picocli.CommandLine.Option;
 
 /** {@code idgen list}: SequenceAdmin/ListSequences, every page. */
 @Command(name = "list", mixinStandardHelpOptions = true,
-    description = "Lists every sequence in name order with its live state (all pages, fetched one after"
-        + " the other). Reading takes no reserve: the servers load nothing for it.")
+    description = {
+        "Lists every sequence in name order with its live state (all pages, fetched one after"
+            + " the other). Reading takes no reserve: the servers load nothing for it.",
+        "Columns: NAME START MAX STRIPES REMAINING HEADROOM ORDERING, and when a strict sequence is"
+            + " listed also HOME (its home datacenter), OWNER and EPOCH ('-' where there is none).",
+    })
 final class ListCommand extends RpcCommand {
 
   @Option(names = "--page-size", paramLabel = "N", defaultValue = "100",

@@ -5,10 +5,12 @@ import com.google.protobuf.MessageOrBuilder;
 import com.google.protobuf.util.JsonFormat;
 import dev.idgen.api.v1.DatacenterReserve;
 import dev.idgen.api.v1.IdRange;
+import dev.idgen.api.v1.Ordering;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.StripeState;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -46,6 +48,16 @@ final class Output {
     out.printf(Locale.ROOT, "stripes:          %d%n", sequence.getStripes());
     out.printf(Locale.ROOT, "node block size:  %d%n", sequence.getNodeBlockSize());
     out.printf(Locale.ROOT, "dc block size:    %d%n", sequence.getDcBlockSize());
+    out.printf(Locale.ROOT, "ordering:         %s%n", OrderingConverter.name(sequence.getOrderingValue()));
+    if (sequence.getOrdering() == Ordering.ORDERING_STRICT) {
+      out.printf(Locale.ROOT, "home datacenter:  %s%n", sequence.getHomeDatacenter());
+      if (sequence.hasOwner()) {
+        out.printf(Locale.ROOT, "owner:            %s%n", sequence.getOwner());
+      }
+      if (sequence.hasOwnerEpoch()) {
+        out.printf(Locale.ROOT, "owner epoch:      %d%n", sequence.getOwnerEpoch());
+      }
+    }
     out.printf(Locale.ROOT, "remaining:        %d%n", sequence.getRemaining());
     out.printf(Locale.ROOT, "headroom:         %s%n", percent(sequence.getHeadroom()));
     out.printf(Locale.ROOT, "server reserve:   %d%n", sequence.getServerReserve());
@@ -60,18 +72,29 @@ final class Output {
     }
   }
 
-  /** Every sequence: one JSON object {"sequences": [...]}, or a table. */
+  /**
+   * Every sequence: one JSON object {"sequences": [...]}, or a table. Its columns after HEADROOM are
+   * new ones, so that the earlier ones keep their place: ORDERING, and when a strict sequence is listed,
+   * HOME (its home datacenter), OWNER and EPOCH ("-" where there is none).
+   */
   void sequences(List<Sequence> sequences) {
     if (json()) {
       out.println(json(JSON, dev.idgen.api.v1.ListSequencesResponse.newBuilder()
           .addAllSequences(sequences).build()));
       return;
     }
-    String row = "%-32s %20s %20s %7s %20s %9s%n";
-    out.printf(Locale.ROOT, row, "NAME", "START", "MAX", "STRIPES", "REMAINING", "HEADROOM");
+    boolean strict = sequences.stream().anyMatch(s -> s.getOrdering() == Ordering.ORDERING_STRICT);
+    String row = "%-32s %20s %20s %7s %20s %9s " + (strict ? "%-10s %-16s %-24s %s%n" : "%s%n");
+    Object[] header = {"NAME", "START", "MAX", "STRIPES", "REMAINING", "HEADROOM", "ORDERING", "HOME", "OWNER",
+        "EPOCH"};
+    out.printf(Locale.ROOT, row, strict ? header : Arrays.copyOf(header, 7));
     for (Sequence s : sequences) {
+      boolean isStrict = s.getOrdering() == Ordering.ORDERING_STRICT;
       out.printf(Locale.ROOT, row, s.getName(), s.getStart(), s.getMax(), s.getStripes(), s.getRemaining(),
-          percent(s.getHeadroom()));
+          percent(s.getHeadroom()), OrderingConverter.name(s.getOrderingValue()),
+          isStrict && !s.getHomeDatacenter().isEmpty() ? s.getHomeDatacenter() : "-",
+          isStrict && s.hasOwner() ? s.getOwner() : "-",
+          isStrict && s.hasOwnerEpoch() ? Long.toString(s.getOwnerEpoch()) : "-");
     }
   }
 

@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
@@ -38,8 +39,16 @@ abstract class RpcCommand implements Callable<Integer> {
   /** Makes this command's calls and writes its output. */
   abstract void run(Calls calls, Output out);
 
+  /**
+   * Checks what picocli cannot (options that go together), before anything is opened.
+   *
+   * @throws ParameterException a usage error
+   */
+  void checkOptions(CommandLine commandLine) {}
+
   @Override
   public final Integer call() throws InterruptedException {
+    checkOptions(spec.commandLine());
     Connection connection = cli.connection(spec.commandLine(), defaultDeadline());
     io.grpc.ChannelCredentials credentials;
     try {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.util.JsonFormat;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.ListSequencesResponse;
+import dev.idgen.api.v1.Ordering;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.cli.CliRunner.Result;
@@ -88,7 +89,9 @@ class IdgenCliTest {
         .contains("max:              2147483647")
         .contains("stripes:          2")
         .contains("node block size:  500")
-        .contains("dc block size:    50000");
+        .contains("dc block size:    50000")
+        .contains("ordering:         per-server")
+        .doesNotContain("home datacenter", "owner");
   }
 
   @Test
@@ -122,6 +125,29 @@ class IdgenCliTest {
 
     assertThat(result.exitCode()).isEqualTo(ExitCodes.INVALID_ARGUMENT).isEqualTo(13);
     assertThat(result.err()).startsWith("idgen: INVALID_ARGUMENT: ").contains("stripes");
+  }
+
+  @Test
+  void should_reject_an_unknown_ordering_as_a_usage_error() {
+    Result result = cli().run("create", "orders", "--ordering", "sideways");
+
+    assertThat(result.exitCode()).isEqualTo(ExitCodes.USAGE);
+    assertThat(result.err()).contains("--ordering").contains("strict or per-server");
+    assertThat(calls).isEmpty();
+  }
+
+  @Test
+  void should_reject_a_home_datacenter_without_strict_ordering_as_a_usage_error() {
+    CliRunner cli = cli();
+
+    Result alone = cli.run("create", "orders", "--home-datacenter", "dc1");
+    Result perServer = cli.run("create", "orders", "--home-datacenter", "dc1", "--ordering", "per-server");
+
+    assertThat(alone.exitCode()).isEqualTo(ExitCodes.USAGE);
+    assertThat(alone.err()).contains("--home-datacenter needs --ordering strict").contains("idgen create --help");
+    assertThat(perServer.exitCode()).isEqualTo(ExitCodes.USAGE);
+    assertThat(calls).isEmpty();
+    assertThat(cli.opened).as("no channel opened").isEmpty();
   }
 
   @Test
@@ -177,7 +203,8 @@ class IdgenCliTest {
     List<String> names = result.out().lines().skip(1).map(line -> line.split("\\s+")[0]).toList();
     assertThat(names).containsExactly("a", "b", "c", "d", "e");
     assertThat(result.out().lines().findFirst()).hasValueSatisfying(header ->
-        assertThat(header).startsWith("NAME").contains("HEADROOM"));
+        assertThat(header).startsWith("NAME").contains("HEADROOM").endsWith("ORDERING"));
+    assertThat(result.out().lines().skip(1)).allMatch(line -> line.endsWith(" per-server"));
   }
 
   @Test
@@ -307,7 +334,10 @@ class IdgenCliTest {
     assertThat(lines).hasSize(1);
     IdRange.Builder range = IdRange.newBuilder();
     JsonFormat.parser().merge(lines.get(0), range);
-    assertThat(range.build()).isEqualTo(IdRange.newBuilder().setFirst(7).setCount(3).setStride(1).build());
+    // Servers stamp each range with its sequence's ordering since 0.2; before, it was unset.
+    assertThat(range.getOrdering()).isIn(Ordering.ORDERING_PER_SERVER, Ordering.ORDERING_UNSPECIFIED);
+    assertThat(range.clearOrdering().build())
+        .isEqualTo(IdRange.newBuilder().setFirst(7).setCount(3).setStride(1).build());
   }
 
   @Test
@@ -480,6 +510,14 @@ class IdgenCliTest {
     assertThat(result.exitCode()).isZero();
     assertThat(result.out()).startsWith("Usage: idgen " + subcommand).contains("--target").contains("Exit codes:");
     assertThat(calls).isEmpty();
+  }
+
+  @Test
+  void should_describe_the_ordering_options_in_the_help_of_create() {
+    Result result = cli().run("create", "--help");
+
+    assertThat(result.out()).contains("--ordering=ORDERING").contains("--home-datacenter=NAME")
+        .contains("strict").contains("per-server");
   }
 
   @Test

@@ -24,7 +24,9 @@ import java.util.regex.Pattern;
 
 /**
  * A client of idgen servers that hands out IDs at memory speed: each {@link IdSource} keeps ranges
- * of IDs leased from the servers and fetches the next lease in the background before it runs out.
+ * of IDs leased from the servers and fetches the next lease in the background before it runs out
+ * (except for {@code ORDERING_STRICT} sequences, which it cannot cache: one call per request, see
+ * {@link IdSource}).
  *
  * <pre>{@code
  * try (IdGenClient client = IdGenClient.builder().target("dns:///idgen:7070").build()) {
@@ -151,7 +153,8 @@ public final class IdGenClient implements AutoCloseable {
   /**
    * Returns the source of a sequence's IDs: the same instance for the same name, for the life of the
    * client. The first call for a name requests a lease at once, in the background, so that the first
-   * {@link IdSource#next()} is less likely to wait. The sequence must exist on the servers (they
+   * {@link IdSource#next()} is less likely to wait (for an {@code ORDERING_STRICT} sequence, its answer
+   * only tells the source the ordering: see {@link IdSource}). The sequence must exist on the servers (they
    * create none implicitly); if it does not, {@code next()} fails with reason {@code REJECTED} and
    * status {@code NOT_FOUND}.
    *

@@ -18,6 +18,13 @@ import java.util.concurrent.CompletableFuture;
  * {@code valid_for}, set by the server, has passed since the source requested it: the source drops
  * them (counted in {@link IdSourceStats#idsExpired()}) and serves the next lease.
  *
+ * <p>A sequence created with {@code ORDERING_STRICT} is the exception: every ID of it must be larger
+ * than every ID whose allocation completed before the caller asked, which an ID held in memory is not,
+ * so its source holds none. It learns the ordering from the servers' first answer (to the request it
+ * makes when it is created, whose IDs it then drops: a gap), and from then on each {@link #next()},
+ * {@link #next(int)}, {@link #fill} and {@link #nextAsync()} is one call to a server for exactly the IDs
+ * asked for, and every caller waits for it; {@link IdSourceStats#strictOrdering()} tells.
+ *
  * <p>Code that must not block (an event loop, a reactive pipeline) uses {@link #tryNext()}, which
  * never waits, or {@link #nextAsync()}, whose future completes when a lease arrives. Neither waits
  * for the network; like {@link #next()}, they may take the source's lock, which is only ever held for
@@ -48,6 +55,9 @@ public interface IdSource {
    * Returns a new ID if the source holds one now, never waiting for a lease. When it holds none (at
    * start-up, or when the servers fall behind), it makes sure a lease is on its way and returns empty;
    * call again later, or use {@link #nextAsync()}.
+   *
+   * <p>A source of an {@code ORDERING_STRICT} sequence never holds an ID, so for it this always returns
+   * empty, without calling a server: use {@link #nextAsync()}.
    *
    * @return an ID never handed out before, or empty if the source holds none at the moment
    * @throws IdGenClientException if the source can never serve again (reason {@code EXHAUSTED} or
@@ -83,7 +93,8 @@ public interface IdSource {
   long[] next(int count);
 
   /**
-   * Fills {@code ids[from]} up to, not including, {@code ids[to]} with new IDs, without allocating.
+   * Fills {@code ids[from]} up to, not including, {@code ids[to]} with new IDs, without allocating
+   * (except for an {@code ORDERING_STRICT} sequence, whose IDs come from a call made for this fill).
    *
    * @param ids the array to fill
    * @param from the first index to fill

@@ -27,6 +27,7 @@ public final class IdSourceStats {
   private final Duration waitTime;
   private final long failedCalls;
   private final long idsExpired;
+  private final boolean strictOrdering;
 
   private IdSourceStats(Builder b) {
     this.sequence = b.sequence;
@@ -38,6 +39,7 @@ public final class IdSourceStats {
     this.waitTime = b.waitTime;
     this.failedCalls = b.failedCalls;
     this.idsExpired = b.idsExpired;
+    this.strictOrdering = b.strictOrdering;
   }
 
   /**
@@ -80,7 +82,8 @@ public final class IdSourceStats {
 
   /**
    * Returns the number of IDs the source currently asks for per lease; it follows the consumption
-   * rate, between the configured minimum and maximum.
+   * rate, between the configured minimum and maximum. 0 for a {@linkplain #strictOrdering() strict}
+   * sequence, which leases nothing ahead.
    *
    * @return the current lease size
    */
@@ -128,12 +131,26 @@ public final class IdSourceStats {
   /**
    * Returns how many IDs were leased and dropped unused because their range's {@code valid_for} ran out
    * (a gap, never a duplicate); stays 0 with servers that set no {@code valid_for}, and in a steady
-   * workload whose leases are used up in time.
+   * workload whose leases are used up in time. For a {@linkplain #strictOrdering() strict} sequence it
+   * also counts the IDs of the lease the source requested before it knew the ordering (when it was
+   * created), which nobody had asked for yet.
    *
    * @return IDs expired
    */
   public long idsExpired() {
     return idsExpired;
+  }
+
+  /**
+   * Returns whether the servers said that the sequence is {@code ORDERING_STRICT} (false until the
+   * source's first response). Every ID of a strict sequence is larger than every ID whose allocation
+   * completed before the caller asked, so the source caches none: each {@code next()} (or batch) is
+   * one call to a server, {@link #waits()} counts every request and {@link #idsHeld()} stays 0.
+   *
+   * @return whether the sequence is strict
+   */
+  public boolean strictOrdering() {
+    return strictOrdering;
   }
 
   @Override
@@ -147,12 +164,14 @@ public final class IdSourceStats {
         && waits == s.waits
         && waitTime.equals(s.waitTime)
         && failedCalls == s.failedCalls
-        && idsExpired == s.idsExpired;
+        && idsExpired == s.idsExpired
+        && strictOrdering == s.strictOrdering;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(sequence, idsServed, leases, leaseSize, idsHeld, waits, waitTime, failedCalls, idsExpired);
+    return Objects.hash(sequence, idsServed, leases, leaseSize, idsHeld, waits, waitTime, failedCalls, idsExpired,
+        strictOrdering);
   }
 
   /**
@@ -164,7 +183,8 @@ public final class IdSourceStats {
   public String toString() {
     return "IdSourceStats[sequence=" + sequence + ", idsServed=" + idsServed + ", leases=" + leases
         + ", leaseSize=" + leaseSize + ", idsHeld=" + idsHeld + ", waits=" + waits + ", waitTime=" + waitTime
-        + ", failedCalls=" + failedCalls + ", idsExpired=" + idsExpired + "]";
+        + ", failedCalls=" + failedCalls + ", idsExpired=" + idsExpired
+        + ", strictOrdering=" + strictOrdering + "]";
   }
 
   /** Builds an {@link IdSourceStats}; every counter not set is 0. Not thread-safe. */
@@ -178,6 +198,7 @@ public final class IdSourceStats {
     private Duration waitTime = Duration.ZERO;
     private long failedCalls;
     private long idsExpired;
+    private boolean strictOrdering;
 
     private Builder(String sequence) {
       this.sequence = Objects.requireNonNull(sequence, "sequence");
@@ -276,6 +297,18 @@ public final class IdSourceStats {
     @CanIgnoreReturnValue
     public Builder idsExpired(long n) {
       this.idsExpired = n;
+      return this;
+    }
+
+    /**
+     * Sets {@link IdSourceStats#strictOrdering()}.
+     *
+     * @param strict whether the sequence is {@code ORDERING_STRICT}
+     * @return this builder
+     */
+    @CanIgnoreReturnValue
+    public Builder strictOrdering(boolean strict) {
+      this.strictOrdering = strict;
       return this;
     }
 

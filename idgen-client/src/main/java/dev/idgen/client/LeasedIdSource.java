@@ -5,25 +5,31 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
+import dev.idgen.api.v1.Ordering;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
+import java.util.function.Supplier;
 import java.util.logging.Logger;
 
 /**
@@ -135,6 +141,51 @@ import java.util.logging.Logger;
  * the queueing) or fails them, as a blocked caller would be; their futures are completed after the
  * lock is released, so dependent stages never run under it. Each waiter has a task on the executor
  * for its wait deadline.
+ *
+ * <h2>Strict sequences: no cache</h2>
+ * A sequence created with {@code ORDERING_STRICT} promises that every ID handed out is larger than
+ * every ID whose {@code Allocate} completed before the call that hands it out started, whichever
+ * server either reached. An ID is only that new for a caller who asked before the {@code Allocate}
+ * that leased it was sent: an ID held in memory is, by construction, older than the IDs of any call
+ * that starts later, here or in another process, so handing it to a later caller would break the
+ * promise. Everything above (leases held ahead, refills, prefetching) is therefore off for such a
+ * sequence.
+ *
+ * <p>The servers stamp every range of a strict sequence with {@code ordering = ORDERING_STRICT}
+ * (older servers leave it unset: per-server). The source learns it from the first response, with no
+ * extra round trip: that is the response to the request {@link #start()} makes when the source is
+ * created, whose IDs nobody asked for yet. When a range says strict, the source sets {@code strict}
+ * for good (a sequence's ordering never changes) and drops everything it holds: that range and the
+ * rest of its call, the current lease (through {@link Lease#expire()}, so that takes linearized after
+ * it get nothing) and the queue; the IDs dropped are a gap, counted in
+ * {@link IdSourceStats#idsExpired()}. From then on {@link #requestLocked} never requests, so there is
+ * no refill and no prefetch.
+ *
+ * <p>Instead each caller's request is a {@code StrictRequest}: {@code Allocate} calls for exactly
+ * the caller's count (a {@code next()} asks for 1, a {@code next(n)} or {@code fill} for {@code n}),
+ * started on the executor after the caller asked, and each response's IDs go to that caller only:
+ * into the request's own array, copied to the caller once it is finished (so a late callback never
+ * writes into an array its caller already got back), and never kept for anyone else. IDs of a
+ * response beyond the count asked for (a server never sends any) are ignored. Concurrent callers make
+ * concurrent calls, one each, without the one-request-in-flight rule of leases. A request splits
+ * into several calls, one after the other, only where one call may not carry it all
+ * ({@code maxLeaseSize}, or a server's {@code COUNT_ABOVE_LIMIT}); each of those is started after the
+ * caller asked too. Failures are judged by {@link ServerError} as for leases: retryable ones
+ * ({@code UNAVAILABLE} with {@code OWNER_UNAVAILABLE} while a strict sequence's owner is taken over,
+ * among them) are retried on another endpoint after the same back-off, honouring {@code RetryInfo} up
+ * to the largest back-off, until the caller's wait deadline, which then fails it {@code TIMED_OUT}
+ * with the last such status; {@code SEQUENCE_EXHAUSTED} makes the source exhausted; anything else is
+ * reported to that caller ({@code REJECTED}). IDs of a request that fails after some arrived are
+ * written by {@code fill} (as for leases); a range that arrives after its {@code valid_for} is dropped
+ * and asked for again.
+ *
+ * <p>The fast path is unchanged: in strict mode {@code current} is an empty lease, so {@code next()}
+ * falls through to the slow path, which reads {@code strict}. {@link #tryNext()} returns empty
+ * without calling (the source never holds an ID it could hand out without waiting);
+ * {@link #nextAsync()} completes with its own call. Callers that were waiting for the first response
+ * when the source learned the ordering go on with a request of their own, within their original
+ * deadline ({@code awaitLease} returns null to blocked callers, {@code serveAsyncLocked} hands the
+ * {@code nextAsync} ones over).
  *
  * <h2>Threads</h2>
  * Everything but {@code current} and the leases' indexes is guarded by {@code lock} (a lease's
@@ -269,6 +320,13 @@ final class LeasedIdSource implements IdSource {
   /** Request the next lease when the IDs left fall to this: half of what was held at the last arrival. */
   @GuardedBy("lock") private long threshold;
   @GuardedBy("lock") private boolean closed;
+  /**
+   * Set for good, under the lock, once a range said the sequence is {@code ORDERING_STRICT}; read by
+   * the slow paths without it. See "Strict sequences" in the class comment.
+   */
+  private volatile boolean strict;
+  /** The strict requests not finished yet, for close(). */
+  @GuardedBy("lock") private final Set<StrictRequest> strictRequests = new HashSet<>();
 
   // The request: decided, being attempted, or waiting for a retry.
   @GuardedBy("lock") private boolean inFlight;
@@ -317,8 +375,10 @@ final class LeasedIdSource implements IdSource {
   @GuardedBy("lock") private long waits;
   @GuardedBy("lock") private long waitNanos;
   @GuardedBy("lock") private long failedCalls;
-  /** IDs dropped unused because their range expired. */
+  /** IDs dropped unused because their range expired (or, strict, because nobody asked for them in time). */
   @GuardedBy("lock") private long idsExpired;
+  /** IDs strict requests handed to their callers. */
+  @GuardedBy("lock") private long strictServed;
 
   LeasedIdSource(
       String sequence, ClientSettings settings, Endpoints endpoints, ScheduledExecutorService executor) {
@@ -362,10 +422,18 @@ final class LeasedIdSource implements IdSource {
   }
 
   private long nextSlow() {
+    if (strict) {
+      long[] id = new long[1];
+      strictFill(id, 0, 1, System.nanoTime() + settings.waitDeadlineNanos(), false);
+      return id[0];
+    }
     Waiter w = new Waiter();
     try {
       for (;;) {
         Lease l = awaitLease(w, 1);
+        if (l == null) {
+          break; // the source learned that the sequence is strict while this caller waited
+        }
         long i = l.take(1);
         if (i < l.count) {
           if (i == l.refillAt) {
@@ -377,6 +445,9 @@ final class LeasedIdSource implements IdSource {
     } finally {
       w.done();
     }
+    long[] id = new long[1];
+    strictFill(id, 0, 1, w.deadlineOr(System.nanoTime() + settings.waitDeadlineNanos()), w.counted);
+    return id[0];
   }
 
   @Override
@@ -411,6 +482,9 @@ final class LeasedIdSource implements IdSource {
         if (exhausted != null) {
           throw exhaustedLocked();
         }
+        if (strict) {
+          break; // holds nothing, ever: only a call of its own serves a caller, which tryNext cannot wait for
+        }
         if (rejections != reportedRejections) {
           throw rejectedLocked();
         }
@@ -440,6 +514,11 @@ final class LeasedIdSource implements IdSource {
   }
 
   private CompletableFuture<Long> nextAsyncSlow() {
+    if (strict) {
+      CompletableFuture<Long> f = new CompletableFuture<>();
+      strictAsync(f, System.nanoTime() + settings.waitDeadlineNanos(), false);
+      return f;
+    }
     AsyncWaiter w = null;
     boolean launch = false;
     lock.lock();
@@ -462,6 +541,9 @@ final class LeasedIdSource implements IdSource {
         if (exhausted != null) {
           return CompletableFuture.failedFuture(exhaustedLocked());
         }
+        if (strict) {
+          break; // w stays null: a strict request, once unlocked
+        }
         if (rejections != reportedRejections) {
           // The last request failed while nobody waited: this caller is the first to hear.
           return CompletableFuture.failedFuture(rejectedLocked());
@@ -478,6 +560,11 @@ final class LeasedIdSource implements IdSource {
       if (launch) {
         launch();
       }
+    }
+    if (w == null) {
+      CompletableFuture<Long> f = new CompletableFuture<>();
+      strictAsync(f, System.nanoTime() + settings.waitDeadlineNanos(), false);
+      return f;
     }
     scheduleAsyncTimeout(w);
     return w.future;
@@ -543,6 +630,14 @@ final class LeasedIdSource implements IdSource {
         failAsyncLocked(failure(IdGenClientException.Reason.CLOSED, null, "the IdGenClient is closed", null),
             after);
         return false;
+      }
+      if (strict) {
+        // It began to wait before the source knew: it goes on with a call of its own, in its deadline.
+        asyncWaiters.pollFirst();
+        leaveAsyncLocked(w, after);
+        long deadline = w.startNanos + settings.waitDeadlineNanos();
+        after.add(() -> strictAsync(w.future, deadline, true));
+        continue;
       }
       Lease l = current;
       long i = l.take(1);
@@ -622,15 +717,25 @@ final class LeasedIdSource implements IdSource {
             return;
           }
         }
+        if (strict) {
+          break;
+        }
         if (w == null) {
           w = new Waiter();
         }
         l = awaitLease(w, to - pos);
+        if (l == null) {
+          break; // the source learned that the sequence is strict while this caller waited
+        }
       }
     } finally {
       if (w != null) {
         w.done();
       }
+    }
+    if (pos < to) {
+      long deadline = System.nanoTime() + settings.waitDeadlineNanos();
+      strictFill(ids, pos, to, w == null ? deadline : w.deadlineOr(deadline), w != null && w.counted);
     }
   }
 
@@ -638,9 +743,10 @@ final class LeasedIdSource implements IdSource {
   public IdSourceStats stats() {
     lock.lock();
     try {
-      return IdSourceStats.builder(sequence).idsServed(retiredIds + current.used()).leases(leases)
-          .leaseSize(leaseSize).idsHeld(idsLeftLocked()).waits(waits).waitTime(Duration.ofNanos(waitNanos))
-          .failedCalls(failedCalls).idsExpired(idsExpired).build();
+      return IdSourceStats.builder(sequence).idsServed(retiredIds + current.used() + strictServed)
+          .leases(leases).leaseSize(strict ? 0 : leaseSize).idsHeld(idsLeftLocked()).waits(waits)
+          .waitTime(Duration.ofNanos(waitNanos)).failedCalls(failedCalls).idsExpired(idsExpired)
+          .strictOrdering(strict).build();
     } finally {
       lock.unlock();
     }
@@ -661,12 +767,15 @@ final class LeasedIdSource implements IdSource {
     ScheduledFuture<?> f;
     List<ScheduledFuture<?>> expiryTasks = new ArrayList<>();
     List<Runnable> after = new ArrayList<>();
+    List<StrictRequest> requests;
     lock.lock();
     try {
       if (closed) {
         return;
       }
       closed = true;
+      requests = new ArrayList<>(strictRequests);
+      strictRequests.clear();
       retiredIds += current.used();
       current = Lease.empty();
       if (currentRange != null) {
@@ -698,6 +807,9 @@ final class LeasedIdSource implements IdSource {
     for (ScheduledFuture<?> t : expiryTasks) {
       t.cancel(false);
     }
+    for (StrictRequest q : requests) {
+      q.end(IdGenClientException.Reason.CLOSED);
+    }
   }
 
   /** On close: the range is gone, and its expiry task, if any, is to be cancelled once unlocked. */
@@ -720,6 +832,13 @@ final class LeasedIdSource implements IdSource {
     long rejectionsAtStart;
     /** What this caller still needs, counted in {@code waitingDemand}. */
     long demand;
+    /** Whether it ever waited (and was counted in {@code waits}); unlike {@code waiting}, never reset. */
+    boolean counted;
+
+    /** Its wait deadline if it waited, else {@code otherwise}. */
+    long deadlineOr(long otherwise) {
+      return counted ? deadlineNanos : otherwise;
+    }
 
     /** Accounts for the wait, if there was one; called once, when the caller leaves. */
     void done() {
@@ -742,6 +861,7 @@ final class LeasedIdSource implements IdSource {
   @GuardedBy("lock")
   private void startWaitingLocked(Waiter w, long need) {
     w.waiting = true;
+    w.counted = true;
     w.startNanos = System.nanoTime();
     w.deadlineNanos = w.startNanos + settings.waitDeadlineNanos();
     w.rejectionsAtStart = rejections;
@@ -753,7 +873,8 @@ final class LeasedIdSource implements IdSource {
   /**
    * Returns a lease that had IDs left when looked at (the caller takes from it and comes back if
    * others were faster), installing the next queued range if the current lease is used up, or waits
-   * for a range to arrive.
+   * for a range to arrive. Returns null once the source is strict: the caller then makes a strict
+   * request.
    */
   private Lease awaitLease(Waiter w, long need) {
     for (;;) {
@@ -764,6 +885,9 @@ final class LeasedIdSource implements IdSource {
           Lease l = current;
           if (closed) {
             throw failure(IdGenClientException.Reason.CLOSED, null, "the IdGenClient is closed", null);
+          }
+          if (strict) {
+            return null;
           }
           if (l.taken() < l.count) {
             return l;
@@ -821,8 +945,12 @@ final class LeasedIdSource implements IdSource {
 
   @GuardedBy("lock")
   private IdGenClientException exhaustedLocked() {
-    return failure(IdGenClientException.Reason.EXHAUSTED, exhausted.status(),
-        "the sequence is exhausted: " + exhausted.describe(), exhausted.cause());
+    return exhaustedFailure(exhausted);
+  }
+
+  private IdGenClientException exhaustedFailure(Failure f) {
+    return failure(IdGenClientException.Reason.EXHAUSTED, f.status(), "the sequence is exhausted: " + f.describe(),
+        f.cause());
   }
 
   @GuardedBy("lock")
@@ -834,14 +962,19 @@ final class LeasedIdSource implements IdSource {
 
   @GuardedBy("lock")
   private IdGenClientException timedOutLocked() {
-    String waited = "no lease arrived within " + TimeUnit.NANOSECONDS.toMillis(settings.waitDeadlineNanos())
+    return timedOut("no lease arrived", lastRetryable);
+  }
+
+  /** {@code TIMED_OUT}: {@code what} (e.g. "no lease arrived") and the last retryable failure, if any. */
+  private IdGenClientException timedOut(String what, Failure last) {
+    String waited = what + " within " + TimeUnit.NANOSECONDS.toMillis(settings.waitDeadlineNanos())
         + " ms (the client's wait deadline)";
-    if (lastRetryable == null) {
+    if (last == null) {
       return failure(IdGenClientException.Reason.TIMED_OUT, null,
           waited + "; the request in flight has not answered yet", null);
     }
-    return failure(IdGenClientException.Reason.TIMED_OUT, lastRetryable.status(),
-        waited + "; last failure: " + lastRetryable.describe(), lastRetryable.cause());
+    return failure(IdGenClientException.Reason.TIMED_OUT, last.status(),
+        waited + "; last failure: " + last.describe(), last.cause());
   }
 
   private IdGenClientException failure(
@@ -875,6 +1008,32 @@ final class LeasedIdSource implements IdSource {
     long mark = left - threshold - 1;
     current = new Lease(r.first, r.stride, r.count, mark >= 0 && mark < r.count ? mark : -1);
     return requestLocked(false);
+  }
+
+  /**
+   * The sequence is strict: from now on nothing is cached (see the class comment). Drops what the
+   * source holds and returns how many IDs that was; wakes the callers that wait, which go on with
+   * strict requests of their own.
+   */
+  @GuardedBy("lock")
+  private long becomeStrictLocked() {
+    strict = true; // before current is replaced: a caller that finds the new lease empty sees it
+    long dropped = current.expire();
+    retiredIds += current.used();
+    current = Lease.empty();
+    if (currentRange != null) {
+      markGone(currentRange);
+      currentRange = null;
+    }
+    for (Range q : queue) {
+      markGone(q);
+      dropped += q.count;
+    }
+    queue.clear();
+    queuedIds = 0;
+    threshold = 0;
+    changed.signalAll();
+    return dropped;
   }
 
   // ---- expiry ---------------------------------------------------------------------------------
@@ -1036,7 +1195,7 @@ final class LeasedIdSource implements IdSource {
    */
   @GuardedBy("lock")
   private boolean requestLocked(boolean force) {
-    if (closed || exhausted != null || inFlight) {
+    if (closed || exhausted != null || inFlight || strict) {
       return false;
     }
     if (!force && idsLeftLocked() > threshold) {
@@ -1105,6 +1264,11 @@ final class LeasedIdSource implements IdSource {
     } finally {
       lock.unlock();
     }
+    startCall(a);
+  }
+
+  /** Starts an attempt's {@code Allocate} call (never under the lock). */
+  private void startCall(Attempt a) {
     AllocateRequest request =
         AllocateRequest.newBuilder().setSequence(sequence).setCount(a.count).build();
     try {
@@ -1148,6 +1312,17 @@ final class LeasedIdSource implements IdSource {
   @GuardedBy("lock")
   private Range queueLocked(Attempt a, IdRange r) {
     if (closed || active != a) {
+      return null;
+    }
+    if (strict || r.getOrdering() == Ordering.ORDERING_STRICT) {
+      // Nobody asked for these IDs before this call was sent: never handed out (see the class comment).
+      long dropped = Math.max(0, r.getCount());
+      if (!strict) {
+        dropped += becomeStrictLocked();
+        logger.log(Level.FINE, "sequence ''{0}'' is ORDERING_STRICT: no IDs are cached for it from now on",
+            sequence);
+      }
+      idsExpired += dropped;
       return null;
     }
     long validFor = validForOf(r);
@@ -1267,11 +1442,7 @@ final class LeasedIdSource implements IdSource {
           lastRetryable = f;
           endpoints.markFailed(a.endpoint);
           failedAttempts++;
-          delay = backoffNanos(failedAttempts);
-          if (error.retryDelayNanos() > delay) {
-            // The server's RetryInfo, within the client's own bound.
-            delay = Math.max(delay, Math.min(error.retryDelayNanos(), settings.maxBackoffNanos()));
-          }
+          delay = retryDelayNanos(failedAttempts, error);
           logger.log(Level.FINE, "sequence ''{0}'': Allocate failed with {1}; retrying in {2} µs",
               new Object[] {sequence, f.describe(), delay / 1000});
         }
@@ -1297,6 +1468,15 @@ final class LeasedIdSource implements IdSource {
     if (delay >= 0) {
       scheduleRetry(delay);
     }
+  }
+
+  /** The delay before the next attempt: the back-off, or the server's RetryInfo within the client's bound. */
+  private long retryDelayNanos(int failedAttempts, ServerError error) {
+    long delay = backoffNanos(failedAttempts);
+    if (error.retryDelayNanos() > delay) {
+      delay = Math.max(delay, Math.min(error.retryDelayNanos(), settings.maxBackoffNanos()));
+    }
+    return delay;
   }
 
   /**
@@ -1356,12 +1536,423 @@ final class LeasedIdSource implements IdSource {
     after.forEach(Runnable::run);
   }
 
+  // ---- strict sequences -----------------------------------------------------------------------
+
+  /**
+   * Fills {@code out[from..to)} through a strict request, waiting until {@code deadlineNanos}
+   * ({@code System.nanoTime()}); {@code counted}: the caller's wait is already counted in
+   * {@code waits}. On failure, the IDs that arrived are written first, then the exception thrown.
+   */
+  private void strictFill(long[] out, int from, int to, long deadlineNanos, boolean counted) {
+    StrictRequest q = new StrictRequest(to - from, deadlineNanos, null);
+    q.begin(counted);
+    try {
+      for (;;) {
+        long left = deadlineNanos - System.nanoTime();
+        if (left <= 0) {
+          q.end(IdGenClientException.Reason.TIMED_OUT);
+          break;
+        }
+        try {
+          q.done.get(left, TimeUnit.NANOSECONDS);
+          break;
+        } catch (TimeoutException e) {
+          // Checked again above: the deadline has passed.
+        }
+      }
+    } catch (InterruptedException e) {
+      q.end(IdGenClientException.Reason.INTERRUPTED);
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException e) {
+      throw new AssertionError("a strict request's done never fails", e);
+    }
+    q.collect(out, from);
+  }
+
+  /**
+   * Completes {@code future} with one ID through a strict request, or fails it, by
+   * {@code deadlineNanos}; cancelling the future ends the request (its call is cancelled).
+   */
+  private void strictAsync(CompletableFuture<Long> future, long deadlineNanos, boolean counted) {
+    StrictRequest q = new StrictRequest(1, deadlineNanos, future);
+    CompletableFuture<?> unused = future.whenComplete((id, t) -> {
+      if (future.isCancelled()) {
+        q.end(IdGenClientException.Reason.CLOSED); // nobody collects it: the reason is never seen
+      }
+    });
+    q.begin(counted);
+  }
+
+  /**
+   * One caller's request for IDs of a strict sequence: {@code Allocate} calls for what the caller
+   * still needs, one at a time, each started after the caller asked (see "Strict sequences" in the
+   * class comment). Its state is guarded by the source's lock; {@code done} completes (normally,
+   * outside the lock) once it is finished, and the caller then {@link #collect}s the IDs or the failure.
+   */
+  private final class StrictRequest {
+    /** The IDs received, {@code got} of them so far: written only here, copied out by collect(). */
+    final long[] ids;
+    final long deadlineNanos;
+    final long startNanos = System.nanoTime();
+    final CompletableFuture<Void> done = new CompletableFuture<>();
+    /** A {@code nextAsync} caller's future, completed once finished; null for a blocked caller. */
+    final CompletableFuture<Long> async;
+
+    @GuardedBy("LeasedIdSource.this.lock") private int got;
+    @GuardedBy("LeasedIdSource.this.lock") private boolean finished;
+    /** Null once finished with every ID; else how to fail the caller (created on its thread). */
+    @GuardedBy("LeasedIdSource.this.lock") private Supplier<IdGenClientException> failure;
+    @GuardedBy("LeasedIdSource.this.lock") private StrictAttempt active;
+    /** IDs the {@code active} attempt delivered, including any it had to drop. */
+    @GuardedBy("LeasedIdSource.this.lock") private long activeDelivered;
+    @GuardedBy("LeasedIdSource.this.lock") private ScheduledFuture<?> retry;
+    /** The task for the deadline of a {@code nextAsync} caller (blocked callers time out themselves). */
+    @GuardedBy("LeasedIdSource.this.lock") private ScheduledFuture<?> timeout;
+    @GuardedBy("LeasedIdSource.this.lock") private int failedAttempts;
+    @GuardedBy("LeasedIdSource.this.lock") private int lastEndpoint = -1;
+    @GuardedBy("LeasedIdSource.this.lock") private Failure lastRetryable;
+
+    StrictRequest(int count, long deadlineNanos, CompletableFuture<Long> async) {
+      this.ids = new long[count];
+      this.deadlineNanos = deadlineNanos;
+      this.async = async;
+    }
+
+    /**
+     * Registers the request and starts its first call, or finishes it at once (nothing to ask for,
+     * the source closed or exhausted); for a {@code nextAsync} caller, schedules its deadline on the
+     * executor. {@code counted}: the caller's wait is already counted in {@code waits}.
+     */
+    void begin(boolean counted) {
+      boolean start = false;
+      lock.lock();
+      try {
+        if (!counted) {
+          waits++;
+        }
+        if (finished) {
+          // Ended before it began: a future cancelled before its request was made.
+        } else if (closed) {
+          finishLocked(() -> failure(IdGenClientException.Reason.CLOSED, null, "the IdGenClient is closed", null));
+        } else if (exhausted != null) {
+          Failure f = exhausted;
+          finishLocked(() -> exhaustedFailure(f));
+        } else if (ids.length == 0) {
+          finishLocked(null);
+        } else {
+          strictRequests.add(this);
+          start = true;
+        }
+      } finally {
+        lock.unlock();
+      }
+      if (!start) {
+        finished();
+        return;
+      }
+      if (async != null) {
+        scheduleTimeout();
+      }
+      run(0);
+    }
+
+    private void scheduleTimeout() {
+      ScheduledFuture<?> t;
+      try {
+        t = executor.schedule(this::deadlinePassed, deadlineNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException e) {
+        return; // the executor is shut down: the client is closing, which ends the request
+      }
+      boolean cancel;
+      lock.lock();
+      try {
+        cancel = finished;
+        if (!cancel) {
+          timeout = t;
+        }
+      } finally {
+        lock.unlock();
+      }
+      if (cancel) {
+        t.cancel(false);
+      }
+    }
+
+    private void deadlinePassed() {
+      end(IdGenClientException.Reason.TIMED_OUT);
+    }
+
+    /** Runs the next attempt now ({@code 0}) or after a delay, on the executor. */
+    private void run(long delayNanos) {
+      try {
+        if (delayNanos == 0) {
+          executor.execute(this::attempt);
+          return;
+        }
+        ScheduledFuture<?> f = executor.schedule(this::attempt, delayNanos, TimeUnit.NANOSECONDS);
+        boolean cancel;
+        lock.lock();
+        try {
+          cancel = finished;
+          if (!cancel && active == null) {
+            retry = f;
+          }
+        } finally {
+          lock.unlock();
+        }
+        if (cancel) {
+          f.cancel(false);
+        }
+      } catch (RejectedExecutionException e) {
+        lock.lock();
+        try {
+          if (finished) {
+            return;
+          }
+          finishLocked(() -> failure(IdGenClientException.Reason.REJECTED,
+              Status.UNAVAILABLE.withDescription("the client's executor rejected the request (is it shut down?)")
+                  .withCause(e), "the client's executor rejected the request", e));
+        } finally {
+          lock.unlock();
+        }
+        finished();
+      }
+    }
+
+    /** One attempt, on the executor: a call for what is still missing, at most what one call may carry. */
+    private void attempt() {
+      StrictAttempt a;
+      lock.lock();
+      try {
+        if (finished || active != null) {
+          return;
+        }
+        int endpoint = endpoints.pick(failedAttempts == 0 ? -1 : lastEndpoint);
+        lastEndpoint = endpoint;
+        long count = Math.min(ids.length - got, Math.min(settings.maxLeaseSize(), serverLimit));
+        a = new StrictAttempt(this, endpoint, count);
+        active = a;
+        activeDelivered = 0;
+        retry = null;
+      } finally {
+        lock.unlock();
+      }
+      startCall(a);
+    }
+
+    void received(StrictAttempt a, IdRange r) {
+      lock.lock();
+      try {
+        if (finished || active != a) {
+          return;
+        }
+        long validFor = validForOf(r);
+        if (r.getCount() < 1 || r.getStride() < 1 || validFor < 0) {
+          logger.log(Level.WARNING, "sequence ''{0}'': ignoring a malformed range from {1}: {2}",
+              new Object[] {sequence, endpoints.get(a.endpoint).name, r});
+          return;
+        }
+        activeDelivered += r.getCount();
+        if (validFor > 0 && validFor <= MAX_VALID_FOR_NANOS
+            && settings.ticker().nanos() - (a.sentNanos + validFor) >= 0) {
+          idsExpired += r.getCount(); // expired on arrival: asked for again
+          return;
+        }
+        long n = Math.min(r.getCount(), ids.length - got);
+        for (long k = 0; k < n; k++) {
+          ids[got++] = r.getFirst() + k * r.getStride();
+        }
+        if (n < r.getCount()) {
+          logger.log(Level.WARNING, "sequence ''{0}'': {1} sent {2} IDs more than asked for; they are not used",
+              new Object[] {sequence, endpoints.get(a.endpoint).name, r.getCount() - n});
+        }
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    void completed(StrictAttempt a) {
+      long delay;
+      boolean finishedNow = false;
+      lock.lock();
+      try {
+        if (finished || active != a) {
+          return;
+        }
+        active = null;
+        if (activeDelivered > 0) {
+          leases++;
+        }
+        if (got == ids.length) {
+          finishLocked(null);
+          finishedNow = true;
+          delay = -1;
+        } else if (activeDelivered > 0) {
+          delay = 0; // more than one call may carry: the rest at once
+        } else {
+          failedAttempts++; // nothing usable (expired on arrival): again, after a back-off
+          delay = backoffNanos(failedAttempts);
+        }
+      } finally {
+        lock.unlock();
+      }
+      if (finishedNow) {
+        finished();
+      } else {
+        run(delay);
+      }
+    }
+
+    void failed(StrictAttempt a, Throwable t) {
+      ServerError error = ServerError.of(t, a.count);
+      long delay = -1;
+      lock.lock();
+      try {
+        if (finished || active != a) {
+          return;
+        }
+        active = null;
+        failedCalls++;
+        if (activeDelivered > 0) {
+          leases++;
+        }
+        Failure f = new Failure(error.status(), endpoints.get(a.endpoint).name, t);
+        if (got == ids.length) {
+          finishLocked(null); // every ID arrived before the failure
+        } else {
+          switch (error.outcome()) {
+            case EXHAUSTED -> {
+              if (exhausted == null) {
+                exhausted = f;
+              }
+              finishLocked(() -> exhaustedFailure(f));
+            }
+            case CLAMP -> {
+              serverLimit = Math.min(serverLimit, error.limit());
+              delay = 0;
+            }
+            case RETRY -> {
+              lastRetryable = f;
+              endpoints.markFailed(a.endpoint);
+              failedAttempts++;
+              delay = retryDelayNanos(failedAttempts, error);
+              logger.log(Level.FINE, "sequence ''{0}'': Allocate failed with {1}; retrying in {2} µs",
+                  new Object[] {sequence, f.describe(), delay / 1000});
+            }
+            case REJECT -> finishLocked(() -> failure(IdGenClientException.Reason.REJECTED, f.status(),
+                "the request failed: " + f.describe(), f.cause()));
+          }
+        }
+      } finally {
+        lock.unlock();
+      }
+      if (delay >= 0) {
+        run(delay);
+      } else {
+        finished();
+      }
+    }
+
+    /**
+     * Ends the request now if it is not finished: its deadline passed ({@code TIMED_OUT}, with the
+     * last retryable failure), its caller was interrupted, or the client closed (also for a cancelled
+     * future, whose reason nobody sees). The call in flight and a pending retry are cancelled.
+     */
+    void end(IdGenClientException.Reason reason) {
+      StrictAttempt a;
+      ScheduledFuture<?> r;
+      lock.lock();
+      try {
+        if (finished) {
+          return;
+        }
+        Failure last = lastRetryable;
+        finishLocked(switch (reason) {
+          case TIMED_OUT -> () -> timedOut("no IDs arrived", last);
+          case INTERRUPTED -> () -> failure(reason, null, "interrupted while waiting for IDs", null);
+          default -> () -> failure(reason, null, "the IdGenClient is closed", null);
+        });
+        a = active;
+        active = null;
+        r = retry;
+        retry = null;
+      } finally {
+        lock.unlock();
+      }
+      if (a != null) {
+        a.cancel();
+      }
+      if (r != null) {
+        r.cancel(false);
+      }
+      finished();
+    }
+
+    @GuardedBy("LeasedIdSource.this.lock")
+    private void finishLocked(Supplier<IdGenClientException> f) {
+      finished = true;
+      failure = f;
+      strictRequests.remove(this);
+      waitNanos += System.nanoTime() - startNanos;
+    }
+
+    /**
+     * Once finished, outside the lock: no deadline task any more, and the caller may collect (a
+     * {@code nextAsync} caller's future is completed here, unless it was cancelled).
+     */
+    private void finished() {
+      ScheduledFuture<?> t;
+      lock.lock();
+      try {
+        t = timeout;
+        timeout = null;
+      } finally {
+        lock.unlock();
+      }
+      if (t != null) {
+        t.cancel(false);
+      }
+      done.complete(null);
+      if (async != null && !async.isDone()) {
+        long[] id = new long[1];
+        try {
+          collect(id, 0);
+        } catch (IdGenClientException e) {
+          async.completeExceptionally(e);
+          return;
+        }
+        async.complete(id[0]);
+      }
+    }
+
+    /**
+     * Copies the IDs received into {@code out} from {@code from} on (all of them, or those that came
+     * before a failure), then throws the failure if there was one. Called by the caller once it stops
+     * waiting: once {@code done}, or after {@link #end}.
+     */
+    void collect(long[] out, int from) {
+      end(IdGenClientException.Reason.TIMED_OUT); // nothing once finished, the usual case
+      Supplier<IdGenClientException> f;
+      lock.lock();
+      try {
+        System.arraycopy(ids, 0, out, from, got);
+        strictServed += got;
+        f = failure;
+      } finally {
+        lock.unlock();
+      }
+      if (f != null) {
+        throw f.get();
+      }
+    }
+  }
+
   /**
    * One {@code Allocate} call. Its callbacks run on the client's executor, serialized by gRPC; what
    * they change in the source is under the source's lock, and a callback of an attempt that is no
    * longer {@code active} (the source closed) changes nothing.
    */
-  private final class Attempt implements ClientResponseObserver<AllocateRequest, IdRange> {
+  private class Attempt implements ClientResponseObserver<AllocateRequest, IdRange> {
     final int endpoint;
     /** IDs this call asks for. */
     final long count;
@@ -1428,6 +2019,31 @@ final class LeasedIdSource implements IdSource {
     @Override
     public void onCompleted() {
       completed(this);
+    }
+  }
+
+  /** One {@code Allocate} call of a strict request: its callbacks go to the request. */
+  private final class StrictAttempt extends Attempt {
+    final StrictRequest request;
+
+    StrictAttempt(StrictRequest request, int endpoint, long count) {
+      super(endpoint, count);
+      this.request = request;
+    }
+
+    @Override
+    public void onNext(IdRange range) {
+      request.received(this, range);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      request.failed(this, t);
+    }
+
+    @Override
+    public void onCompleted() {
+      request.completed(this);
     }
   }
 }

@@ -78,8 +78,11 @@ final class ServerError {
           return new ServerError(status, limit >= 1 && limit < requested ? Outcome.CLAMP : Outcome.REJECT,
               limit, retryDelay);
         }
+        // OWNER_UNAVAILABLE: a strict sequence's owner is being taken over (its lease has to run out
+        // first, RetryInfo says about how long); NOT_OWNER: only when a caller forwards calls itself.
+        // Both pass like a store that is down, and any server may answer the retry.
         case "STORE_UNAVAILABLE", "SERVER_BUSY", "SERVER_SHUTTING_DOWN", "RESERVE_WAIT_TIMED_OUT",
-            "CALL_TOO_LONG" -> {
+            "CALL_TOO_LONG", "OWNER_UNAVAILABLE", "NOT_OWNER" -> {
           return new ServerError(status, Outcome.RETRY, -1, retryDelay);
         }
         default -> {

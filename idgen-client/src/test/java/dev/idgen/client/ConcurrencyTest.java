@@ -2,9 +2,11 @@ package dev.idgen.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idgen.api.v1.Ordering;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -19,7 +21,8 @@ import org.junit.jupiter.api.Timeout;
  * servers of one cluster, with the clients' real background executors. Tiny leases force thousands
  * of lease changes while threads race on them; in the second test the servers also make every range
  * expire a few milliseconds after it was requested, on the real clock, so that expiry tasks race
- * with the threads too.
+ * with the threads too. The third test is a strict sequence: every caller's request is a call of its
+ * own, and the IDs of a request are above those of every request that returned before it began.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ConcurrencyTest {
@@ -130,6 +133,96 @@ class ConcurrencyTest {
           return expired > 0;
         });
       }
+      for (IdGenClient client : clients) {
+        client.close();
+      }
+    }
+  }
+
+  /** What one caller's request got, and when (System.nanoTime()) it began and returned. */
+  private record Request(long began, long returned, long min, long max) {}
+
+  @Test
+  void should_order_the_ids_of_a_strict_sequence_after_every_request_that_returned_before() throws Exception {
+    int rounds = 1_500;
+    try (FakeCluster cluster = new FakeCluster()) {
+      cluster.backend.create("strict");
+      FakeCluster.FakeServer one = cluster.server();
+      FakeCluster.FakeServer two = cluster.server();
+      for (FakeCluster.FakeServer server : List.of(one, two)) {
+        // Held: the threads start before the sources know the ordering, and wait for the first answers.
+        server.service().ordering(Ordering.ORDERING_STRICT).splitInto(2).hold();
+      }
+      IdGenClient[] clients = {client("one", one, two), client("two", two, one)};
+      IdSource[] sources = {clients[0].sequence("strict"), clients[1].sequence("strict")};
+      Request[][] requests = new Request[THREADS][rounds];
+      CyclicBarrier start = new CyclicBarrier(THREADS + 1);
+      ExecutorService threads = Executors.newFixedThreadPool(THREADS);
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < THREADS; t++) {
+        int thread = t;
+        done.add(threads.submit(() -> {
+          IdSource mine = sources[thread % 2];
+          long[] bulk = new long[5];
+          start.await();
+          for (int k = 0; k < rounds; k++) {
+            long began = System.nanoTime();
+            long min;
+            long max;
+            switch ((thread + k) % 3) {
+              case 0 -> {
+                mine.fill(bulk, 0, 5);
+                min = Arrays.stream(bulk).min().getAsLong();
+                max = Arrays.stream(bulk).max().getAsLong();
+              }
+              case 1 -> min = max = mine.nextAsync().get(30, TimeUnit.SECONDS);
+              default -> min = max = mine.next();
+            }
+            requests[thread][k] = new Request(began, System.nanoTime(), min, max);
+          }
+          return null;
+        }));
+      }
+      start.await();
+      Thread.sleep(20);
+      one.service().release();
+      two.service().release();
+      for (Future<?> f : done) {
+        f.get(100, TimeUnit.SECONDS);
+      }
+      threads.shutdown();
+
+      List<Request> all = new ArrayList<>();
+      for (Request[] mine : requests) {
+        all.addAll(Arrays.asList(mine));
+      }
+      all.sort(Comparator.comparingLong(Request::returned));
+      long[] maxReturnedBy = new long[all.size()]; // the largest ID of the requests returned up to i
+      for (int i = 0; i < all.size(); i++) {
+        maxReturnedBy[i] = Math.max(i == 0 ? Long.MIN_VALUE : maxReturnedBy[i - 1], all.get(i).max());
+      }
+      long[] returned = all.stream().mapToLong(Request::returned).toArray();
+      for (Request r : all) {
+        int before = Arrays.binarySearch(returned, r.began());
+        int last = (before >= 0 ? before : -before - 1) - 1; // the last request that returned before r began
+        if (last >= 0 && maxReturnedBy[last] >= r.min()) {
+          throw new AssertionError("a request that began after one returned " + maxReturnedBy[last]
+              + " got " + r.min());
+        }
+      }
+      long calls = (long) one.service().calls.get() + two.service().calls.get();
+      assertThat(calls).as("one call per request, plus each source's first").isEqualTo(2 + THREADS * rounds);
+      long served = 0;
+      for (IdSource source : sources) {
+        served += source.stats().idsServed();
+        assertThat(source.stats().strictOrdering()).isTrue();
+        assertThat(source.stats().idsHeld()).isZero();
+      }
+      long ids = 0;
+      for (Request r : all) {
+        ids += r.max() - r.min() + 1; // dense IDs: each request's are consecutive
+      }
+      assertThat(served).isEqualTo(ids);
       for (IdGenClient client : clients) {
         client.close();
       }

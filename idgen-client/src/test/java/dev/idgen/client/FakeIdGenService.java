@@ -4,8 +4,10 @@ import com.google.protobuf.Duration;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
+import dev.idgen.api.v1.Ordering;
 import com.google.protobuf.Any;
 import com.google.rpc.ErrorInfo;
+import com.google.rpc.RetryInfo;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
@@ -20,8 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A correct fake {@code IdGen} server over a {@link FakeBackend}, with switches: fail with a status
  * (always, or the next n calls), hold calls until released, hang (never answer), split each answer
- * into several ranges, stamp ranges with a {@code valid_for}, refuse counts above a per-call limit, and
- * answer errors as a server before 0.2 did (codes only, exhaustion as RESOURCE_EXHAUSTED). Its own
+ * into several ranges, stamp ranges with a {@code valid_for} or an {@code ordering}, refuse counts above
+ * a per-call limit, and answer errors as a server before 0.2 did (codes only, exhaustion as RESOURCE_EXHAUSTED). Its own
  * errors carry the details a 0.2 server sends ({@link #error}). It counts calls and cancellations and
  * records the counts asked for.
  */
@@ -42,6 +44,7 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
   private final List<Runnable> held = new ArrayList<>();
   private volatile int pieces = 1;
   private volatile java.time.Duration validFor;
+  private volatile Ordering ordering = Ordering.ORDERING_UNSPECIFIED;
 
   FakeIdGenService(FakeBackend backend) {
     this.backend = backend;
@@ -92,6 +95,15 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
         .setCode(code.value()).setMessage(message).addDetails(Any.pack(info.build())).build());
   }
 
+  /** {@link #error} with a {@code RetryInfo} of {@code retryDelay}, as idgen sends on UNAVAILABLE. */
+  static StatusRuntimeException error(Status.Code code, String reason, java.time.Duration retryDelay,
+      String message, String... metadata) {
+    com.google.rpc.Status status = StatusProto.fromThrowable(error(code, reason, message, metadata));
+    RetryInfo retry = RetryInfo.newBuilder().setRetryDelay(Duration.newBuilder()
+        .setSeconds(retryDelay.getSeconds()).setNanos(retryDelay.getNano())).build();
+    return StatusProto.toStatusRuntimeException(status.toBuilder().addDetails(Any.pack(retry)).build());
+  }
+
   /** Calls are accepted and never answered (until the client cancels them). */
   FakeIdGenService hang(boolean hang) {
     this.hang = hang;
@@ -127,6 +139,15 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
    */
   FakeIdGenService validFor(java.time.Duration validFor) {
     this.validFor = validFor;
+    return this;
+  }
+
+  /**
+   * Stamps every range answered from now on (held calls included) with this ordering, as a server of
+   * 0.2 does ({@code ORDERING_UNSPECIFIED}, the default: leave it unset, as an older server does).
+   */
+  FakeIdGenService ordering(Ordering ordering) {
+    this.ordering = ordering;
     return this;
   }
 
@@ -171,9 +192,11 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
     }
     List<FakeBackend.Leased> ranges = backend.allocate(name, request.getCount(), pieces);
     java.time.Duration valid = validFor;
+    Ordering stamp = ordering;
     long delivered = 0;
     for (FakeBackend.Leased r : ranges) {
-      IdRange.Builder range = IdRange.newBuilder().setFirst(r.first()).setCount(r.count()).setStride(r.stride());
+      IdRange.Builder range = IdRange.newBuilder().setFirst(r.first()).setCount(r.count()).setStride(r.stride())
+          .setOrdering(stamp);
       if (valid != null) {
         range.setValidFor(Duration.newBuilder().setSeconds(valid.getSeconds()).setNanos(valid.getNano()));
       }
