@@ -39,7 +39,9 @@ import org.slf4j.LoggerFactory;
  * them (no hand-off to a worker per call, which cost more than the allocation itself). A call whose IDs
  * are in memory is served right there ({@link Allocator#tryAllocate}, which never blocks); only a call that must wait for a refill
  * or touch the store (a sequence not loaded yet, a request larger than the reserve, an error to report)
- * moves to the {@link WorkerPool}, so that a slow store never stalls a network thread. The service holds
+ * moves to the {@link WorkerPool}, so that a slow store never stalls a network thread. A call of a strict
+ * sequence that another server owns is forwarded to it from the network thread ({@link StrictForwarder},
+ * which never blocks); its answer completes the call on the forwarding channel's thread. The service holds
  * no per-call state; each call's stream is a {@link RangeStream}.
  */
 @ThreadSafe
