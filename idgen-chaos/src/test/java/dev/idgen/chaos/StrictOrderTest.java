@@ -2,7 +2,13 @@ package dev.idgen.chaos;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.Any;
+import com.google.rpc.ErrorInfo;
 import dev.idgen.chaos.StrictOrder.Call;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -152,5 +158,18 @@ class StrictOrderTest {
     assertThat(StrictOrder.longestGap(new long[] {})).containsExactly(0, 0);
     assertThat(StrictOrder.longestGap(new long[] {5})).containsExactly(0, 0);
     assertThat(StrictOrder.longestGap(new long[] {1, 2, 10, 11, 15})).containsExactly(2, 10);
+  }
+
+  @Test
+  void should_name_the_reason_of_a_failed_call() {
+    StatusRuntimeException unavailable = StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+        .setCode(Status.Code.UNAVAILABLE.value()).setMessage("no owner")
+        .addDetails(Any.pack(ErrorInfo.newBuilder().setDomain("idgen.dev").setReason("OWNER_UNAVAILABLE").build()))
+        .build());
+
+    assertThat(RecordingInterceptor.outcome(unavailable.getStatus(), unavailable.getTrailers()))
+        .isEqualTo("UNAVAILABLE:OWNER_UNAVAILABLE");
+    assertThat(RecordingInterceptor.outcome(Status.DEADLINE_EXCEEDED, new Metadata())).isEqualTo("DEADLINE_EXCEEDED");
+    assertThat(RecordingInterceptor.outcome(Status.OK, new Metadata())).isEqualTo("OK");
   }
 }
