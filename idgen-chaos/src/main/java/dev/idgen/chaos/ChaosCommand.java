@@ -95,6 +95,22 @@ public final class ChaosCommand implements Callable<Integer> {
           + "no ID: the checker fails it if lost > 0")
   List<String> faults;
 
+  @Option(names = "--strict-clients", defaultValue = "" + ChaosRun.DEFAULT_STRICT_CLIENTS,
+      description = "clients that call Allocate on the strict sequence chaos-strict (ORDERING_STRICT, home dc1), "
+          + ChaosClient.STRICT_CALLERS + " threads each, 1 ID or a few per call on random servers; every call is "
+          + "recorded and the checker holds them to the strict order. 0: no strict sequence "
+          + "(default: ${DEFAULT-VALUE})")
+  int strictClients;
+
+  @Option(names = "--strict-rate", defaultValue = "" + ChaosRun.DEFAULT_STRICT_RATE,
+      description = "the most calls per second each strict client makes (default: ${DEFAULT-VALUE})")
+  long strictRate;
+
+  @Option(names = "--strict-owner-lease", converter = DurationConverter.class,
+      description = "the servers' idgen.strict.owner-lease, e.g. 4s (default: theirs, 10 s): how long a strict "
+          + "sequence is unavailable after its owner dies")
+  Duration strictOwnerLease;
+
   public static void main(String[] args) {
     System.exit(new CommandLine(new ChaosCommand()).execute(args));
   }
@@ -164,7 +180,8 @@ public final class ChaosCommand implements Callable<Integer> {
     Path jar = serverJar != null ? serverJar : root.resolve("idgen-server/target/idgen-server-0.1.0-SNAPSHOT-all.jar");
     Path dir = out.toAbsolutePath().normalize();
     new ChaosRun(new ChaosRun.Settings(duration, s, servers, clients, dir, useRunningCassandra,
-        jar.toAbsolutePath(), root, rate, int32Space, kinds, maxHold, callScale), cassandra, launcher).run();
+        jar.toAbsolutePath(), root, rate, int32Space, kinds, maxHold, callScale, strictClients, strictRate,
+        strictOwnerLease), cassandra, launcher).run();
     return Checker.check(dir, System.out);
   }
 

@@ -4,6 +4,7 @@ import dev.idgen.api.v1.AdvanceSequenceRequest;
 import dev.idgen.api.v1.CreateSequenceRequest;
 import dev.idgen.api.v1.DatacenterReserve;
 import dev.idgen.api.v1.GetSequenceRequest;
+import dev.idgen.api.v1.Ordering;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.api.v1.StripeState;
@@ -72,6 +73,11 @@ import java.util.stream.Stream;
  *   <li>{@code cassandra-kill}: {@code kill -9} of one Cassandra node, started again on its data after 1–5 s
  *       (its commit log is replayed), held until it serves CQL again.
  * </ul>
+ * Runs with strict clients ({@link Settings#strictClients()}, 0: none) also create {@link #STRICT}
+ * ({@code ORDERING_STRICT}, home datacenter dc1), on which strict clients make 1-ID calls and small batches of
+ * raw {@code Allocate} on random servers, each call recorded whole ({@link ChaosClient.Kind#STRICT}); a
+ * thread polls its owner every 500 ms ({@code owner} lines in {@code run.txt}: the take-overs). The checker
+ * holds those calls to the strict order ({@link StrictOrder}).
  * On a netns cluster (three nodes per datacenter, every node and every server in a network namespace of its
  * own: {@link ChaosNetwork}), faults are also made with the network, nftables rules that drop packets by
  * address inside the namespaces, each held 3 s to {@link Settings#maxHold()} and healed by deleting them:
@@ -124,16 +130,28 @@ final class ChaosRun {
   /** What a run is told; {@code maxHold} bounds how long a network, replica or Cassandra-kill fault holds. */
   record Settings(Duration duration, long seed, int servers, int clients, Path out, boolean useRunningCassandra,
       Path serverJar, Path repoRoot, long rate, long int32Space, List<String> faultKinds, Duration maxHold,
-      int callScale) {
+      int callScale, int strictClients, long strictRate, Duration strictOwnerLease) {
 
     /** As before fault kinds could be chosen: the kinds every cluster allows ({@link #DEFAULT_FAULTS}). */
     Settings(Duration duration, long seed, int servers, int clients, Path out, boolean useRunningCassandra,
         Path serverJar, Path repoRoot, long rate, long int32Space) {
       this(duration, seed, servers, clients, out, useRunningCassandra, serverJar, repoRoot, rate, int32Space,
-          DEFAULT_FAULTS, DEFAULT_MAX_HOLD, 1);
+          DEFAULT_FAULTS, DEFAULT_MAX_HOLD, 1, DEFAULT_STRICT_CLIENTS, DEFAULT_STRICT_RATE, null);
     }
 
+    /**
+     * {@code strictClients} strict clients (0: no strict sequence), each at most
+     * {@code strictRate} calls a second; {@code strictOwnerLease} the servers' {@code idgen.strict.owner-lease}
+     * (null: their default, {@value #DEFAULT_OWNER_LEASE_MILLIS} ms).
+     */
     Settings {
+      if (strictClients < 0 || strictRate < 1) {
+        throw new IllegalArgumentException("strict clients " + strictClients + ", strict rate " + strictRate
+            + " (expected: >= 0 and >= 1)");
+      }
+      if (strictOwnerLease != null && strictOwnerLease.compareTo(Duration.ofSeconds(1)) < 0) {
+        throw new IllegalArgumentException("strict owner lease " + strictOwnerLease + " (expected: >= 1s)");
+      }
       if (callScale < 1 || callScale > ChaosClient.MAX_CALL_SCALE) {
         throw new IllegalArgumentException("call scale " + callScale + " (expected: 1 to " + ChaosClient.MAX_CALL_SCALE + ")");
       }
@@ -151,6 +169,13 @@ final class ChaosRun {
   static final List<String> KINDS = List.of("server-kill", "cassandra-pause", "client-kill", "advance-burst",
       "server-restart", "rolling-restart", "dc-partition", "dc-oneway", "server-isolate", "replica-one",
       "replica-two", "cassandra-kill");
+  static final int DEFAULT_STRICT_CLIENTS = 2;
+  static final long DEFAULT_STRICT_RATE = 400;
+  /** The servers' default {@code idgen.strict.owner-lease}. */
+  static final long DEFAULT_OWNER_LEASE_MILLIS = 10_000;
+  /** The strict sequence (ORDERING_STRICT, one stripe, owned in dc1). */
+  static final String STRICT = "chaos-strict";
+  static final String STRICT_HOME = "dc1";
   /** The kinds every cluster allows (the first five of {@link #KINDS}; rolling-restart is never a default). */
   static final List<String> DEFAULT_FAULTS = List.of("server-kill", "cassandra-pause", "client-kill",
       "advance-burst", "server-restart");
@@ -211,6 +236,8 @@ final class ChaosRun {
   static final String SMALL = "chaos-small";
   private static final long SMALL_NODE_BLOCK = 200;
   private static final long SMALL_DC_BLOCK = 1_000;
+  private static final long STRICT_NODE_BLOCK = 1_000;
+  private static final long STRICT_DC_BLOCK = 10_000;
   /**
    * The servers' {@code idgen.advance.client-lease-lifetime} (their ranges' {@code valid_for}): short, so that
    * an advance takes about 3 s (this plus a margin of max(1 s, a quarter)) and bursts stay short.
@@ -241,6 +268,9 @@ final class ChaosRun {
     return t;
   });
   private final List<Future<?>> bursts = new ArrayList<>();
+  /** The thread that polls the strict sequences' owners, while the clients run; null without them. */
+  private Thread ownerMonitor;
+  private volatile boolean monitorStopped;
   /** The highest floor of each sequence that an advance tried and failed to set: completed at the end. */
   private final Map<String, Long> unfinishedFloors = new ConcurrentHashMap<>();
   /** The highest cursor each sequence was seen at, for a burst whose GetSequence fails. */
@@ -296,13 +326,19 @@ final class ChaosRun {
         // completes, and can outlast a short run by minutes (a restarted Cassandra node takes up to 4).
         deadlineNanos = System.nanoTime() + runNanos + CLIENT_GRACE.toNanos();
         for (int i = 0; i < settings.clients(); i++) {
-          startClient(i % 2 == 0);
+          startClient(i % 2 == 0 ? ChaosClient.Kind.STUB : ChaosClient.Kind.RAW);
         }
-        say("running for " + settings.duration() + " with " + settings.clients() + " clients");
+        for (int i = 0; i < settings.strictClients(); i++) {
+          startClient(ChaosClient.Kind.STRICT);
+        }
+        startOwnerMonitor();
+        say("running for " + settings.duration() + " with " + settings.clients() + " clients"
+            + (settings.strictClients() > 0 ? " and " + settings.strictClients() + " strict clients" : ""));
         faults(runNanos);
         finish();
       } finally {
         advancePool.shutdownNow();
+        stopOwnerMonitor();
         network.ifPresent(ChaosNetwork::healAll);
         cassandra.resumeAll();
         for (ChaosClient c : clients) {
@@ -350,6 +386,7 @@ final class ChaosRun {
   /** The shutdown hook: never leave a node frozen or a server running. */
   private void emergencyStop() {
     advancePool.shutdownNow();
+    monitorStopped = true;
     network.ifPresent(ChaosNetwork::healAll);
     cassandra.resumeAll();
     for (ServerNode s : servers) {
@@ -397,7 +434,7 @@ final class ChaosRun {
         network.get().addHost(ChaosNetwork.serverHost(i), host);
         exec = ChaosNetwork.exec(ChaosNetwork.serverHost(i));
       }
-      ServerNode node = new ServerNode("server-" + i, dc, host, exec, freePort(), jar, dir, List.of(
+      List<String> serverSettings = new ArrayList<>(List.of(
           "idgen.store=cassandra",
           "idgen.cassandra.contact-points=" + cassandra.contactPoint(dc),
           "idgen.cassandra.local-datacenter=" + dc,
@@ -412,6 +449,10 @@ final class ChaosRun {
           // Each server's metrics endpoint on a port of its own, kept across restarts.
           "idgen.metrics.host=" + host,
           "idgen.metrics.port=" + freePort()));
+      if (settings.strictOwnerLease() != null) { // else the servers' default
+        serverSettings.add("idgen.strict.owner-lease=" + settings.strictOwnerLease().toMillis() + "ms");
+      }
+      ServerNode node = new ServerNode("server-" + i, dc, host, exec, freePort(), jar, dir, serverSettings);
       servers.add(node);
       startServer(node);
       say("started " + node);
@@ -445,23 +486,117 @@ final class ChaosRun {
     // Small blocks, whatever the call scale: its datacenter pools are appended to several times a second and
     // its servers refill from them more often still, so that faults catch compare-and-sets of both tiers under way.
     sequences.add(new SequenceSpec(SMALL, 1, Long.MAX_VALUE, 1, SMALL_NODE_BLOCK, SMALL_DC_BLOCK));
+    // The strict sequence: one stripe, owned in dc1 (three replicas on the netns topologies), called with 1 ID
+    // or a few at a time, whatever the call scale.
+    if (settings.strictClients() > 0) {
+      sequences.add(new SequenceSpec(STRICT, 1, Long.MAX_VALUE, 1, STRICT_NODE_BLOCK, STRICT_DC_BLOCK, STRICT_HOME));
+    }
     SequenceAdminGrpc.SequenceAdminBlockingStub admin = admin(servers.get(0), 60);
     for (SequenceSpec s : sequences) {
-      admin.createSequence(CreateSequenceRequest.newBuilder().setName(s.name()).setStart(s.start())
-          .setMax(s.max()).setStripes(s.stripes()).setNodeBlockSize(s.nodeBlock()).setDcBlockSize(s.dcBlock())
-          .build());
+      CreateSequenceRequest.Builder request = CreateSequenceRequest.newBuilder().setName(s.name())
+          .setStart(s.start()).setMax(s.max()).setStripes(s.stripes()).setNodeBlockSize(s.nodeBlock())
+          .setDcBlockSize(s.dcBlock());
+      if (s.strict()) {
+        request.setOrdering(Ordering.ORDERING_STRICT).setHomeDatacenter(s.homeDatacenter());
+      }
+      Sequence created = admin.createSequence(request.build());
+      if (s.strict() && created.getOrdering() != Ordering.ORDERING_STRICT) {
+        throw new IllegalStateException("the servers created " + s.name() + " with ordering " + created.getOrdering()
+            + ", not ORDERING_STRICT: a server jar without strict sequences? (--strict-clients 0 runs without)");
+      }
       log.sequence(s);
     }
   }
 
-  private void startClient(boolean stub) {
+  /** The per-server sequences (stubs and raw callers) or the strict ones (strict clients). */
+  private List<SequenceSpec> sequencesOf(ChaosClient.Kind kind) {
+    boolean strict = kind == ChaosClient.Kind.STRICT;
+    return sequences.stream().filter(s -> s.strict() == strict).toList();
+  }
+
+  private void startClient(ChaosClient.Kind kind) {
     int id = nextClientId++;
     List<String> targets = servers.stream().map(ServerNode::target).toList();
-    ChaosClient c = new ChaosClient(id, stub, targets, sequences.stream().map(SequenceSpec::name).toList(),
-        settings.out(), clock, settings.seed() * 31 + id, deadlineNanos, settings.rate(), settings.callScale());
-    log.line("client", id, stub ? "stub" : "raw");
+    ChaosClient c = new ChaosClient(id, kind, targets, sequencesOf(kind).stream().map(SequenceSpec::name).toList(),
+        settings.out(), clock, settings.seed() * 31 + id, deadlineNanos,
+        kind == ChaosClient.Kind.STRICT ? settings.strictRate() : settings.rate(), settings.callScale());
+    log.line("client", id, kind.word());
     clients.add(c);
     c.start();
+  }
+
+  // --- strict sequences' owners ------------------------------------------------------------------
+
+  /**
+   * Starts the thread that polls the strict sequences' owners every 500 ms and logs each change ({@code owner}
+   * lines): the take-overs the checker counts. Bounded by the clients' deadline and stopped at the end.
+   */
+  private void startOwnerMonitor() {
+    List<SequenceSpec> strict = sequencesOf(ChaosClient.Kind.STRICT);
+    if (strict.isEmpty()) {
+      return;
+    }
+    ownerMonitor = new Thread(() -> {
+      Map<String, String> last = new java.util.HashMap<>();
+      try {
+        while (!monitorStopped && System.nanoTime() < deadlineNanos) {
+          for (SequenceSpec seq : strict) {
+            Optional<Sequence> state = readSequence(seq, 2);
+            if (state.isEmpty()) {
+              continue;
+            }
+            String target = state.get().hasOwner() ? state.get().getOwner() : null;
+            long epoch = state.get().hasOwnerEpoch() ? state.get().getOwnerEpoch() : -1;
+            String key = target + "#" + epoch;
+            if (!key.equals(last.put(seq.name(), key))) {
+              log.owner(seq.name(), clock.millis(), target, epoch);
+              say("owner of " + seq.name() + ": " + (target == null ? "none" : nodeOf(target).map(ServerNode::name)
+                  .orElse("?") + " (" + target + ", epoch " + epoch + ")"));
+            }
+          }
+          Thread.sleep(500);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "chaos-owner-monitor");
+    ownerMonitor.setDaemon(true);
+    ownerMonitor.start();
+  }
+
+  private void stopOwnerMonitor() throws InterruptedException {
+    monitorStopped = true;
+    if (ownerMonitor != null) {
+      ownerMonitor.interrupt();
+      ownerMonitor.join(10_000);
+    }
+  }
+
+  /** {@code seq} as the first live server that answers within {@code seconds} shows it, if any does. */
+  private Optional<Sequence> readSequence(SequenceSpec seq, long seconds) {
+    List<ServerNode> order = new ArrayList<>(servers);
+    Collections.rotate(order, (int) (System.nanoTime() / 1_000 % order.size()));
+    for (ServerNode node : order) {
+      if (!node.alive()) {
+        continue;
+      }
+      try {
+        return Optional.of(admin(node, seconds).getSequence(GetSequenceRequest.newBuilder().setName(seq.name())
+            .build()));
+      } catch (StatusRuntimeException e) {
+        // the next one
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** The server slot whose gRPC target is {@code target} (or, failing that, whose port it names). */
+  private Optional<ServerNode> nodeOf(String target) {
+    Optional<ServerNode> exact = servers.stream().filter(n -> n.target().equals(target)).findFirst();
+    if (exact.isPresent()) {
+      return exact;
+    }
+    return servers.stream().filter(n -> target.endsWith(":" + n.port())).findFirst();
   }
 
   // --- faults ----------------------------------------------------------------------------------------
@@ -519,7 +654,7 @@ final class ChaosRun {
         case "client-kill" -> killClient();
         case "server-restart" -> {
           ServerNode node = servers.get(random.nextInt(servers.size()));
-          log.fault(clock.millis(), "server-restart", 0, node.name());
+          log.fault(clock.millis(), "server-restart", strictStopBound(), node.name());
           long from = clock.millis();
           restartServer(node);
           log.window(Integer.toString(faultNo), kind, from, clock.millis(), node.name());
@@ -546,11 +681,29 @@ final class ChaosRun {
     return sequences.stream().mapToLong(s -> s.stripes() * (s.nodeBlock() + s.dcBlock())).sum();
   }
 
+  /**
+   * What a planned stop may lose: nothing of a per-server sequence (its reserves go back), but what the owner
+   * of a strict sequence held, which is never given back (docs/design.md): a node block and a DC block each.
+   */
+  private long strictStopBound() {
+    return sequencesOf(ChaosClient.Kind.STRICT).stream().mapToLong(s -> s.nodeBlock() + s.dcBlock()).sum();
+  }
+
   private long callsInFlightBound() {
-    long stubs = clients.stream().filter(ChaosClient::isStub).count();
-    long raws = clients.size() - stubs;
-    return stubs * sequences.size() * ChaosClient.stubMaxLease(settings.callScale())
-        + raws * ChaosClient.rawMaxCount(settings.callScale());
+    long bound = 0;
+    for (ChaosClient c : clients) {
+      bound += clientBound(c.kind());
+    }
+    return bound;
+  }
+
+  /** What a client of {@code kind} may have open: its calls in flight, at most. */
+  private long clientBound(ChaosClient.Kind kind) {
+    return switch (kind) {
+      case STUB -> sequencesOf(kind).size() * ChaosClient.stubMaxLease(settings.callScale());
+      case RAW -> ChaosClient.rawMaxCount(settings.callScale());
+      case STRICT -> (long) ChaosClient.STRICT_CALLERS * ChaosClient.STRICT_MAX_COUNT;
+    };
   }
 
   /**
@@ -660,7 +813,7 @@ final class ChaosRun {
   /** Every server in turn: a planned restart ({@link #restartServer}), the next once it is SERVING again. */
   private void rollingRestart() throws Exception {
     String names = servers.stream().map(ServerNode::name).toList().toString().replace(" ", "");
-    log.fault(clock.millis(), "rolling-restart", 0, names);
+    log.fault(clock.millis(), "rolling-restart", servers.size() * strictStopBound(), names);
     say("rolling restart of " + servers.size() + " servers");
     long from = clock.millis();
     for (ServerNode node : servers) {
@@ -803,15 +956,14 @@ final class ChaosRun {
 
   private void killClient() throws InterruptedException {
     ChaosClient victim = clients.get(random.nextInt(clients.size()));
-    long bound = victim.isStub() ? sequences.size() * ChaosClient.stubMaxLease(settings.callScale())
-        : ChaosClient.rawMaxCount(settings.callScale());
+    long bound = clientBound(victim.kind());
     long at = clock.millis();
     log.fault(at, "client-kill", bound, victim.toString());
     say("killing " + victim);
     victim.kill();
     logStubStats(victim);
     clients.remove(victim);
-    startClient(victim.isStub());
+    startClient(victim.kind());
     log.window(Integer.toString(faultNo), "client-kill", at, at, victim.toString());
   }
 
@@ -949,6 +1101,7 @@ final class ChaosRun {
       }
     }
     say("stopping the clients");
+    stopOwnerMonitor();
     for (ChaosClient c : clients) {
       c.stop();
       logStubStats(c);
