@@ -89,16 +89,16 @@ public final class ChaosCommand implements Callable<Integer> {
 
   @Option(names = "--faults", split = ",", paramLabel = "KIND",
       description = "the fault kinds to inject, comma-separated, from: server-kill, cassandra-pause, client-kill, "
-          + "advance-burst, server-restart, rolling-restart, cassandra-kill; and on a netns topology also "
-          + "dc-partition, dc-oneway, server-isolate, replica-one, replica-two (default: every kind the "
-          + "topology allows but rolling-restart). A run of server-restart and rolling-restart only must lose "
-          + "no ID: the checker fails it if lost > 0")
+          + "advance-burst, server-restart, rolling-restart, cassandra-kill, owner-kill; and on a netns topology "
+          + "also dc-partition, dc-oneway, server-isolate, replica-one, replica-two, owner-isolate (default: every "
+          + "kind the topology allows but rolling-restart; the owner kinds only with strict clients). A run of "
+          + "server-restart and rolling-restart only must lose no ID: the checker fails it if lost > 0")
   List<String> faults;
 
   @Option(names = "--strict-clients", defaultValue = "" + ChaosRun.DEFAULT_STRICT_CLIENTS,
       description = "clients that call Allocate on the strict sequence chaos-strict (ORDERING_STRICT, home dc1), "
           + ChaosClient.STRICT_CALLERS + " threads each, 1 ID or a few per call on random servers; every call is "
-          + "recorded and the checker holds them to the strict order. 0: no strict sequence "
+          + "recorded and the checker holds them to the strict order. 0: no strict sequence, no owner faults "
           + "(default: ${DEFAULT-VALUE})")
   int strictClients;
 
@@ -158,7 +158,9 @@ public final class ChaosCommand implements Callable<Integer> {
     if (clients < 2) {
       throw new CommandLine.ParameterException(new CommandLine(this), "--clients: " + clients + " (expected: >= 2)");
     }
-    List<String> kinds = faults == null || faults.isEmpty() ? ChaosRun.defaultKinds(cassandra)
+    List<String> kinds = faults == null || faults.isEmpty()
+        ? ChaosRun.defaultKinds(cassandra).stream()
+            .filter(k -> strictClients > 0 || !ChaosRun.OWNER_KINDS.contains(k)).toList()
         : faults.stream().map(String::trim).distinct().toList();
     if (!ChaosRun.KINDS.containsAll(kinds)) {
       throw new CommandLine.ParameterException(new CommandLine(this), "--faults: " + kinds + " (expected some of "

@@ -71,7 +71,12 @@ import java.util.stream.Stream;
  *   <li>{@code rolling-restart}: every server in turn, as {@code server-restart}, the next one once the
  *       previous one is SERVING again (not in the default kinds: it takes half a minute or more);
  *   <li>{@code cassandra-kill}: {@code kill -9} of one Cassandra node, started again on its data after 1–5 s
- *       (its commit log is replayed), held until it serves CQL again.
+ *       (its commit log is replayed), held until it serves CQL again;
+ *   <li>{@code owner-kill}: {@code kill -9} of the server that owns the strict sequence ({@link #STRICT}: its
+ *       owner as {@code GetSequence} names it, by its gRPC target), restarted after 0.5–2 s as for a server
+ *       kill, but on a thread of its own: the fault thread goes on meanwhile (a server's start takes tens of
+ *       seconds on a busy machine), and waits for the restart only before a fault that starts, stops, kills or
+ *       cuts a server, and at the end. Its window runs from the kill to the restarted server's SERVING.
  * </ul>
  * Runs with strict clients ({@link Settings#strictClients()}, 0: none) also create {@link #STRICT}
  * ({@code ORDERING_STRICT}, home datacenter dc1), on which strict clients make 1-ID calls and small batches of
@@ -88,6 +93,11 @@ import java.util.stream.Stream;
  *       they send to the other datacenter's (TCP connections then fail both ways: their answers are lost);
  *   <li>{@code server-isolate}: a server cut off from its own datacenter's nodes (rules in its namespace),
  *       while the clients, in the root namespace, still reach it;
+ *   <li>{@code owner-isolate}: the strict sequence's owner cut off, drawn: from every Cassandra node only
+ *       (clients and the other servers still reach it and forward to it: it must stop serving when its lease
+ *       runs out, before another server takes over), or from everything (every packet of its link). In the
+ *       first round, and then one time in two, held long enough for a take-over (1.5 owner leases + 1 s);
+ *       else as the other network faults;
  *   <li>{@code replica-one}, {@code replica-two}: one, or two, of the three replicas of a datacenter isolated
  *       (every packet of their link dropped) or paused (SIGSTOP), drawn: LOCAL_QUORUM holds with one, is lost
  *       with two. Applied once the datacenter's servers are seen refilling (their compare-and-set count
@@ -140,7 +150,7 @@ final class ChaosRun {
     }
 
     /**
-     * {@code strictClients} strict clients (0: no strict sequence), each at most
+     * {@code strictClients} strict clients (0: no strict sequence, and no owner faults), each at most
      * {@code strictRate} calls a second; {@code strictOwnerLease} the servers' {@code idgen.strict.owner-lease}
      * (null: their default, {@value #DEFAULT_OWNER_LEASE_MILLIS} ms).
      */
@@ -148,6 +158,9 @@ final class ChaosRun {
       if (strictClients < 0 || strictRate < 1) {
         throw new IllegalArgumentException("strict clients " + strictClients + ", strict rate " + strictRate
             + " (expected: >= 0 and >= 1)");
+      }
+      if (strictClients == 0 && faultKinds.stream().anyMatch(OWNER_KINDS::contains)) {
+        throw new IllegalArgumentException("fault kinds " + OWNER_KINDS + " need a strict sequence: strict clients > 0");
       }
       if (strictOwnerLease != null && strictOwnerLease.compareTo(Duration.ofSeconds(1)) < 0) {
         throw new IllegalArgumentException("strict owner lease " + strictOwnerLease + " (expected: >= 1s)");
@@ -168,7 +181,12 @@ final class ChaosRun {
   /** Every fault kind. */
   static final List<String> KINDS = List.of("server-kill", "cassandra-pause", "client-kill", "advance-burst",
       "server-restart", "rolling-restart", "dc-partition", "dc-oneway", "server-isolate", "replica-one",
-      "replica-two", "cassandra-kill");
+      "replica-two", "cassandra-kill", "owner-kill", "owner-isolate");
+  /** Kinds aimed at the owner of a strict sequence: only in runs with one (strict clients > 0). */
+  static final Set<String> OWNER_KINDS = Set.of("owner-kill", "owner-isolate");
+  /** Kinds that start, stop, kill or cut a server: they wait first for an owner kill's restart under way. */
+  private static final Set<String> SERVER_KINDS = Set.of("server-kill", "server-restart", "rolling-restart",
+      "server-isolate", "owner-kill", "owner-isolate");
   static final int DEFAULT_STRICT_CLIENTS = 2;
   static final long DEFAULT_STRICT_RATE = 400;
   /** The servers' default {@code idgen.strict.owner-lease}. */
@@ -181,10 +199,11 @@ final class ChaosRun {
       "advance-burst", "server-restart");
   /** Kinds made with nftables rules in the namespaces (replica faults: when drawn "isolate"). */
   static final Set<String> NETWORK_KINDS = Set.of("dc-partition", "dc-oneway", "server-isolate", "replica-one",
-      "replica-two");
+      "replica-two", "owner-isolate");
   /** Faults that hold for a while and bring an advance burst along (first round always, then one in three). */
   private static final Set<String> WITH_BURST = Set.of("server-kill", "cassandra-pause", "dc-partition",
-      "dc-oneway", "server-isolate", "replica-one", "replica-two", "cassandra-kill");
+      "dc-oneway", "server-isolate", "replica-one", "replica-two", "cassandra-kill", "owner-kill",
+      "owner-isolate");
   /**
    * How often each kind is drawn after the first round, relative to the others of the run. The five default
    * kinds keep the proportions they always had; partitions and Cassandra kills are drawn often enough that a
@@ -194,7 +213,8 @@ final class ChaosRun {
       Map.entry("cassandra-pause", 2), Map.entry("client-kill", 3), Map.entry("advance-burst", 2),
       Map.entry("server-restart", 1), Map.entry("rolling-restart", 1), Map.entry("dc-partition", 4),
       Map.entry("dc-oneway", 2), Map.entry("server-isolate", 2), Map.entry("replica-one", 2),
-      Map.entry("replica-two", 2), Map.entry("cassandra-kill", 4));
+      Map.entry("replica-two", 2), Map.entry("cassandra-kill", 4), Map.entry("owner-kill", 2),
+      Map.entry("owner-isolate", 2));
   /** Planned stops: in a run of only these the restarts must lose nothing ({@code restart_lost} = 0). */
   static final Set<String> GRACEFUL = Set.of("server-restart", "rolling-restart");
   /** How long a graceful stop may take (SIGTERM to exit) before the server is killed and the run fails. */
@@ -245,6 +265,8 @@ final class ChaosRun {
   static final String CLIENT_LEASE_LIFETIME = "2s";
   /** The copy of the server jar every incarnation runs from, in the run's {@code servers} directory. */
   private static final String SERVER_JAR_COPY = "idgen-server.jar";
+  /** How long the fault thread waits for an owner kill's restart (three starts of at most 120 s each). */
+  private static final long RESTART_WAIT_SECONDS = 400;
   /** How long the end of a run waits for the advance bursts still under way. */
   private static final long BURST_WAIT_SECONDS = 120;
 
@@ -268,6 +290,14 @@ final class ChaosRun {
     return t;
   });
   private final List<Future<?>> bursts = new ArrayList<>();
+  /** Owner kills' restarts run here, beside the fault thread ({@link #awaitRestarts}). */
+  private final ExecutorService restarts = Executors.newSingleThreadExecutor(r -> {
+    Thread t = new Thread(r, "chaos-restart");
+    t.setDaemon(true);
+    return t;
+  });
+  /** The restarts under way (the fault thread's only). */
+  private final List<Future<?>> pendingRestarts = new ArrayList<>();
   /** The thread that polls the strict sequences' owners, while the clients run; null without them. */
   private Thread ownerMonitor;
   private volatile boolean monitorStopped;
@@ -279,8 +309,11 @@ final class ChaosRun {
   private boolean startedCassandra;
   /** The nodes' and servers' network namespaces, on a netns cluster. */
   private final Optional<ChaosNetwork> network;
-  /** The number of the fault thread's fault under way (from 0; -1 before the first). */
-  private int faultNo = -1;
+  /**
+   * The number of the fault thread's fault under way (from 0; -1 before the first). Written by the fault
+   * thread only; read by an owner kill's restart too.
+   */
+  private volatile int faultNo = -1;
 
   /**
    * A run against {@code cassandra}; {@code launcher}, if not null, is started before and stopped after (unless
@@ -339,6 +372,10 @@ final class ChaosRun {
       } finally {
         advancePool.shutdownNow();
         stopOwnerMonitor();
+        restarts.shutdownNow();
+        if (!restarts.awaitTermination(30, TimeUnit.SECONDS)) {
+          say("an owner kill's restart did not stop within 30 s");
+        }
         network.ifPresent(ChaosNetwork::healAll);
         cassandra.resumeAll();
         for (ChaosClient c : clients) {
@@ -386,6 +423,7 @@ final class ChaosRun {
   /** The shutdown hook: never leave a node frozen or a server running. */
   private void emergencyStop() {
     advancePool.shutdownNow();
+    restarts.shutdownNow();
     monitorStopped = true;
     network.ifPresent(ChaosNetwork::healAll);
     cassandra.resumeAll();
@@ -599,6 +637,25 @@ final class ChaosRun {
     return servers.stream().filter(n -> target.endsWith(":" + n.port())).findFirst();
   }
 
+  /**
+   * The server that owns {@code seq} now, asking for up to 15 s (during a take-over there is none, or none
+   * that serves); empty if none could be found.
+   */
+  private Optional<ServerNode> currentOwner(SequenceSpec seq) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    while (System.nanoTime() < deadline) {
+      Optional<Sequence> state = readSequence(seq, 2);
+      if (state.isPresent() && state.get().hasOwner()) {
+        Optional<ServerNode> node = nodeOf(state.get().getOwner());
+        if (node.isPresent() && node.get().alive()) {
+          return node;
+        }
+      }
+      Thread.sleep(250);
+    }
+    return Optional.empty();
+  }
+
   // --- faults ----------------------------------------------------------------------------------------
 
   /** A step of a fault that may fail (a script, a signal) or be interrupted. */
@@ -646,10 +703,16 @@ final class ChaosRun {
       // them keeps every ID in the reckoning.
       boolean withBurst = WITH_BURST.contains(kind) && kinds.contains("advance-burst")
           && (firstRoundFault || random.nextInt(3) == 0);
-      faultNo++;
+      if (SERVER_KINDS.contains(kind)) {
+        awaitRestarts();
+      }
+      int no = faultNo + 1; // the fault thread is the only writer
+      faultNo = no;
       snapshotCounters();
       switch (kind) {
         case "server-kill" -> killServer(withBurst);
+        case "owner-kill" -> killOwner(withBurst);
+        case "owner-isolate" -> isolateOwner(withBurst, firstRoundFault);
         case "cassandra-pause" -> pauseCassandra(withBurst);
         case "client-kill" -> killClient();
         case "server-restart" -> {
@@ -756,30 +819,84 @@ final class ChaosRun {
 
   private void killServer(boolean withBurst) throws Exception {
     ServerNode node = servers.get(random.nextInt(servers.size()));
+    killServer(node, "server-kill", "", withBurst, false);
+  }
+
+  /**
+   * {@code kill -9} of the server that owns the strict sequence now (a server of its home datacenter if no
+   * owner can be found within 15 s: said in the fault's line), restarted as for a server kill but on the
+   * restarts' thread ({@link #awaitRestarts}).
+   */
+  private void killOwner(boolean withBurst) throws Exception {
+    List<SequenceSpec> strict = sequencesOf(ChaosClient.Kind.STRICT);
+    SequenceSpec seq = strict.get(random.nextInt(strict.size()));
+    List<ServerNode> home = servers.stream().filter(n -> n.datacenter().equals(seq.homeDatacenter())).toList();
+    ServerNode fallback = home.get(random.nextInt(home.size()));
+    Optional<ServerNode> owner = currentOwner(seq);
+    killServer(owner.orElse(fallback), "owner-kill", " of " + seq.name() + (owner.isPresent() ? "" : " owner-unknown"),
+        withBurst, true);
+  }
+
+  /**
+   * {@code kill -9} of {@code node}, started again after 0.5–2 s: here, or if {@code background} on the
+   * restarts' thread (the fault thread goes on; {@link #awaitRestarts}). The window and the {@code down} line
+   * (kind server-kill: a server was dead) are logged once it is SERVING again.
+   */
+  private void killServer(ServerNode node, String kind, String detail, boolean withBurst, boolean background)
+      throws Exception {
     long delay = 500 + random.nextInt(1_500);
     long bound = blocksPerServer() + callsInFlightBound();
-    log.fault(clock.millis(), "server-kill", bound, node.name() + " restart-after-ms=" + delay);
+    log.fault(clock.millis(), kind, bound, node.name() + detail + " restart-after-ms=" + delay);
     report(node, "kill"); // what it is about to lose, in its own words
-    Burst burst = withBurst ? planBurst("server-kill:" + node.name()) : null;
+    Burst burst = withBurst ? planBurst(kind + ":" + node.name()) : null;
     long cursor = burst == null ? 0 : cursorNow(burst.seq(), burst.asked());
-    say("kill -9 " + node);
+    say("kill -9 " + node + (kind.equals("server-kill") ? "" : " (" + kind + detail + ")"));
+    String seqNo = Integer.toString(faultNo);
     long downAt = clock.millis();
     node.kill();
-    try {
-      if (burst != null) {
-        startBurst(burst, cursor);
-        faults++;
+    Step restart = () -> {
+      try {
+        Thread.sleep(delay);
+        startServer(node);
+        started(node);
+      } finally {
+        long to = clock.millis();
+        log.line("down", "server-kill", node.name(), downAt, to);
+        log.window(seqNo, kind, downAt, to, node.name());
       }
-      Thread.sleep(delay);
-      startServer(node);
-      started(node);
-    } finally {
-      long to = clock.millis();
-      log.line("down", "server-kill", node.name(), downAt, to);
-      log.window(Integer.toString(faultNo), "server-kill", downAt, to, node.name());
+      clients.forEach(ChaosClient::resetConnectBackoff);
+      say("restarted " + node);
+    };
+    if (burst != null) {
+      startBurst(burst, cursor);
+      faults++;
     }
-    clients.forEach(ChaosClient::resetConnectBackoff);
-    say("restarted " + node);
+    if (background) {
+      pendingRestarts.add(restarts.submit(() -> {
+        restart.run();
+        return null;
+      }));
+    } else {
+      restart.run();
+    }
+  }
+
+  /**
+   * Waits for the owner kills' restarts under way (each at most {@link #RESTART_WAIT_SECONDS}); a restart that
+   * failed fails the run here, as it would have on the fault thread.
+   */
+  private void awaitRestarts() throws Exception {
+    try {
+      for (Future<?> f : pendingRestarts) {
+        try {
+          f.get(RESTART_WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+          throw e.getCause() instanceof Exception cause ? cause : e;
+        }
+      }
+    } finally {
+      pendingRestarts.clear();
+    }
   }
 
   /**
@@ -863,6 +980,44 @@ final class ChaosRun {
     hold("server-isolate", storeFaultBound(1, hold), node.name(), node.name() + " from " + node.datacenter()
         + " " + tag, hold, withBurst,
         () -> cut.set(net.isolateFrom(ChaosNetwork.serverHost(slot), targets, tag)), () -> heal(cut));
+  }
+
+  /**
+   * The strict sequence's owner (a server of its home datacenter if none can be found) cut off, drawn: from
+   * every Cassandra node (clients and the other servers still reach it), or from everything (its namespace's
+   * link). Held long enough for a take-over (1.5 owner leases + 1 s) in the first round and then one time in
+   * two, else as the other network faults.
+   */
+  private void isolateOwner(boolean withBurst, boolean firstRound) throws Exception {
+    ChaosNetwork net = network.orElseThrow();
+    List<SequenceSpec> strict = sequencesOf(ChaosClient.Kind.STRICT);
+    SequenceSpec seq = strict.get(random.nextInt(strict.size()));
+    List<ServerNode> home = servers.stream().filter(n -> n.datacenter().equals(seq.homeDatacenter())).toList();
+    ServerNode fallback = home.get(random.nextInt(home.size()));
+    boolean whole = random.nextBoolean();
+    long hold = holdMillis();
+    boolean takeOver = random.nextBoolean() || firstRound;
+    if (takeOver) {
+      hold = Math.max(hold, ownerLeaseMillis() * 3 / 2 + 1_000);
+    }
+    Optional<ServerNode> owner = currentOwner(seq);
+    ServerNode node = owner.orElse(fallback);
+    int slot = servers.indexOf(node);
+    List<String> nodes = new ArrayList<>();
+    ChaosCassandra.DATACENTERS.forEach(dc -> nodes.addAll(ChaosNetwork.addresses(cassandra, cassandra.nodes(dc))));
+    String tag = "fault-" + faultNo;
+    AtomicReference<ChaosNetwork.Cut> cut = new AtomicReference<>();
+    hold("owner-isolate", storeFaultBound(1, hold), node.name(), node.name() + " of " + seq.name()
+        + (owner.isPresent() ? "" : " owner-unknown") + (whole ? " from everything " : " from cassandra ") + tag
+        + (takeOver ? " take-over" : ""), hold, withBurst,
+        () -> cut.set(whole ? net.isolate(List.of(ChaosNetwork.serverHost(slot)), tag)
+            : net.isolateFrom(ChaosNetwork.serverHost(slot), nodes, tag)),
+        () -> heal(cut));
+  }
+
+  /** The servers' owner lease: the run's, or their default. */
+  private long ownerLeaseMillis() {
+    return settings.strictOwnerLease() == null ? DEFAULT_OWNER_LEASE_MILLIS : settings.strictOwnerLease().toMillis();
   }
 
   private static void heal(AtomicReference<ChaosNetwork.Cut> cut) throws Exception {
@@ -1085,6 +1240,7 @@ final class ChaosRun {
   // --- the end -------------------------------------------------------------------------------------
 
   private void finish() throws Exception {
+    awaitRestarts();
     for (Future<?> burst : bursts) {
       try {
         burst.get(BURST_WAIT_SECONDS, TimeUnit.SECONDS);
