@@ -804,14 +804,19 @@ public final class Checker implements Callable<Integer> {
     long takeovers = 0;
     long firstEpoch = -1;
     long lastEpoch = -1;
-    Map<String, Long> epochOf = new HashMap<>();
+    // A take-over raises the fencing epoch: count each epoch above the highest seen before (a server may still
+    // show an older owner row for a moment, as runs before the monitor kept the highest did: not counted twice).
+    Map<String, Long> highestEpoch = new HashMap<>();
     for (RunLog.OwnerSeen o : run.owners()) {
       if (o.epoch() < 0) {
         continue;
       }
-      Long before = epochOf.put(o.name(), o.epoch());
-      if (before != null && o.epoch() > before) {
-        takeovers++;
+      Long before = highestEpoch.get(o.name());
+      if (before == null || o.epoch() > before) {
+        highestEpoch.put(o.name(), o.epoch());
+        if (before != null) {
+          takeovers++;
+        }
       }
       firstEpoch = firstEpoch < 0 ? o.epoch() : Math.min(firstEpoch, o.epoch());
       lastEpoch = Math.max(lastEpoch, o.epoch());

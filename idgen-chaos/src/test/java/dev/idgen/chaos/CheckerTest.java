@@ -557,6 +557,8 @@ class CheckerTest {
     log.line("owner", "strict", 0, "10.77.0.101:5000", 1);
     log.line("owner", "strict", 57, "-", "-");
     log.line("owner", "strict", 85, "10.77.0.103:5002", 2);
+    log.line("owner", "strict", 86, "10.77.0.101:5000", 1); // a server that still showed the old row
+    log.line("owner", "strict", 87, "10.77.0.103:5002", 2); // not a second take-over
     log.fault(56, "owner-kill", 0, "server-0");
     log.window("0", "owner-kill", 56, 85, "server-0");
 
