@@ -566,8 +566,9 @@ final class ChaosRun {
   // --- strict sequences' owners ------------------------------------------------------------------
 
   /**
-   * Starts the thread that polls the strict sequences' owners every 500 ms and logs each change ({@code owner}
-   * lines): the take-overs the checker counts. Bounded by the clients' deadline and stopped at the end.
+   * Starts the thread that polls the strict sequences' owners every 500 ms (every live server, the highest
+   * epoch) and logs each change ({@code owner} lines): the take-overs the checker counts. Bounded by the
+   * clients' deadline and stopped at the end.
    */
   private void startOwnerMonitor() {
     List<SequenceSpec> strict = sequencesOf(ChaosClient.Kind.STRICT);
@@ -579,12 +580,12 @@ final class ChaosRun {
       try {
         while (!monitorStopped && System.nanoTime() < deadlineNanos) {
           for (SequenceSpec seq : strict) {
-            Optional<Sequence> state = readSequence(seq, 2);
-            if (state.isEmpty()) {
+            Optional<OwnerView> owner = readOwner(seq, 2);
+            if (owner.isEmpty()) {
               continue;
             }
-            String target = state.get().hasOwner() ? state.get().getOwner() : null;
-            long epoch = state.get().hasOwnerEpoch() ? state.get().getOwnerEpoch() : -1;
+            String target = owner.get().target();
+            long epoch = owner.get().epoch();
             String key = target + "#" + epoch;
             if (!key.equals(last.put(seq.name(), key))) {
               log.owner(seq.name(), clock.millis(), target, epoch);
@@ -610,22 +611,37 @@ final class ChaosRun {
     }
   }
 
-  /** {@code seq} as the first live server that answers within {@code seconds} shows it, if any does. */
-  private Optional<Sequence> readSequence(SequenceSpec seq, long seconds) {
-    List<ServerNode> order = new ArrayList<>(servers);
-    Collections.rotate(order, (int) (System.nanoTime() / 1_000 % order.size()));
-    for (ServerNode node : order) {
-      if (!node.alive()) {
-        continue;
-      }
-      try {
-        return Optional.of(admin(node, seconds).getSequence(GetSequenceRequest.newBuilder().setName(seq.name())
-            .build()));
-      } catch (StatusRuntimeException e) {
-        // the next one
+  /** A strict sequence's owner as a server shows it: its gRPC target (null: none) and fencing epoch (-1: none). */
+  private record OwnerView(String target, long epoch) {}
+
+  /**
+   * {@code seq}'s owner as the live servers show it, all asked at once (each within {@code seconds}): the
+   * answer with the highest fencing epoch, since a server may show the owner row it read last for a moment
+   * after a take-over (a forwarder's cached row); empty if none answered.
+   */
+  private Optional<OwnerView> readOwner(SequenceSpec seq, long seconds) throws InterruptedException {
+    GetSequenceRequest request = GetSequenceRequest.newBuilder().setName(seq.name()).build();
+    List<Future<Sequence>> answers = new ArrayList<>();
+    for (ServerNode node : servers) {
+      if (node.alive()) {
+        answers.add(SequenceAdminGrpc.newFutureStub(node.adminChannel())
+            .withDeadlineAfter(seconds, TimeUnit.SECONDS).getSequence(request));
       }
     }
-    return Optional.empty();
+    OwnerView best = null;
+    for (Future<Sequence> answer : answers) {
+      try {
+        Sequence s = answer.get(seconds + 1, TimeUnit.SECONDS);
+        OwnerView seen = s.hasOwner() ? new OwnerView(s.getOwner(), s.hasOwnerEpoch() ? s.getOwnerEpoch() : -1)
+            : new OwnerView(null, -1);
+        if (best == null || seen.epoch() > best.epoch()) {
+          best = seen;
+        }
+      } catch (ExecutionException | TimeoutException e) {
+        answer.cancel(true); // that server did not answer: the others may
+      }
+    }
+    return Optional.ofNullable(best);
   }
 
   /** The server slot whose gRPC target is {@code target} (or, failing that, whose port it names). */
@@ -644,9 +660,9 @@ final class ChaosRun {
   private Optional<ServerNode> currentOwner(SequenceSpec seq) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
     while (System.nanoTime() < deadline) {
-      Optional<Sequence> state = readSequence(seq, 2);
-      if (state.isPresent() && state.get().hasOwner()) {
-        Optional<ServerNode> node = nodeOf(state.get().getOwner());
+      Optional<OwnerView> owner = readOwner(seq, 2);
+      if (owner.isPresent() && owner.get().target() != null) {
+        Optional<ServerNode> node = nodeOf(owner.get().target());
         if (node.isPresent() && node.get().alive()) {
           return node;
         }

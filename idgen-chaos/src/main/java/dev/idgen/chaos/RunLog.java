@@ -67,9 +67,10 @@ import java.util.TreeMap;
  *                                                    idgen_store_cas_attempts_total by tier. A restarted
  *                                                    incarnation gets a line of zeros, no tokens, when it
  *                                                    started; its counts until its next line are SEQ's
- *   owner NAME AT_MILLIS TARGET|- EPOCH|-             a strict sequence's owner as GetSequence showed it,
- *                                                    logged when it changed (polled every 500 ms): the owner's
- *                                                    gRPC target and its record's fencing epoch ("-": none)
+ *   owner NAME AT_MILLIS TARGET|- EPOCH|-             a strict sequence's owner as GetSequence showed it (the
+ *                                                    highest epoch of the live servers' answers), logged when
+ *                                                    it changed (polled every 500 ms): the owner's gRPC target
+ *                                                    and its record's fencing epoch ("-": none)
  *   end DURATION_MILLIS
  * </pre>
  */
