@@ -39,8 +39,31 @@ import java.util.concurrent.TimeUnit;
  * <p>{@link #kill()} models the client process dying mid-stream: its channels are shut down at once, which
  * cuts its open calls (ranges in flight are never read) and strands the leases it held. The loop is bounded
  * by the run's deadline and by an ID budget, and ends by itself.
+ *
+ * <p>A strict client ({@link Kind#STRICT}) calls {@code Allocate} itself on the strict sequences, from
+ * {@value #STRICT_CALLERS} threads at once, each call on a random server (so most are forwarded to the
+ * sequence's owner): 1 ID in most calls, else small batches of up to {@value #STRICT_MAX_COUNT}; at most
+ * {@code rate} calls a second in all. Its interceptors record each call whole (start, end, outcome, ranges:
+ * {@link Recorder#call}) for the ordering check, besides its ranges and failures as for any client.
  */
 final class ChaosClient {
+  /** What a client does: a client stub, a raw Allocate caller, or a strict sequences' caller. */
+  enum Kind {
+    STUB, RAW, STRICT;
+
+    /** Its word in run.txt's {@code client} lines. */
+    String word() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
+
+  /** A strict client's concurrent callers (threads, each with its calls in sequence). */
+  static final int STRICT_CALLERS = 4;
+  /** The largest count a strict client asks for. */
+  static final int STRICT_MAX_COUNT = 16;
+  /** A strict call's deadline: short, so that calls to an owner cut off end soon and are retried. */
+  private static final long STRICT_DEADLINE_MILLIS = 3_000;
+  private static final long MAX_STRICT_CALLS_PER_CALLER = 100_000_000;
   /** The largest count a raw caller asks for: spans several blocks, so some calls stream several ranges. */
   static final long RAW_MAX_COUNT = 5_000;
   /** The stub's largest lease. */
@@ -56,7 +79,7 @@ final class ChaosClient {
   private static final long MAX_IDS_PER_CLIENT = 200_000_000;
 
   private final int id;
-  private final boolean stub;
+  private final Kind kind;
   private final List<String> sequences;
   private final Recorder recorder;
   private final List<ManagedChannel> channels = new ArrayList<>();
@@ -66,16 +89,20 @@ final class ChaosClient {
   private final long rate;
   /** IDs per raw call, per stub batch and per lease, times the defaults. */
   private final int scale;
-  private final Thread thread;
+  private final List<Thread> threads = new ArrayList<>();
   private volatile boolean stopped;
   private volatile IdGenClient client;
   /** The stub's sources, once built (empty for a raw caller). */
   private volatile List<IdSource> stubSources = List.of();
 
-  ChaosClient(int id, boolean stub, List<String> targets, List<String> sequences, Path dir, RunClock clock,
+  /**
+   * A client of {@code kind}: {@code rate} is IDs a second for a stub or a raw caller, calls a second for a
+   * strict client; {@code sequences} the sequences it allocates on.
+   */
+  ChaosClient(int id, Kind kind, List<String> targets, List<String> sequences, Path dir, RunClock clock,
       long seed, long deadlineNanos, long rate, int scale) {
     this.id = id;
-    this.stub = stub;
+    this.kind = kind;
     this.sequences = List.copyOf(sequences);
     this.recorder = new Recorder(dir.resolve("client-" + id + ".bin"), clock);
     this.random = new Random(seed);
@@ -85,10 +112,15 @@ final class ChaosClient {
     for (int slot = 0; slot < targets.size(); slot++) {
       ManagedChannel ch = Grpc.newChannelBuilder(targets.get(slot), InsecureChannelCredentials.create()).build();
       channels.add(ch);
-      recorded.add(ClientInterceptors.intercept(ch, new RecordingInterceptor(recorder, slot)));
+      recorded.add(ClientInterceptors.intercept(ch, new RecordingInterceptor(recorder, slot, kind == Kind.STRICT)));
     }
-    this.thread = new Thread(this::run, (stub ? "chaos-stub-" : "chaos-raw-") + id);
-    thread.setDaemon(true);
+    int callers = kind == Kind.STRICT ? STRICT_CALLERS : 1;
+    for (int i = 0; i < callers; i++) {
+      Random own = i == 0 ? random : new Random(seed * 7 + i);
+      Thread t = new Thread(() -> run(own), "chaos-" + kind.word() + "-" + id + (callers > 1 ? "-" + i : ""));
+      t.setDaemon(true);
+      threads.add(t);
+    }
   }
 
   /** The largest count a raw caller asks for at call scale {@code scale}. */
@@ -114,11 +146,15 @@ final class ChaosClient {
   }
 
   boolean isStub() {
-    return stub;
+    return kind == Kind.STUB;
+  }
+
+  Kind kind() {
+    return kind;
   }
 
   void start() {
-    thread.start();
+    threads.forEach(Thread::start);
   }
 
   /** The stub's counters per sequence (served, expired by {@code valid_for}, …); empty for a raw caller. */
@@ -135,7 +171,7 @@ final class ChaosClient {
   void kill() throws InterruptedException {
     stopped = true;
     channels.forEach(ManagedChannel::shutdownNow);
-    thread.join(TimeUnit.SECONDS.toMillis(15));
+    joinThreads();
     IdGenClient c = client;
     if (c != null) {
       c.close(); // its executor thread; its calls were already cut above
@@ -152,7 +188,7 @@ final class ChaosClient {
    */
   void stop() throws InterruptedException {
     stopped = true;
-    thread.join(TimeUnit.SECONDS.toMillis(15));
+    joinThreads();
     channels.forEach(ManagedChannel::shutdown);
     for (ManagedChannel ch : channels) {
       ch.awaitTermination(15, TimeUnit.SECONDS);
@@ -169,8 +205,19 @@ final class ChaosClient {
     finish();
   }
 
+  /** Waits for the callers' threads, at most 15 s in all. */
+  private void joinThreads() throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    for (Thread t : threads) {
+      long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+      if (left > 0) {
+        t.join(left);
+      }
+    }
+  }
+
   private void finish() throws InterruptedException {
-    thread.join(TimeUnit.SECONDS.toMillis(15));
+    joinThreads();
     for (ManagedChannel ch : channels) {
       ch.awaitTermination(5, TimeUnit.SECONDS);
     }
@@ -181,12 +228,12 @@ final class ChaosClient {
     return !stopped && System.nanoTime() < deadlineNanos;
   }
 
-  private void run() {
+  private void run(Random random) {
     try {
-      if (stub) {
-        runStub();
-      } else {
-        runRaw();
+      switch (kind) {
+        case STUB -> runStub();
+        case RAW -> runRaw();
+        case STRICT -> runStrict(random);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -272,9 +319,51 @@ final class ChaosClient {
     }
   }
 
+  /**
+   * One strict caller: calls on random servers, one after the other, paced to its share of the client's rate
+   * (calls a second). Every call is recorded by the interceptors; a failure (OWNER_UNAVAILABLE during a
+   * take-over, a deadline while the owner is cut off) is followed by a short pause, not by the server's
+   * RetryInfo delay, so that the record shows when the sequence became available again.
+   */
+  private void runStrict(Random random) throws InterruptedException {
+    long calls = 0;
+    long perCaller = Math.max(1, rate / STRICT_CALLERS);
+    long startNanos = System.nanoTime();
+    Set<String> exhausted = new HashSet<>();
+    while (running() && calls < MAX_STRICT_CALLS_PER_CALLER && exhausted.size() < sequences.size()) {
+      String sequence = sequences.get(random.nextInt(sequences.size()));
+      if (exhausted.contains(sequence)) {
+        continue;
+      }
+      long count = random.nextInt(10) < 7 ? 1 : 2 + random.nextInt(STRICT_MAX_COUNT - 1);
+      Channel channel = recorded.get(random.nextInt(recorded.size()));
+      try {
+        Iterator<IdRange> ranges = IdGenGrpc.newBlockingStub(channel)
+            .withDeadlineAfter(STRICT_DEADLINE_MILLIS, TimeUnit.MILLISECONDS)
+            .allocate(AllocateRequest.newBuilder().setSequence(sequence).setCount(count).build());
+        while (ranges.hasNext()) {
+          ranges.next(); // recorded by the interceptor
+        }
+      } catch (StatusRuntimeException e) {
+        if (e.getStatus().getCode() == io.grpc.Status.Code.OUT_OF_RANGE) {
+          exhausted.add(sequence);
+        } else {
+          Thread.sleep(20 + random.nextInt(30));
+        }
+      }
+      calls++;
+      pace(calls, startNanos, perCaller);
+    }
+  }
+
   /** Keeps the client at or below its rate (IDs per second), so a run's record stays a manageable size. */
   private void pace(long ids, long startNanos) throws InterruptedException {
-    long dueNanos = startNanos + ids * 1_000_000_000L / Math.max(1, rate);
+    pace(ids, startNanos, rate);
+  }
+
+  /** Keeps {@code done} (IDs or calls) at or below {@code perSecond} since {@code startNanos}. */
+  private static void pace(long done, long startNanos, long perSecond) throws InterruptedException {
+    long dueNanos = startNanos + done * 1_000_000_000L / Math.max(1, perSecond);
     long ahead = dueNanos - System.nanoTime();
     if (ahead > 0) {
       TimeUnit.NANOSECONDS.sleep(Math.min(ahead, TimeUnit.SECONDS.toNanos(1)));
@@ -283,6 +372,6 @@ final class ChaosClient {
 
   @Override
   public String toString() {
-    return (stub ? "stub-client-" : "raw-client-") + id;
+    return kind.word() + "-client-" + id;
   }
 }

@@ -89,11 +89,27 @@ public final class ChaosCommand implements Callable<Integer> {
 
   @Option(names = "--faults", split = ",", paramLabel = "KIND",
       description = "the fault kinds to inject, comma-separated, from: server-kill, cassandra-pause, client-kill, "
-          + "advance-burst, server-restart, rolling-restart, cassandra-kill; and on a netns topology also "
-          + "dc-partition, dc-oneway, server-isolate, replica-one, replica-two (default: every kind the "
-          + "topology allows but rolling-restart). A run of server-restart and rolling-restart only must lose "
-          + "no ID: the checker fails it if lost > 0")
+          + "advance-burst, server-restart, rolling-restart, cassandra-kill, owner-kill; and on a netns topology "
+          + "also dc-partition, dc-oneway, server-isolate, replica-one, replica-two, owner-isolate (default: every "
+          + "kind the topology allows but rolling-restart; the owner kinds only with strict clients). A run of "
+          + "server-restart and rolling-restart only must lose no ID: the checker fails it if lost > 0")
   List<String> faults;
+
+  @Option(names = "--strict-clients", defaultValue = "" + ChaosRun.DEFAULT_STRICT_CLIENTS,
+      description = "clients that call Allocate on the strict sequence chaos-strict (ORDERING_STRICT, home dc1), "
+          + ChaosClient.STRICT_CALLERS + " threads each, 1 ID or a few per call on random servers; every call is "
+          + "recorded and the checker holds them to the strict order. 0: no strict sequence, no owner faults "
+          + "(default: ${DEFAULT-VALUE})")
+  int strictClients;
+
+  @Option(names = "--strict-rate", defaultValue = "" + ChaosRun.DEFAULT_STRICT_RATE,
+      description = "the most calls per second each strict client makes (default: ${DEFAULT-VALUE})")
+  long strictRate;
+
+  @Option(names = "--strict-owner-lease", converter = DurationConverter.class,
+      description = "the servers' idgen.strict.owner-lease, e.g. 4s (default: theirs, 10 s): how long a strict "
+          + "sequence is unavailable after its owner dies")
+  Duration strictOwnerLease;
 
   public static void main(String[] args) {
     System.exit(new CommandLine(new ChaosCommand()).execute(args));
@@ -142,7 +158,9 @@ public final class ChaosCommand implements Callable<Integer> {
     if (clients < 2) {
       throw new CommandLine.ParameterException(new CommandLine(this), "--clients: " + clients + " (expected: >= 2)");
     }
-    List<String> kinds = faults == null || faults.isEmpty() ? ChaosRun.defaultKinds(cassandra)
+    List<String> kinds = faults == null || faults.isEmpty()
+        ? ChaosRun.defaultKinds(cassandra).stream()
+            .filter(k -> strictClients > 0 || !ChaosRun.OWNER_KINDS.contains(k)).toList()
         : faults.stream().map(String::trim).distinct().toList();
     if (!ChaosRun.KINDS.containsAll(kinds)) {
       throw new CommandLine.ParameterException(new CommandLine(this), "--faults: " + kinds + " (expected some of "
@@ -164,7 +182,8 @@ public final class ChaosCommand implements Callable<Integer> {
     Path jar = serverJar != null ? serverJar : root.resolve("idgen-server/target/idgen-server-0.1.0-SNAPSHOT-all.jar");
     Path dir = out.toAbsolutePath().normalize();
     new ChaosRun(new ChaosRun.Settings(duration, s, servers, clients, dir, useRunningCassandra,
-        jar.toAbsolutePath(), root, rate, int32Space, kinds, maxHold, callScale), cassandra, launcher).run();
+        jar.toAbsolutePath(), root, rate, int32Space, kinds, maxHold, callScale, strictClients, strictRate,
+        strictOwnerLease), cassandra, launcher).run();
     return Checker.check(dir, System.out);
   }
 

@@ -4,6 +4,7 @@ import dev.idgen.api.v1.AdvanceSequenceRequest;
 import dev.idgen.api.v1.CreateSequenceRequest;
 import dev.idgen.api.v1.DatacenterReserve;
 import dev.idgen.api.v1.GetSequenceRequest;
+import dev.idgen.api.v1.Ordering;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.api.v1.StripeState;
@@ -70,8 +71,18 @@ import java.util.stream.Stream;
  *   <li>{@code rolling-restart}: every server in turn, as {@code server-restart}, the next one once the
  *       previous one is SERVING again (not in the default kinds: it takes half a minute or more);
  *   <li>{@code cassandra-kill}: {@code kill -9} of one Cassandra node, started again on its data after 1–5 s
- *       (its commit log is replayed), held until it serves CQL again.
+ *       (its commit log is replayed), held until it serves CQL again;
+ *   <li>{@code owner-kill}: {@code kill -9} of the server that owns the strict sequence ({@link #STRICT}: its
+ *       owner as {@code GetSequence} names it, by its gRPC target), restarted after 0.5–2 s as for a server
+ *       kill, but on a thread of its own: the fault thread goes on meanwhile (a server's start takes tens of
+ *       seconds on a busy machine), and waits for the restart only before a fault that starts, stops, kills or
+ *       cuts a server, and at the end. Its window runs from the kill to the restarted server's SERVING.
  * </ul>
+ * Runs with strict clients ({@link Settings#strictClients()}, 0: none) also create {@link #STRICT}
+ * ({@code ORDERING_STRICT}, home datacenter dc1), on which strict clients make 1-ID calls and small batches of
+ * raw {@code Allocate} on random servers, each call recorded whole ({@link ChaosClient.Kind#STRICT}); a
+ * thread polls its owner every 500 ms ({@code owner} lines in {@code run.txt}: the take-overs). The checker
+ * holds those calls to the strict order ({@link StrictOrder}).
  * On a netns cluster (three nodes per datacenter, every node and every server in a network namespace of its
  * own: {@link ChaosNetwork}), faults are also made with the network, nftables rules that drop packets by
  * address inside the namespaces, each held 3 s to {@link Settings#maxHold()} and healed by deleting them:
@@ -82,6 +93,11 @@ import java.util.stream.Stream;
  *       they send to the other datacenter's (TCP connections then fail both ways: their answers are lost);
  *   <li>{@code server-isolate}: a server cut off from its own datacenter's nodes (rules in its namespace),
  *       while the clients, in the root namespace, still reach it;
+ *   <li>{@code owner-isolate}: the strict sequence's owner cut off, drawn: from every Cassandra node only
+ *       (clients and the other servers still reach it and forward to it: it must stop serving when its lease
+ *       runs out, before another server takes over), or from everything (every packet of its link). In the
+ *       first round, and then one time in two, held long enough for a take-over (1.5 owner leases + 1 s);
+ *       else as the other network faults;
  *   <li>{@code replica-one}, {@code replica-two}: one, or two, of the three replicas of a datacenter isolated
  *       (every packet of their link dropped) or paused (SIGSTOP), drawn: LOCAL_QUORUM holds with one, is lost
  *       with two. Applied once the datacenter's servers are seen refilling (their compare-and-set count
@@ -124,16 +140,31 @@ final class ChaosRun {
   /** What a run is told; {@code maxHold} bounds how long a network, replica or Cassandra-kill fault holds. */
   record Settings(Duration duration, long seed, int servers, int clients, Path out, boolean useRunningCassandra,
       Path serverJar, Path repoRoot, long rate, long int32Space, List<String> faultKinds, Duration maxHold,
-      int callScale) {
+      int callScale, int strictClients, long strictRate, Duration strictOwnerLease) {
 
     /** As before fault kinds could be chosen: the kinds every cluster allows ({@link #DEFAULT_FAULTS}). */
     Settings(Duration duration, long seed, int servers, int clients, Path out, boolean useRunningCassandra,
         Path serverJar, Path repoRoot, long rate, long int32Space) {
       this(duration, seed, servers, clients, out, useRunningCassandra, serverJar, repoRoot, rate, int32Space,
-          DEFAULT_FAULTS, DEFAULT_MAX_HOLD, 1);
+          DEFAULT_FAULTS, DEFAULT_MAX_HOLD, 1, DEFAULT_STRICT_CLIENTS, DEFAULT_STRICT_RATE, null);
     }
 
+    /**
+     * {@code strictClients} strict clients (0: no strict sequence, and no owner faults), each at most
+     * {@code strictRate} calls a second; {@code strictOwnerLease} the servers' {@code idgen.strict.owner-lease}
+     * (null: their default, {@value #DEFAULT_OWNER_LEASE_MILLIS} ms).
+     */
     Settings {
+      if (strictClients < 0 || strictRate < 1) {
+        throw new IllegalArgumentException("strict clients " + strictClients + ", strict rate " + strictRate
+            + " (expected: >= 0 and >= 1)");
+      }
+      if (strictClients == 0 && faultKinds.stream().anyMatch(OWNER_KINDS::contains)) {
+        throw new IllegalArgumentException("fault kinds " + OWNER_KINDS + " need a strict sequence: strict clients > 0");
+      }
+      if (strictOwnerLease != null && strictOwnerLease.compareTo(Duration.ofSeconds(1)) < 0) {
+        throw new IllegalArgumentException("strict owner lease " + strictOwnerLease + " (expected: >= 1s)");
+      }
       if (callScale < 1 || callScale > ChaosClient.MAX_CALL_SCALE) {
         throw new IllegalArgumentException("call scale " + callScale + " (expected: 1 to " + ChaosClient.MAX_CALL_SCALE + ")");
       }
@@ -150,16 +181,29 @@ final class ChaosRun {
   /** Every fault kind. */
   static final List<String> KINDS = List.of("server-kill", "cassandra-pause", "client-kill", "advance-burst",
       "server-restart", "rolling-restart", "dc-partition", "dc-oneway", "server-isolate", "replica-one",
-      "replica-two", "cassandra-kill");
+      "replica-two", "cassandra-kill", "owner-kill", "owner-isolate");
+  /** Kinds aimed at the owner of a strict sequence: only in runs with one (strict clients > 0). */
+  static final Set<String> OWNER_KINDS = Set.of("owner-kill", "owner-isolate");
+  /** Kinds that start, stop, kill or cut a server: they wait first for an owner kill's restart under way. */
+  private static final Set<String> SERVER_KINDS = Set.of("server-kill", "server-restart", "rolling-restart",
+      "server-isolate", "owner-kill", "owner-isolate");
+  static final int DEFAULT_STRICT_CLIENTS = 2;
+  static final long DEFAULT_STRICT_RATE = 400;
+  /** The servers' default {@code idgen.strict.owner-lease}. */
+  static final long DEFAULT_OWNER_LEASE_MILLIS = 10_000;
+  /** The strict sequence (ORDERING_STRICT, one stripe, owned in dc1). */
+  static final String STRICT = "chaos-strict";
+  static final String STRICT_HOME = "dc1";
   /** The kinds every cluster allows (the first five of {@link #KINDS}; rolling-restart is never a default). */
   static final List<String> DEFAULT_FAULTS = List.of("server-kill", "cassandra-pause", "client-kill",
       "advance-burst", "server-restart");
   /** Kinds made with nftables rules in the namespaces (replica faults: when drawn "isolate"). */
   static final Set<String> NETWORK_KINDS = Set.of("dc-partition", "dc-oneway", "server-isolate", "replica-one",
-      "replica-two");
+      "replica-two", "owner-isolate");
   /** Faults that hold for a while and bring an advance burst along (first round always, then one in three). */
   private static final Set<String> WITH_BURST = Set.of("server-kill", "cassandra-pause", "dc-partition",
-      "dc-oneway", "server-isolate", "replica-one", "replica-two", "cassandra-kill");
+      "dc-oneway", "server-isolate", "replica-one", "replica-two", "cassandra-kill", "owner-kill",
+      "owner-isolate");
   /**
    * How often each kind is drawn after the first round, relative to the others of the run. The five default
    * kinds keep the proportions they always had; partitions and Cassandra kills are drawn often enough that a
@@ -169,7 +213,8 @@ final class ChaosRun {
       Map.entry("cassandra-pause", 2), Map.entry("client-kill", 3), Map.entry("advance-burst", 2),
       Map.entry("server-restart", 1), Map.entry("rolling-restart", 1), Map.entry("dc-partition", 4),
       Map.entry("dc-oneway", 2), Map.entry("server-isolate", 2), Map.entry("replica-one", 2),
-      Map.entry("replica-two", 2), Map.entry("cassandra-kill", 4));
+      Map.entry("replica-two", 2), Map.entry("cassandra-kill", 4), Map.entry("owner-kill", 2),
+      Map.entry("owner-isolate", 2));
   /** Planned stops: in a run of only these the restarts must lose nothing ({@code restart_lost} = 0). */
   static final Set<String> GRACEFUL = Set.of("server-restart", "rolling-restart");
   /** How long a graceful stop may take (SIGTERM to exit) before the server is killed and the run fails. */
@@ -211,6 +256,8 @@ final class ChaosRun {
   static final String SMALL = "chaos-small";
   private static final long SMALL_NODE_BLOCK = 200;
   private static final long SMALL_DC_BLOCK = 1_000;
+  private static final long STRICT_NODE_BLOCK = 1_000;
+  private static final long STRICT_DC_BLOCK = 10_000;
   /**
    * The servers' {@code idgen.advance.client-lease-lifetime} (their ranges' {@code valid_for}): short, so that
    * an advance takes about 3 s (this plus a margin of max(1 s, a quarter)) and bursts stay short.
@@ -218,6 +265,8 @@ final class ChaosRun {
   static final String CLIENT_LEASE_LIFETIME = "2s";
   /** The copy of the server jar every incarnation runs from, in the run's {@code servers} directory. */
   private static final String SERVER_JAR_COPY = "idgen-server.jar";
+  /** How long the fault thread waits for an owner kill's restart (three starts of at most 120 s each). */
+  private static final long RESTART_WAIT_SECONDS = 400;
   /** How long the end of a run waits for the advance bursts still under way. */
   private static final long BURST_WAIT_SECONDS = 120;
 
@@ -241,6 +290,17 @@ final class ChaosRun {
     return t;
   });
   private final List<Future<?>> bursts = new ArrayList<>();
+  /** Owner kills' restarts run here, beside the fault thread ({@link #awaitRestarts}). */
+  private final ExecutorService restarts = Executors.newSingleThreadExecutor(r -> {
+    Thread t = new Thread(r, "chaos-restart");
+    t.setDaemon(true);
+    return t;
+  });
+  /** The restarts under way (the fault thread's only). */
+  private final List<Future<?>> pendingRestarts = new ArrayList<>();
+  /** The thread that polls the strict sequences' owners, while the clients run; null without them. */
+  private Thread ownerMonitor;
+  private volatile boolean monitorStopped;
   /** The highest floor of each sequence that an advance tried and failed to set: completed at the end. */
   private final Map<String, Long> unfinishedFloors = new ConcurrentHashMap<>();
   /** The highest cursor each sequence was seen at, for a burst whose GetSequence fails. */
@@ -249,8 +309,11 @@ final class ChaosRun {
   private boolean startedCassandra;
   /** The nodes' and servers' network namespaces, on a netns cluster. */
   private final Optional<ChaosNetwork> network;
-  /** The number of the fault thread's fault under way (from 0; -1 before the first). */
-  private int faultNo = -1;
+  /**
+   * The number of the fault thread's fault under way (from 0; -1 before the first). Written by the fault
+   * thread only; read by an owner kill's restart too.
+   */
+  private volatile int faultNo = -1;
 
   /**
    * A run against {@code cassandra}; {@code launcher}, if not null, is started before and stopped after (unless
@@ -296,13 +359,23 @@ final class ChaosRun {
         // completes, and can outlast a short run by minutes (a restarted Cassandra node takes up to 4).
         deadlineNanos = System.nanoTime() + runNanos + CLIENT_GRACE.toNanos();
         for (int i = 0; i < settings.clients(); i++) {
-          startClient(i % 2 == 0);
+          startClient(i % 2 == 0 ? ChaosClient.Kind.STUB : ChaosClient.Kind.RAW);
         }
-        say("running for " + settings.duration() + " with " + settings.clients() + " clients");
+        for (int i = 0; i < settings.strictClients(); i++) {
+          startClient(ChaosClient.Kind.STRICT);
+        }
+        startOwnerMonitor();
+        say("running for " + settings.duration() + " with " + settings.clients() + " clients"
+            + (settings.strictClients() > 0 ? " and " + settings.strictClients() + " strict clients" : ""));
         faults(runNanos);
         finish();
       } finally {
         advancePool.shutdownNow();
+        stopOwnerMonitor();
+        restarts.shutdownNow();
+        if (!restarts.awaitTermination(30, TimeUnit.SECONDS)) {
+          say("an owner kill's restart did not stop within 30 s");
+        }
         network.ifPresent(ChaosNetwork::healAll);
         cassandra.resumeAll();
         for (ChaosClient c : clients) {
@@ -350,6 +423,8 @@ final class ChaosRun {
   /** The shutdown hook: never leave a node frozen or a server running. */
   private void emergencyStop() {
     advancePool.shutdownNow();
+    restarts.shutdownNow();
+    monitorStopped = true;
     network.ifPresent(ChaosNetwork::healAll);
     cassandra.resumeAll();
     for (ServerNode s : servers) {
@@ -397,7 +472,7 @@ final class ChaosRun {
         network.get().addHost(ChaosNetwork.serverHost(i), host);
         exec = ChaosNetwork.exec(ChaosNetwork.serverHost(i));
       }
-      ServerNode node = new ServerNode("server-" + i, dc, host, exec, freePort(), jar, dir, List.of(
+      List<String> serverSettings = new ArrayList<>(List.of(
           "idgen.store=cassandra",
           "idgen.cassandra.contact-points=" + cassandra.contactPoint(dc),
           "idgen.cassandra.local-datacenter=" + dc,
@@ -412,6 +487,10 @@ final class ChaosRun {
           // Each server's metrics endpoint on a port of its own, kept across restarts.
           "idgen.metrics.host=" + host,
           "idgen.metrics.port=" + freePort()));
+      if (settings.strictOwnerLease() != null) { // else the servers' default
+        serverSettings.add("idgen.strict.owner-lease=" + settings.strictOwnerLease().toMillis() + "ms");
+      }
+      ServerNode node = new ServerNode("server-" + i, dc, host, exec, freePort(), jar, dir, serverSettings);
       servers.add(node);
       startServer(node);
       say("started " + node);
@@ -445,23 +524,152 @@ final class ChaosRun {
     // Small blocks, whatever the call scale: its datacenter pools are appended to several times a second and
     // its servers refill from them more often still, so that faults catch compare-and-sets of both tiers under way.
     sequences.add(new SequenceSpec(SMALL, 1, Long.MAX_VALUE, 1, SMALL_NODE_BLOCK, SMALL_DC_BLOCK));
+    // The strict sequence: one stripe, owned in dc1 (three replicas on the netns topologies), called with 1 ID
+    // or a few at a time, whatever the call scale.
+    if (settings.strictClients() > 0) {
+      sequences.add(new SequenceSpec(STRICT, 1, Long.MAX_VALUE, 1, STRICT_NODE_BLOCK, STRICT_DC_BLOCK, STRICT_HOME));
+    }
     SequenceAdminGrpc.SequenceAdminBlockingStub admin = admin(servers.get(0), 60);
     for (SequenceSpec s : sequences) {
-      admin.createSequence(CreateSequenceRequest.newBuilder().setName(s.name()).setStart(s.start())
-          .setMax(s.max()).setStripes(s.stripes()).setNodeBlockSize(s.nodeBlock()).setDcBlockSize(s.dcBlock())
-          .build());
+      CreateSequenceRequest.Builder request = CreateSequenceRequest.newBuilder().setName(s.name())
+          .setStart(s.start()).setMax(s.max()).setStripes(s.stripes()).setNodeBlockSize(s.nodeBlock())
+          .setDcBlockSize(s.dcBlock());
+      if (s.strict()) {
+        request.setOrdering(Ordering.ORDERING_STRICT).setHomeDatacenter(s.homeDatacenter());
+      }
+      Sequence created = admin.createSequence(request.build());
+      if (s.strict() && created.getOrdering() != Ordering.ORDERING_STRICT) {
+        throw new IllegalStateException("the servers created " + s.name() + " with ordering " + created.getOrdering()
+            + ", not ORDERING_STRICT: a server jar without strict sequences? (--strict-clients 0 runs without)");
+      }
       log.sequence(s);
     }
   }
 
-  private void startClient(boolean stub) {
+  /** The per-server sequences (stubs and raw callers) or the strict ones (strict clients). */
+  private List<SequenceSpec> sequencesOf(ChaosClient.Kind kind) {
+    boolean strict = kind == ChaosClient.Kind.STRICT;
+    return sequences.stream().filter(s -> s.strict() == strict).toList();
+  }
+
+  private void startClient(ChaosClient.Kind kind) {
     int id = nextClientId++;
     List<String> targets = servers.stream().map(ServerNode::target).toList();
-    ChaosClient c = new ChaosClient(id, stub, targets, sequences.stream().map(SequenceSpec::name).toList(),
-        settings.out(), clock, settings.seed() * 31 + id, deadlineNanos, settings.rate(), settings.callScale());
-    log.line("client", id, stub ? "stub" : "raw");
+    ChaosClient c = new ChaosClient(id, kind, targets, sequencesOf(kind).stream().map(SequenceSpec::name).toList(),
+        settings.out(), clock, settings.seed() * 31 + id, deadlineNanos,
+        kind == ChaosClient.Kind.STRICT ? settings.strictRate() : settings.rate(), settings.callScale());
+    log.line("client", id, kind.word());
     clients.add(c);
     c.start();
+  }
+
+  // --- strict sequences' owners ------------------------------------------------------------------
+
+  /**
+   * Starts the thread that polls the strict sequences' owners every 500 ms (every live server, the highest
+   * epoch) and logs each change ({@code owner} lines): the take-overs the checker counts. Bounded by the
+   * clients' deadline and stopped at the end.
+   */
+  private void startOwnerMonitor() {
+    List<SequenceSpec> strict = sequencesOf(ChaosClient.Kind.STRICT);
+    if (strict.isEmpty()) {
+      return;
+    }
+    ownerMonitor = new Thread(() -> {
+      Map<String, String> last = new java.util.HashMap<>();
+      try {
+        while (!monitorStopped && System.nanoTime() < deadlineNanos) {
+          for (SequenceSpec seq : strict) {
+            Optional<OwnerView> owner = readOwner(seq, 2);
+            if (owner.isEmpty()) {
+              continue;
+            }
+            String target = owner.get().target();
+            long epoch = owner.get().epoch();
+            String key = target + "#" + epoch;
+            if (!key.equals(last.put(seq.name(), key))) {
+              log.owner(seq.name(), clock.millis(), target, epoch);
+              say("owner of " + seq.name() + ": " + (target == null ? "none" : nodeOf(target).map(ServerNode::name)
+                  .orElse("?") + " (" + target + ", epoch " + epoch + ")"));
+            }
+          }
+          Thread.sleep(500);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "chaos-owner-monitor");
+    ownerMonitor.setDaemon(true);
+    ownerMonitor.start();
+  }
+
+  private void stopOwnerMonitor() throws InterruptedException {
+    monitorStopped = true;
+    if (ownerMonitor != null) {
+      ownerMonitor.interrupt();
+      ownerMonitor.join(10_000);
+    }
+  }
+
+  /** A strict sequence's owner as a server shows it: its gRPC target (null: none) and fencing epoch (-1: none). */
+  private record OwnerView(String target, long epoch) {}
+
+  /**
+   * {@code seq}'s owner as the live servers show it, all asked at once (each within {@code seconds}): the
+   * answer with the highest fencing epoch, since a server may show the owner row it read last for a moment
+   * after a take-over (a forwarder's cached row); empty if none answered.
+   */
+  private Optional<OwnerView> readOwner(SequenceSpec seq, long seconds) throws InterruptedException {
+    GetSequenceRequest request = GetSequenceRequest.newBuilder().setName(seq.name()).build();
+    List<Future<Sequence>> answers = new ArrayList<>();
+    for (ServerNode node : servers) {
+      if (node.alive()) {
+        answers.add(SequenceAdminGrpc.newFutureStub(node.adminChannel())
+            .withDeadlineAfter(seconds, TimeUnit.SECONDS).getSequence(request));
+      }
+    }
+    OwnerView best = null;
+    for (Future<Sequence> answer : answers) {
+      try {
+        Sequence s = answer.get(seconds + 1, TimeUnit.SECONDS);
+        OwnerView seen = s.hasOwner() ? new OwnerView(s.getOwner(), s.hasOwnerEpoch() ? s.getOwnerEpoch() : -1)
+            : new OwnerView(null, -1);
+        if (best == null || seen.epoch() > best.epoch()) {
+          best = seen;
+        }
+      } catch (ExecutionException | TimeoutException e) {
+        answer.cancel(true); // that server did not answer: the others may
+      }
+    }
+    return Optional.ofNullable(best);
+  }
+
+  /** The server slot whose gRPC target is {@code target} (or, failing that, whose port it names). */
+  private Optional<ServerNode> nodeOf(String target) {
+    Optional<ServerNode> exact = servers.stream().filter(n -> n.target().equals(target)).findFirst();
+    if (exact.isPresent()) {
+      return exact;
+    }
+    return servers.stream().filter(n -> target.endsWith(":" + n.port())).findFirst();
+  }
+
+  /**
+   * The server that owns {@code seq} now, asking for up to 15 s (during a take-over there is none, or none
+   * that serves); empty if none could be found.
+   */
+  private Optional<ServerNode> currentOwner(SequenceSpec seq) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    while (System.nanoTime() < deadline) {
+      Optional<OwnerView> owner = readOwner(seq, 2);
+      if (owner.isPresent() && owner.get().target() != null) {
+        Optional<ServerNode> node = nodeOf(owner.get().target());
+        if (node.isPresent() && node.get().alive()) {
+          return node;
+        }
+      }
+      Thread.sleep(250);
+    }
+    return Optional.empty();
   }
 
   // --- faults ----------------------------------------------------------------------------------------
@@ -511,15 +719,21 @@ final class ChaosRun {
       // them keeps every ID in the reckoning.
       boolean withBurst = WITH_BURST.contains(kind) && kinds.contains("advance-burst")
           && (firstRoundFault || random.nextInt(3) == 0);
-      faultNo++;
+      if (SERVER_KINDS.contains(kind)) {
+        awaitRestarts();
+      }
+      int no = faultNo + 1; // the fault thread is the only writer
+      faultNo = no;
       snapshotCounters();
       switch (kind) {
         case "server-kill" -> killServer(withBurst);
+        case "owner-kill" -> killOwner(withBurst);
+        case "owner-isolate" -> isolateOwner(withBurst, firstRoundFault);
         case "cassandra-pause" -> pauseCassandra(withBurst);
         case "client-kill" -> killClient();
         case "server-restart" -> {
           ServerNode node = servers.get(random.nextInt(servers.size()));
-          log.fault(clock.millis(), "server-restart", 0, node.name());
+          log.fault(clock.millis(), "server-restart", strictStopBound(), node.name());
           long from = clock.millis();
           restartServer(node);
           log.window(Integer.toString(faultNo), kind, from, clock.millis(), node.name());
@@ -546,11 +760,29 @@ final class ChaosRun {
     return sequences.stream().mapToLong(s -> s.stripes() * (s.nodeBlock() + s.dcBlock())).sum();
   }
 
+  /**
+   * What a planned stop may lose: nothing of a per-server sequence (its reserves go back), but what the owner
+   * of a strict sequence held, which is never given back (docs/design.md): a node block and a DC block each.
+   */
+  private long strictStopBound() {
+    return sequencesOf(ChaosClient.Kind.STRICT).stream().mapToLong(s -> s.nodeBlock() + s.dcBlock()).sum();
+  }
+
   private long callsInFlightBound() {
-    long stubs = clients.stream().filter(ChaosClient::isStub).count();
-    long raws = clients.size() - stubs;
-    return stubs * sequences.size() * ChaosClient.stubMaxLease(settings.callScale())
-        + raws * ChaosClient.rawMaxCount(settings.callScale());
+    long bound = 0;
+    for (ChaosClient c : clients) {
+      bound += clientBound(c.kind());
+    }
+    return bound;
+  }
+
+  /** What a client of {@code kind} may have open: its calls in flight, at most. */
+  private long clientBound(ChaosClient.Kind kind) {
+    return switch (kind) {
+      case STUB -> sequencesOf(kind).size() * ChaosClient.stubMaxLease(settings.callScale());
+      case RAW -> ChaosClient.rawMaxCount(settings.callScale());
+      case STRICT -> (long) ChaosClient.STRICT_CALLERS * ChaosClient.STRICT_MAX_COUNT;
+    };
   }
 
   /**
@@ -603,30 +835,84 @@ final class ChaosRun {
 
   private void killServer(boolean withBurst) throws Exception {
     ServerNode node = servers.get(random.nextInt(servers.size()));
+    killServer(node, "server-kill", "", withBurst, false);
+  }
+
+  /**
+   * {@code kill -9} of the server that owns the strict sequence now (a server of its home datacenter if no
+   * owner can be found within 15 s: said in the fault's line), restarted as for a server kill but on the
+   * restarts' thread ({@link #awaitRestarts}).
+   */
+  private void killOwner(boolean withBurst) throws Exception {
+    List<SequenceSpec> strict = sequencesOf(ChaosClient.Kind.STRICT);
+    SequenceSpec seq = strict.get(random.nextInt(strict.size()));
+    List<ServerNode> home = servers.stream().filter(n -> n.datacenter().equals(seq.homeDatacenter())).toList();
+    ServerNode fallback = home.get(random.nextInt(home.size()));
+    Optional<ServerNode> owner = currentOwner(seq);
+    killServer(owner.orElse(fallback), "owner-kill", " of " + seq.name() + (owner.isPresent() ? "" : " owner-unknown"),
+        withBurst, true);
+  }
+
+  /**
+   * {@code kill -9} of {@code node}, started again after 0.5–2 s: here, or if {@code background} on the
+   * restarts' thread (the fault thread goes on; {@link #awaitRestarts}). The window and the {@code down} line
+   * (kind server-kill: a server was dead) are logged once it is SERVING again.
+   */
+  private void killServer(ServerNode node, String kind, String detail, boolean withBurst, boolean background)
+      throws Exception {
     long delay = 500 + random.nextInt(1_500);
     long bound = blocksPerServer() + callsInFlightBound();
-    log.fault(clock.millis(), "server-kill", bound, node.name() + " restart-after-ms=" + delay);
+    log.fault(clock.millis(), kind, bound, node.name() + detail + " restart-after-ms=" + delay);
     report(node, "kill"); // what it is about to lose, in its own words
-    Burst burst = withBurst ? planBurst("server-kill:" + node.name()) : null;
+    Burst burst = withBurst ? planBurst(kind + ":" + node.name()) : null;
     long cursor = burst == null ? 0 : cursorNow(burst.seq(), burst.asked());
-    say("kill -9 " + node);
+    say("kill -9 " + node + (kind.equals("server-kill") ? "" : " (" + kind + detail + ")"));
+    String seqNo = Integer.toString(faultNo);
     long downAt = clock.millis();
     node.kill();
-    try {
-      if (burst != null) {
-        startBurst(burst, cursor);
-        faults++;
+    Step restart = () -> {
+      try {
+        Thread.sleep(delay);
+        startServer(node);
+        started(node);
+      } finally {
+        long to = clock.millis();
+        log.line("down", "server-kill", node.name(), downAt, to);
+        log.window(seqNo, kind, downAt, to, node.name());
       }
-      Thread.sleep(delay);
-      startServer(node);
-      started(node);
-    } finally {
-      long to = clock.millis();
-      log.line("down", "server-kill", node.name(), downAt, to);
-      log.window(Integer.toString(faultNo), "server-kill", downAt, to, node.name());
+      clients.forEach(ChaosClient::resetConnectBackoff);
+      say("restarted " + node);
+    };
+    if (burst != null) {
+      startBurst(burst, cursor);
+      faults++;
     }
-    clients.forEach(ChaosClient::resetConnectBackoff);
-    say("restarted " + node);
+    if (background) {
+      pendingRestarts.add(restarts.submit(() -> {
+        restart.run();
+        return null;
+      }));
+    } else {
+      restart.run();
+    }
+  }
+
+  /**
+   * Waits for the owner kills' restarts under way (each at most {@link #RESTART_WAIT_SECONDS}); a restart that
+   * failed fails the run here, as it would have on the fault thread.
+   */
+  private void awaitRestarts() throws Exception {
+    try {
+      for (Future<?> f : pendingRestarts) {
+        try {
+          f.get(RESTART_WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+          throw e.getCause() instanceof Exception cause ? cause : e;
+        }
+      }
+    } finally {
+      pendingRestarts.clear();
+    }
   }
 
   /**
@@ -660,7 +946,7 @@ final class ChaosRun {
   /** Every server in turn: a planned restart ({@link #restartServer}), the next once it is SERVING again. */
   private void rollingRestart() throws Exception {
     String names = servers.stream().map(ServerNode::name).toList().toString().replace(" ", "");
-    log.fault(clock.millis(), "rolling-restart", 0, names);
+    log.fault(clock.millis(), "rolling-restart", servers.size() * strictStopBound(), names);
     say("rolling restart of " + servers.size() + " servers");
     long from = clock.millis();
     for (ServerNode node : servers) {
@@ -710,6 +996,44 @@ final class ChaosRun {
     hold("server-isolate", storeFaultBound(1, hold), node.name(), node.name() + " from " + node.datacenter()
         + " " + tag, hold, withBurst,
         () -> cut.set(net.isolateFrom(ChaosNetwork.serverHost(slot), targets, tag)), () -> heal(cut));
+  }
+
+  /**
+   * The strict sequence's owner (a server of its home datacenter if none can be found) cut off, drawn: from
+   * every Cassandra node (clients and the other servers still reach it), or from everything (its namespace's
+   * link). Held long enough for a take-over (1.5 owner leases + 1 s) in the first round and then one time in
+   * two, else as the other network faults.
+   */
+  private void isolateOwner(boolean withBurst, boolean firstRound) throws Exception {
+    ChaosNetwork net = network.orElseThrow();
+    List<SequenceSpec> strict = sequencesOf(ChaosClient.Kind.STRICT);
+    SequenceSpec seq = strict.get(random.nextInt(strict.size()));
+    List<ServerNode> home = servers.stream().filter(n -> n.datacenter().equals(seq.homeDatacenter())).toList();
+    ServerNode fallback = home.get(random.nextInt(home.size()));
+    boolean whole = random.nextBoolean();
+    long hold = holdMillis();
+    boolean takeOver = random.nextBoolean() || firstRound;
+    if (takeOver) {
+      hold = Math.max(hold, ownerLeaseMillis() * 3 / 2 + 1_000);
+    }
+    Optional<ServerNode> owner = currentOwner(seq);
+    ServerNode node = owner.orElse(fallback);
+    int slot = servers.indexOf(node);
+    List<String> nodes = new ArrayList<>();
+    ChaosCassandra.DATACENTERS.forEach(dc -> nodes.addAll(ChaosNetwork.addresses(cassandra, cassandra.nodes(dc))));
+    String tag = "fault-" + faultNo;
+    AtomicReference<ChaosNetwork.Cut> cut = new AtomicReference<>();
+    hold("owner-isolate", storeFaultBound(1, hold), node.name(), node.name() + " of " + seq.name()
+        + (owner.isPresent() ? "" : " owner-unknown") + (whole ? " from everything " : " from cassandra ") + tag
+        + (takeOver ? " take-over" : ""), hold, withBurst,
+        () -> cut.set(whole ? net.isolate(List.of(ChaosNetwork.serverHost(slot)), tag)
+            : net.isolateFrom(ChaosNetwork.serverHost(slot), nodes, tag)),
+        () -> heal(cut));
+  }
+
+  /** The servers' owner lease: the run's, or their default. */
+  private long ownerLeaseMillis() {
+    return settings.strictOwnerLease() == null ? DEFAULT_OWNER_LEASE_MILLIS : settings.strictOwnerLease().toMillis();
   }
 
   private static void heal(AtomicReference<ChaosNetwork.Cut> cut) throws Exception {
@@ -803,15 +1127,14 @@ final class ChaosRun {
 
   private void killClient() throws InterruptedException {
     ChaosClient victim = clients.get(random.nextInt(clients.size()));
-    long bound = victim.isStub() ? sequences.size() * ChaosClient.stubMaxLease(settings.callScale())
-        : ChaosClient.rawMaxCount(settings.callScale());
+    long bound = clientBound(victim.kind());
     long at = clock.millis();
     log.fault(at, "client-kill", bound, victim.toString());
     say("killing " + victim);
     victim.kill();
     logStubStats(victim);
     clients.remove(victim);
-    startClient(victim.isStub());
+    startClient(victim.kind());
     log.window(Integer.toString(faultNo), "client-kill", at, at, victim.toString());
   }
 
@@ -933,6 +1256,7 @@ final class ChaosRun {
   // --- the end -------------------------------------------------------------------------------------
 
   private void finish() throws Exception {
+    awaitRestarts();
     for (Future<?> burst : bursts) {
       try {
         burst.get(BURST_WAIT_SECONDS, TimeUnit.SECONDS);
@@ -949,6 +1273,7 @@ final class ChaosRun {
       }
     }
     say("stopping the clients");
+    stopOwnerMonitor();
     for (ChaosClient c : clients) {
       c.stop();
       logStubStats(c);

@@ -52,6 +52,12 @@ import picocli.CommandLine.Parameters;
  *       servers counted as lost themselves outside their stops ({@code idgen_ids_lost_total}, read just
  *       before each SIGTERM and at the end: compare-and-sets whose outcome could not be settled), and
  *       {@code restart_lost}, what {@code lost} holds beyond it, must be 0;
+ *   <li>{@code order_violations} (runs with an {@code ORDERING_STRICT} sequence): calls of a strict client on
+ *       a strict sequence whose IDs are not all above every ID of a call that completed before they started
+ *       ({@link StrictOrder}; 0), and {@code unmarked}, ranges of those calls that did not say
+ *       {@code ORDERING_STRICT} (0, printed when not). The line before the verdict, {@code strict: …}, says how
+ *       many calls were made and judged, how many failed and why ({@code OWNER_UNAVAILABLE} …), the longest
+ *       stretch without a successful strict call, and the owner take-overs the run saw;
  *   <li>{@code failed_stops}: planned stops (SIGTERM) after which the server did not exit in time and was
  *       killed (0). With {@code restarts} (planned stops) and {@code returned} (IDs the stopped servers
  *       logged as given back to the store), printed when the run had planned restarts.
@@ -75,7 +81,7 @@ public final class Checker implements Callable<Integer> {
       long unleased, long badCalls, long lost, long lostBound, long reported, long faults, long advances,
       long advancesOk, long advancesDuringPause, long advancesDuringKill, long stubJudged, Map<String, Long> cas,
       String seed, boolean complete, boolean restartsOnly, long restarts, long failedStops, long returned,
-      long restartLost, List<FaultTable.Row> byKind) {
+      long restartLost, List<FaultTable.Row> byKind, Strict strict) {
 
     /** The row of fault kind {@code kind} in {@link #byKind()}, if any was applied. */
     public Optional<FaultTable.Row> kind(String kind) {
@@ -91,12 +97,14 @@ public final class Checker implements Callable<Integer> {
     public boolean ok() {
       return complete && duplicates == 0 && outOfBounds == 0 && belowFloor == 0 && unleased == 0
           && badCalls == 0 && failedStops == 0 && lost <= lostBound && lost >= 0
-          && (!restartsOnly || restartLost == 0);
+          && (!restartsOnly || restartLost == 0) && strict.ok();
     }
 
     public String line() {
       return "checked ids=" + ids + " duplicates=" + duplicates + " out_of_bounds=" + outOfBounds
           + " below_floor=" + belowFloor + " unleased=" + unleased + " bad_calls=" + badCalls
+          + (strict.sequences() > 0 ? " order_violations=" + strict.violations()
+              + (strict.unmarked() != 0 ? " unmarked=" + strict.unmarked() : "") : "")
           + " lost=" + lost + " lost_bound=" + lostBound + " reported=" + reported + " faults=" + faults
           + (restarts > 0 || restartsOnly ? " restarts=" + restarts + " returned=" + returned
               + " failed_stops=" + failedStops : "")
@@ -117,6 +125,43 @@ public final class Checker implements Callable<Integer> {
         }
       });
       return sb.toString();
+    }
+  }
+
+  /**
+   * The strict sequences' calls: {@code calls} recorded whole (every outcome), {@code succeeded} of them OK,
+   * {@code judged} those that handed out IDs (held to the order), {@code ids} their IDs; {@code violations}
+   * calls out of order ({@link StrictOrder}), {@code unmarked} ranges not marked {@code ORDERING_STRICT};
+   * {@code failures} by outcome ({@code UNAVAILABLE:OWNER_UNAVAILABLE} …); {@code longestGapNanos} the longest
+   * stretch between two successful calls' ends, from {@code gapFromNanos}; {@code takeovers} the owner changes
+   * the run's polling saw (a higher fencing epoch), {@code firstEpoch} and {@code lastEpoch} the epochs seen
+   * (-1: none).
+   */
+  public record Strict(int sequences, long calls, long succeeded, long judged, long ids, long violations, long unmarked,
+      Map<String, Long> failures, long longestGapNanos, long gapFromNanos, long takeovers, long firstEpoch,
+      long lastEpoch) {
+    static final Strict NONE = new Strict(0, 0, 0, 0, 0, 0, 0, Map.of(), 0, 0, 0, -1, -1);
+
+    /** No call out of order, no range unmarked. */
+    public boolean ok() {
+      return violations == 0 && unmarked == 0;
+    }
+
+    /** Calls that failed with reason OWNER_UNAVAILABLE. */
+    public long ownerUnavailable() {
+      return failures.entrySet().stream().filter(e -> e.getKey().endsWith(":OWNER_UNAVAILABLE"))
+          .mapToLong(Map.Entry::getValue).sum();
+    }
+
+    public String line() {
+      return "strict: sequences=" + sequences + " calls=" + calls + " ok=" + succeeded + " failed="
+          + (calls - succeeded)
+          + " owner_unavailable=" + ownerUnavailable() + " judged=" + judged + " ids=" + ids
+          + " order_violations=" + violations + " unmarked=" + unmarked
+          + String.format(Locale.ROOT, " max_unavailable_s=%.3f (from %.3fs)", longestGapNanos / 1e9,
+              gapFromNanos / 1e9)
+          + " takeovers=" + takeovers + " owner_epochs=" + (firstEpoch < 0 ? "-" : firstEpoch + ".." + lastEpoch)
+          + " failures=" + failures;
     }
   }
 
@@ -150,6 +195,14 @@ public final class Checker implements Callable<Integer> {
     final List<Range> ranges = new ArrayList<>();
     final List<Run> served = new ArrayList<>();
     long servedIds;
+    /** Strict clients' calls that handed out IDs (held to the order if the sequence is strict). */
+    final List<StrictOrder.Call> calls = new ArrayList<>();
+    /** The ends of their successful calls. */
+    final List<Long> okEnds = new ArrayList<>();
+    long wholeCalls;
+    long okCalls;
+    long unmarked;
+    final Map<String, Long> failures = new TreeMap<>();
 
     PerSequence(SequenceSpec spec) {
       this.spec = spec;
@@ -300,6 +353,43 @@ public final class Checker implements Callable<Integer> {
                 }
               }
             }
+            case Recorder.CALL -> {
+              int server = in.readUnsignedByte();
+              long start = in.readLong();
+              long end = in.readLong();
+              String outcome = in.readUTF();
+              int unmarked = in.readInt();
+              int n = in.readInt();
+              long min = Long.MAX_VALUE;
+              long max = Long.MIN_VALUE;
+              long count = 0;
+              for (int i = 0; i < n; i++) {
+                long first = in.readLong();
+                long c = in.readLong();
+                long stride = in.readLong();
+                long last = lastId(first, c, stride);
+                if (c >= 1 && stride >= 1 && last != Long.MIN_VALUE) { // else out of bounds, seen as a range
+                  min = Math.min(min, first);
+                  max = Math.max(max, last);
+                  count += c;
+                }
+              }
+              if (seq != null) {
+                seq.wholeCalls++;
+                seq.unmarked += unmarked;
+                boolean ok = outcome.equals("OK");
+                table.strictCall(end, ok);
+                if (ok) {
+                  seq.okCalls++;
+                  seq.okEnds.add(end);
+                } else {
+                  seq.failures.merge(outcome, 1L, Long::sum);
+                }
+                if (count > 0) {
+                  seq.calls.add(new StrictOrder.Call(client, server, start, end, min, max, count, outcome));
+                }
+              }
+            }
             default -> throw new IOException(file + ": corrupt record tag " + tag);
           }
         }
@@ -310,6 +400,7 @@ public final class Checker implements Callable<Integer> {
     long belowFloor = 0;
     long unleased = 0;
     long lost = 0;
+    long strictLost = 0;
     long stubJudged = 0;
     long stubSoonAfter = 0;
     long stubStraddling = 0;
@@ -495,6 +586,9 @@ public final class Checker implements Callable<Integer> {
           .mapToLong(RunLog.FinalHeld::ids).sum();
       long seqLost = reservedAbove - receivedAbove - held;
       lost += seqLost;
+      if (spec.strict()) {
+        strictLost += seqLost;
+      }
       out.printf("sequence %s: ranges=%d served=%d floor=%d reserved_above_floor=%d received_above_floor=%d "
               + "held_at_end=%d lost=%d%n", spec.name(), seq.ranges.size(), seq.servedIds, floor, reservedAbove,
           receivedAbove, held, seqLost);
@@ -587,12 +681,21 @@ public final class Checker implements Callable<Integer> {
     long lostBound;
     long restartLost = 0;
     if (restartsOnly) {
-      lostBound = counted;
-      restartLost = Math.max(0, lost - counted);
+      // But strict sequences: a planned stop of their owner gives nothing back (docs/design.md: what it held
+      // is a counted gap, as for a crash), at most a node block and a DC block (a refill under way) each.
+      long strictStops = run.stopped().size() * run.sequences().stream().filter(SequenceSpec::strict)
+          .mapToLong(q -> q.nodeBlock() + q.dcBlock()).sum();
+      lostBound = counted + strictStops;
+      restartLost = Math.max(0, lost - strictLost - counted);
       out.printf("lost_bound = %d: planned restarts only, which lose nothing; the bound is what the servers"
           + " counted as lost outside their stops (%d IDs asked for by failed or cancelled calls and not"
-          + " received are no excuse); lost at the restarts = max(0, lost - that) = %d%n", lostBound,
-          failedOutstanding, restartLost);
+          + " received are no excuse)%s; lost at the restarts = max(0, lost%s - that) = %d%n", lostBound,
+          failedOutstanding, strictStops > 0 ? ", plus " + strictStops + " for the strict sequences" : "",
+          strictStops > 0 ? " of the other sequences" : "", restartLost);
+      if (strictStops > 0) {
+        out.printf("  strict sequences lost %d, not blamed on the restarts: a stopping owner gives back nothing"
+            + " (a counted gap); allowed a node block and a DC block per stop: %d%n", strictLost, strictStops);
+      }
     } else {
       lostBound = faultBound + failedOutstanding;
       out.printf("lost_bound = %d (faults) + %d (asked for by failed or cancelled calls, not received)%n",
@@ -629,15 +732,17 @@ public final class Checker implements Callable<Integer> {
           casByTier, casAtKills, casAtStops == 0 ? "" : ", " + casAtStops + " times just before a SIGTERM",
           casAtEnd, casUnreachable);
     }
+    Strict strict = strict(run, sequences, table, evidence);
     List<FaultTable.Row> byKind = table.rows(run);
     FaultTable.print(byKind, out);
+    table.printStrict(run, out);
     for (String line : evidence) {
       out.println(line);
     }
     Report report = new Report(ids, served, duplicates, outOfBounds, belowFloor, unleased, badCalls, lost,
         lostBound, reported, run.faults().size(), run.advances().size(), advancesOk,
         advancesDuringPause, advancesDuringKill, stubJudged, Collections.unmodifiableMap(cas), run.seed(), run.ended(),
-        restartsOnly, run.stopped().size(), failedStops, returned, restartLost, List.copyOf(byKind));
+        restartsOnly, run.stopped().size(), failedStops, returned, restartLost, List.copyOf(byKind), strict);
     if (lost < 0) {
       out.println("WARNING: lost < 0: more IDs received or held than were ever reserved");
     }
@@ -646,9 +751,79 @@ public final class Checker implements Callable<Integer> {
           + " servers counted outside their stops (see the sequences' lines above, and the servers' logs in"
           + " servers/: 'reserves at shutdown', 'as lost')");
     }
+    if (strict.sequences() > 0) {
+      out.println(strict.line());
+    }
     out.println(report.line());
     out.println(report.casLine());
     return report;
+  }
+
+  /**
+   * The strict sequences' calls held to their order ({@link StrictOrder}, examples into {@code evidence}),
+   * their failures and longest stretch without a successful call, and the owner take-overs in {@code run}.
+   */
+  private static Strict strict(Contents run, Map<String, PerSequence> sequences, FaultTable table,
+      List<String> evidence) {
+    List<PerSequence> strict = sequences.values().stream().filter(p -> p.spec.strict())
+        .sorted(Comparator.comparing(p -> p.spec.name())).toList();
+    if (strict.isEmpty()) {
+      return Strict.NONE;
+    }
+    long calls = 0;
+    long ok = 0;
+    long judged = 0;
+    long ids = 0;
+    long violations = 0;
+    long unmarked = 0;
+    Map<String, Long> failures = new TreeMap<>();
+    long[] longest = {0, 0};
+    for (PerSequence seq : strict) {
+      StrictOrder.Result result = StrictOrder.check(seq.calls, EVIDENCE);
+      for (StrictOrder.Violation v : result.examples()) {
+        note(evidence, "order_violations", seq.spec.name() + ": " + v.describe());
+      }
+      calls += seq.wholeCalls;
+      ok += seq.okCalls;
+      judged += result.calls();
+      ids += seq.calls.stream().mapToLong(StrictOrder.Call::ids).sum();
+      violations += result.violations();
+      unmarked += seq.unmarked;
+      if (seq.unmarked > 0) {
+        note(evidence, "unmarked", seq.spec.name() + ": " + seq.unmarked + " ranges of strict calls without"
+            + " ordering = ORDERING_STRICT");
+      }
+      seq.failures.forEach((k, v) -> failures.merge(k, v, Long::sum));
+      long[] ends = seq.okEnds.stream().mapToLong(Long::longValue).sorted().toArray();
+      long[] gap = StrictOrder.longestGap(ends);
+      if (gap[1] - gap[0] > longest[1] - longest[0]) {
+        longest = gap;
+      }
+      table.strictGaps(ends);
+    }
+    long takeovers = 0;
+    long firstEpoch = -1;
+    long lastEpoch = -1;
+    // A take-over raises the fencing epoch: count each epoch above the highest seen before (a server may still
+    // show an older owner row for a moment, as runs before the monitor kept the highest did: not counted twice).
+    Map<String, Long> highestEpoch = new HashMap<>();
+    for (RunLog.OwnerSeen o : run.owners()) {
+      if (o.epoch() < 0) {
+        continue;
+      }
+      Long before = highestEpoch.get(o.name());
+      if (before == null || o.epoch() > before) {
+        highestEpoch.put(o.name(), o.epoch());
+        if (before != null) {
+          takeovers++;
+        }
+      }
+      firstEpoch = firstEpoch < 0 ? o.epoch() : Math.min(firstEpoch, o.epoch());
+      lastEpoch = Math.max(lastEpoch, o.epoch());
+    }
+    return new Strict(strict.size(), calls, ok, judged, ids, violations, unmarked,
+        Collections.unmodifiableMap(failures), longest[1] - longest[0], longest[0], takeovers, firstEpoch,
+        lastEpoch);
   }
 
   /** "Soon after an advance returned": within the client lease lifetime and margin the harness sets. */

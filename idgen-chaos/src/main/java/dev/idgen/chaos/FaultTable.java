@@ -43,6 +43,11 @@ final class FaultTable {
   private final Map<String, List<long[]>> after = new TreeMap<>();
   private final Map<String, long[]> ids = new HashMap<>();
   private final Map<String, Long> duplicates = new HashMap<>();
+  /** Strict calls by kind: ok during, failed during, ok after, failed after. */
+  private final Map<String, long[]> strictCalls = new HashMap<>();
+  /** The longest stretch without a successful strict call that overlaps one of the kind's windows, by kind. */
+  private final Map<String, Long> strictGap = new HashMap<>();
+  private boolean strict;
 
   FaultTable(Contents run) {
     Map<String, List<long[]>> rawDuring = new TreeMap<>();
@@ -65,6 +70,63 @@ final class FaultTable {
       } else if (within(after.get(kind), nanos)) {
         ids.computeIfAbsent(kind, k -> new long[2])[1] += count;
       }
+    }
+  }
+
+  /** A strict client's call that ended at {@code nanos}, successfully or not. */
+  void strictCall(long nanos, boolean ok) {
+    strict = true;
+    for (String kind : during.keySet()) {
+      if (within(during.get(kind), nanos)) {
+        strictCalls.computeIfAbsent(kind, k -> new long[4])[ok ? 0 : 1]++;
+      } else if (within(after.get(kind), nanos)) {
+        strictCalls.computeIfAbsent(kind, k -> new long[4])[ok ? 2 : 3]++;
+      }
+    }
+  }
+
+  /**
+   * The sorted ends of one strict sequence's successful calls: each stretch between two of them of at least
+   * 100 ms that overlaps a kind's window is a candidate for that kind's longest.
+   */
+  void strictGaps(long[] sortedOkEnds) {
+    strict = true;
+    for (int i = 1; i < sortedOkEnds.length; i++) {
+      long from = sortedOkEnds[i - 1];
+      long to = sortedOkEnds[i];
+      if (to - from < TimeUnit.MILLISECONDS.toNanos(100)) {
+        continue;
+      }
+      for (Map.Entry<String, List<long[]>> e : during.entrySet()) {
+        if (overlaps(e.getValue(), from, to)) {
+          strictGap.merge(e.getKey(), to - from, Math::max);
+        }
+      }
+    }
+  }
+
+  /**
+   * When the run had strict calls: per kind applied, the strict calls that ended while one held and in the
+   * {@value #AFTER_SECONDS} s after (ok/failed), and the longest stretch without a successful one that
+   * overlapped one of the kind's windows.
+   */
+  void printStrict(Contents run, PrintStream out) {
+    if (!strict) {
+      return;
+    }
+    out.printf("strict calls by fault kind (ended while one held, and in the %d s after: ok/failed; the longest"
+        + " stretch without a successful strict call that overlapped one):%n", AFTER_SECONDS);
+    String format = "%-16s %16s %16s %14s%n";
+    out.printf(format, "kind", "during_ok/failed", "after_ok/failed", "max_gap_s");
+    List<String> kinds = new ArrayList<>(ChaosRun.KINDS);
+    run.windows().stream().map(Window::kind).filter(k -> !kinds.contains(k)).distinct().sorted().forEach(kinds::add);
+    for (String kind : kinds) {
+      if (!during.containsKey(kind)) {
+        continue;
+      }
+      long[] c = strictCalls.getOrDefault(kind, new long[4]);
+      out.printf(format, kind, c[0] + "/" + c[1], c[2] + "/" + c[3],
+          String.format(Locale.ROOT, "%.1f", strictGap.getOrDefault(kind, 0L) / 1e9));
     }
   }
 

@@ -22,6 +22,9 @@ import java.util.Arrays;
  *   'F' name:UTF requested:long received:long code:UTF                                      a call that failed
  *   'B' name:UTF askedNanos:long handedNanos:long runs:int (first:long count:long stride:long) × runs
  *                                                                                            a batch a stub handed out
+ *   'C' name:UTF server:u8 startNanos:long endNanos:long outcome:UTF unmarked:int ranges:int
+ *       (first:long count:long stride:long) × ranges                                        one whole Allocate call of
+ *                                                                                            a strict client
  * </pre>
  * Times are nanoseconds since the run's epoch ({@code run.txt}), on the harness's monotonic clock.
  *
@@ -31,6 +34,15 @@ import java.util.Arrays;
  * batch, {@code handedNanos} the time it had it: the batch was handed out between the two, and a batch asked
  * for after an advance returned was certainly handed out after it (the checker's rule, as for a range's call
  * start).
+ *
+ * <p>A {@code 'C'} record is written when the call has closed, besides the {@code 'T'} records of its ranges
+ * and its {@code 'F'} record if it failed (which the uniqueness, bounds and lost checks read as for any call):
+ * {@code startNanos} is taken just before the call is started (before its request is sent), {@code endNanos}
+ * when its status arrived, after its last range; {@code outcome} is {@code OK}, or the status code and, when
+ * the server gave one, its {@code ErrorInfo} reason ({@code UNAVAILABLE:OWNER_UNAVAILABLE}); {@code unmarked}
+ * counts the call's ranges that did not say {@code ORDERING_STRICT}; the ranges are all those received, also
+ * on a call that then failed (they were handed out). The checker holds strict sequences' calls to their order
+ * with these ({@link StrictOrder}).
  *
  * <p>The checker also reads two older records, no longer written: {@code 'R'} (a range, as {@code 'T'} without
  * the server) and {@code 'S' name:UTF n:int id:long × n} (a stub's IDs one by one, without times).
@@ -45,6 +57,7 @@ final class Recorder implements AutoCloseable {
   static final byte SERVED_IDS = 'S';
   static final byte FAILED_CALL = 'F';
   static final byte BATCH = 'B';
+  static final byte CALL = 'C';
 
   private final Object lock = new Object();
   private final RunClock clock;
@@ -104,6 +117,34 @@ final class Recorder implements AutoCloseable {
         out.writeLong(requested);
         out.writeLong(received);
         out.writeUTF(code);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+
+  /**
+   * One whole Allocate call of a strict client, once closed: {@code ranges} flattened as {first, count,
+   * stride} triples, every range received; see the class comment.
+   */
+  void call(String sequence, int server, long startNanos, long endNanos, String outcome, int unmarked,
+      long[] ranges) {
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      try {
+        out.writeByte(CALL);
+        out.writeUTF(sequence);
+        out.writeByte(server);
+        out.writeLong(startNanos);
+        out.writeLong(endNanos);
+        out.writeUTF(outcome);
+        out.writeInt(unmarked);
+        out.writeInt(ranges.length / 3);
+        for (long v : ranges) {
+          out.writeLong(v);
+        }
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }

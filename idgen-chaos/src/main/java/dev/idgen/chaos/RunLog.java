@@ -18,8 +18,12 @@ import java.util.TreeMap;
  * {@link Recorder}) it is all {@link Checker} needs. Lines (space-separated):
  * <pre>
  *   seed SEED
- *   sequence NAME START MAX STRIPES NODE_BLOCK DC_BLOCK
- *   client ID stub|raw                               a client the run started: its record is client-ID.bin
+ *   sequence NAME START MAX STRIPES NODE_BLOCK DC_BLOCK [strict HOME_DC]
+ *                                                    "strict": created with ORDERING_STRICT, owned in HOME_DC
+ *                                                    (absent: ORDERING_PER_SERVER)
+ *   client ID stub|raw|strict                        a client the run started: its record is client-ID.bin
+ *                                                    (strict: 1-ID calls and small batches of raw Allocate on
+ *                                                    the strict sequences, each call recorded whole)
  *   kinds KIND,KIND…                                 the fault kinds the run chose (absent: runs before the
  *                                                    choice, which had the four first ones)
  *   fault AT_MILLIS KIND LOST_BOUND DETAIL…          KIND: one of ChaosRun.KINDS (a burst's DETAIL says during
@@ -63,17 +67,39 @@ import java.util.TreeMap;
  *                                                    idgen_store_cas_attempts_total by tier. A restarted
  *                                                    incarnation gets a line of zeros, no tokens, when it
  *                                                    started; its counts until its next line are SEQ's
+ *   owner NAME AT_MILLIS TARGET|- EPOCH|-             a strict sequence's owner as GetSequence showed it (the
+ *                                                    highest epoch of the live servers' answers), logged when
+ *                                                    it changed (polled every 500 ms): the owner's gRPC target
+ *                                                    and its record's fencing epoch ("-": none)
  *   end DURATION_MILLIS
  * </pre>
  */
 final class RunLog implements AutoCloseable {
   static final String FILE = "run.txt";
 
-  record SequenceSpec(String name, long start, long max, int stripes, long nodeBlock, long dcBlock) {
+  /**
+   * A sequence of the run; {@code homeDatacenter} is null for ORDERING_PER_SERVER, the datacenter that owns
+   * it for ORDERING_STRICT ({@link #strict()}).
+   */
+  record SequenceSpec(String name, long start, long max, int stripes, long nodeBlock, long dcBlock,
+      String homeDatacenter) {
+    /** An ORDERING_PER_SERVER sequence. */
+    SequenceSpec(String name, long start, long max, int stripes, long nodeBlock, long dcBlock) {
+      this(name, start, max, stripes, nodeBlock, dcBlock, null);
+    }
+
     boolean inBounds(long id) {
       return id >= start && id <= max;
     }
+
+    /** Created with ORDERING_STRICT. */
+    boolean strict() {
+      return homeDatacenter != null;
+    }
   }
+
+  /** A strict sequence's owner as seen at {@code atMillis}: its gRPC target and fencing epoch, or none ("-", -1). */
+  record OwnerSeen(String name, long atMillis, String target, long epoch) {}
 
   record Fault(long atMillis, String kind, long lostBound, String detail) {}
 
@@ -116,7 +142,8 @@ final class RunLog implements AutoCloseable {
   record Contents(String seed, List<SequenceSpec> sequences, List<Fault> faults, List<Advance> advances,
       List<FinalStripe> finalStripes, List<FinalHeld> finalHeld, List<Reported> reported,
       List<CasReport> cas, List<StubStats> stubs, List<Integer> clients, List<Down> down, List<String> kinds,
-      List<Stopped> stopped, List<Window> windows, List<Snapshot> snapshots, boolean ended) {
+      List<Stopped> stopped, List<Window> windows, List<Snapshot> snapshots, List<OwnerSeen> owners,
+      boolean ended) {
 
     /** Whether the run chose planned restarts only: then nothing may be lost. */
     boolean restartsOnly() {
@@ -147,7 +174,17 @@ final class RunLog implements AutoCloseable {
   }
 
   void sequence(SequenceSpec s) {
-    line("sequence", s.name(), s.start(), s.max(), s.stripes(), s.nodeBlock(), s.dcBlock());
+    if (s.strict()) {
+      line("sequence", s.name(), s.start(), s.max(), s.stripes(), s.nodeBlock(), s.dcBlock(), "strict",
+          s.homeDatacenter());
+    } else {
+      line("sequence", s.name(), s.start(), s.max(), s.stripes(), s.nodeBlock(), s.dcBlock());
+    }
+  }
+
+  /** An {@code owner} line: {@code target} null when no server owns {@code name}. */
+  void owner(String name, long atMillis, String target, long epoch) {
+    line("owner", name, atMillis, target == null ? "-" : target, target == null ? "-" : Long.toString(epoch));
   }
 
   void fault(long atMillis, String kind, long lostBound, String detail) {
@@ -199,13 +236,17 @@ final class RunLog implements AutoCloseable {
     List<Stopped> stopped = new ArrayList<>();
     List<Window> windows = new ArrayList<>();
     List<Snapshot> snapshots = new ArrayList<>();
+    List<OwnerSeen> owners = new ArrayList<>();
     boolean ended = false;
     for (String line : Files.readAllLines(dir.resolve(FILE), StandardCharsets.UTF_8)) {
       String[] t = line.split(" ");
       switch (t[0]) {
         case "seed" -> seed = t[1];
         case "sequence" -> sequences.add(new SequenceSpec(t[1], Long.parseLong(t[2]), Long.parseLong(t[3]),
-            Integer.parseInt(t[4]), Long.parseLong(t[5]), Long.parseLong(t[6])));
+            Integer.parseInt(t[4]), Long.parseLong(t[5]), Long.parseLong(t[6]),
+            t.length > 8 && t[7].equals("strict") ? t[8] : null));
+        case "owner" -> owners.add(new OwnerSeen(t[1], Long.parseLong(t[2]), t[3],
+            t[4].equals("-") ? -1 : Long.parseLong(t[4])));
         case "fault" -> faults.add(new Fault(Long.parseLong(t[1]), t[2], Long.parseLong(t[3]),
             line.split(" ", 5).length == 5 ? line.split(" ", 5)[4] : ""));
         case "advance" -> advances.add(new Advance(t[1], Long.parseLong(t[2]), Long.parseLong(t[3]), t[4],
@@ -230,7 +271,7 @@ final class RunLog implements AutoCloseable {
       }
     }
     return new Contents(seed, sequences, faults, advances, stripes, held, reported, cas, stubs, clients, down, kinds,
-        stopped, windows, snapshots, ended);
+        stopped, windows, snapshots, owners, ended);
   }
 
   /** {@code TIER:OUTCOME=N} tokens from index {@code from} on. */

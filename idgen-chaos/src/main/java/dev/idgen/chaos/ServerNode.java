@@ -33,8 +33,10 @@ import java.util.regex.Pattern;
  * on a netns cluster, at the address of a network namespace of its own (so that it can be cut off from its
  * datacenter's Cassandra nodes while the clients, in the root namespace, still reach it). The port and the
  * address stay the slot's across {@code kill -9} and restart, so clients find the new process where the
- * old one was. Not thread-safe: only the fault thread and the run's start and end start, kill or read it; the
- * advance bursts' threads use only its name and its admin channel, which never change.
+ * old one was. Not thread-safe: one thread at a time starts, stops or kills it (the fault thread, the run's
+ * start and end, or an owner kill's restart, which the fault thread waits for before it touches the server
+ * again); what others read ({@link #alive()}, {@link #incarnation()}, {@link #counters()}) is safe to read
+ * from any thread. The advance bursts' threads use only its name and its admin channel, which never change.
  */
 final class ServerNode implements AutoCloseable {
   private static final long START_TIMEOUT_MILLIS = 120_000;
@@ -66,10 +68,10 @@ final class ServerNode implements AutoCloseable {
   private final Path jar;
   private final Path dir;
   private final ManagedChannel adminChannel;
-  private Process process;
-  private int starts;
+  private volatile Process process;
+  private volatile int starts;
   /** The log file of the current (or last) incarnation. */
-  private Path log;
+  private volatile Path log;
 
   /**
    * A slot on loopback (127.0.0.1). {@code settings} are the server's {@code -D} settings; its gRPC and
@@ -209,12 +211,14 @@ final class ServerNode implements AutoCloseable {
   }
 
   boolean alive() {
-    return process != null && process.isAlive();
+    Process p = process;
+    return p != null && p.isAlive();
   }
 
   /** Starts the process and waits until its health service reports SERVING. */
   void start() throws IOException, InterruptedException {
-    starts++;
+    int next = starts + 1; // one writer at a time (see the class comment)
+    starts = next;
     // `ip netns exec` execs java: the process (its pid, its signals) is the server's JVM either way.
     List<String> cmd = new ArrayList<>(launcher);
     cmd.addAll(List.of(

@@ -25,6 +25,13 @@ import picocli.CommandLine;
  * server-isolate, replica-one, replica-two) and cassandra-kill included; without root, the tests'
  * two-datacenter cluster, which takes the others, and the run prints which kinds it could not inject. The seed is random and printed; rerun a failure with {@code -DchaosSeed=<seed>}. A second, shorter
  * run has rolling restarts only and must lose no ID ({@code -DchaosRestartSeed=<seed>}).
+ *
+ * <p>Both runs have the strict sequence and its clients (1-ID calls and small batches on random servers): no
+ * call may get IDs below those of a call that completed before it started ({@code order_violations} = 0). The
+ * first also kills the strict sequence's owner ({@code owner-kill}; and cuts it off, {@code owner-isolate},
+ * where the cluster has namespaces), with the servers' owner lease at {@code -DchaosOwnerLease} (default 4 s,
+ * against 10 s by default) so that take-overs come soon; at least one must be seen, and calls must have failed
+ * {@code OWNER_UNAVAILABLE} meanwhile.
  */
 @ExtendWith(ChaosClusterExtension.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -44,6 +51,7 @@ class ChaosIT {
         "--clients", "4",
         "--out", out.toString(),
         "--use-running-cassandra",
+        "--strict-owner-lease", System.getProperty("chaosOwnerLease", "4s"),
         "--server-jar", property("idgenServerJar"));
     List<String> kinds = ChaosRun.defaultKinds(cassandra);
     Map<String, String> notInjected = ChaosRun.injectable(cassandra);
@@ -77,7 +85,22 @@ class ChaosIT {
     assertThat(report.unleased()).as("served but never leased, seed %s", seed).isZero();
     assertThat(report.badCalls()).as("calls with the wrong number of IDs, seed %s", seed).isZero();
     assertThat(report.lost()).as("lost IDs, seed %s", seed).isBetween(0L, report.lostBound());
+    assertThat(kinds).contains("owner-kill");
+    assertStrict(report, seed);
+    assertThat(report.strict().takeovers()).as("owner take-overs seen, seed %s", seed).isPositive();
+    assertThat(report.strict().ownerUnavailable()).as("strict calls failed OWNER_UNAVAILABLE, seed %s", seed)
+        .isPositive();
     assertThat(report.ok()).isTrue();
+  }
+
+  /** The strict sequence's calls: made, most of them served, none out of order, every range marked strict. */
+  private static void assertStrict(Checker.Report report, String seed) {
+    Checker.Strict strict = report.strict();
+    assertThat(strict.sequences()).as("strict sequences").isEqualTo(1);
+    assertThat(strict.succeeded()).as("strict calls served, seed %s", seed).isPositive();
+    assertThat(strict.judged()).as("strict calls judged for their order").isPositive();
+    assertThat(strict.violations()).as("strict calls out of order, seed %s", seed).isZero();
+    assertThat(strict.unmarked()).as("strict ranges without ORDERING_STRICT, seed %s", seed).isZero();
   }
 
   /**
@@ -122,6 +145,7 @@ class ChaosIT {
     // outcome could not be settled under contention): the restarts' own share must be 0.
     assertThat(report.restartLost()).as("IDs lost by the planned restarts, seed %s", seed).isZero();
     assertThat(report.lost()).as("IDs lost, seed %s", seed).isBetween(0L, report.lostBound());
+    assertStrict(report, seed);
     assertThat(report.ok()).isTrue();
   }
 

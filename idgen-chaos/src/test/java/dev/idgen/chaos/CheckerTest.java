@@ -523,6 +523,131 @@ class CheckerTest {
         .containsPattern("checked ids=220 duplicates=6 .*\ncas: applied=0 conflict=0 unknown=0[^\n]*$");
   }
 
+  private static final long MS = 1_000_000;
+
+  /** A strict client's call as its interceptor records it: each range, then the call whole. */
+  private static void strictCall(Recorder r, int server, long startMs, long endMs, String outcome, int unmarked,
+      long... ranges) {
+    for (int i = 0; i < ranges.length; i += 3) {
+      r.range("strict", server, startMs * MS, endMs * MS, ranges[i], ranges[i + 1], ranges[i + 2]);
+    }
+    if (!outcome.equals("OK")) {
+      r.failedCall("strict", 1, ranges.length == 0 ? 0 : 1, outcome.split(":")[0]);
+    }
+    r.call("strict", server, startMs * MS, endMs * MS, outcome, unmarked, ranges);
+  }
+
+  private void strictSequence() {
+    log.sequence(new SequenceSpec("strict", 1, Long.MAX_VALUE, 1, 100, 1_000, "dc1"));
+  }
+
+  @Test
+  void should_pass_strict_calls_in_order_and_report_failures_gaps_and_take_overs() throws Exception {
+    strictSequence();
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock);
+        Recorder b = new Recorder(dir.resolve("client-1.bin"), clock)) {
+      strictCall(a, 0, 10, 20, "OK", 0, 1, 1, 1);
+      strictCall(a, 1, 30, 40, "OK", 0, 2, 3, 1);
+      strictCall(b, 2, 35, 50, "OK", 0, 5, 1, 1);      // overlaps the call before: may be above or below it
+      strictCall(b, 0, 45, 55, "OK", 0, 6, 1, 1);      // above 1 and 2..4, which ended before it started
+      strictCall(a, 1, 60, 70, "UNAVAILABLE:OWNER_UNAVAILABLE", 0);
+      strictCall(b, 2, 80, 90, "OK", 0, 7, 2, 1);
+    }
+    finalState("strict", 0, 9);
+    log.line("owner", "strict", 0, "10.77.0.101:5000", 1);
+    log.line("owner", "strict", 57, "-", "-");
+    log.line("owner", "strict", 85, "10.77.0.103:5002", 2);
+    log.line("owner", "strict", 86, "10.77.0.101:5000", 1); // a server that still showed the old row
+    log.line("owner", "strict", 87, "10.77.0.103:5002", 2); // not a second take-over
+    log.fault(56, "owner-kill", 0, "server-0");
+    log.window("0", "owner-kill", 56, 85, "server-0");
+
+    Checker.Report report = check();
+
+    String out = printed.toString(StandardCharsets.UTF_8);
+    assertThat(report.strict().violations()).isZero();
+    assertThat(report.strict().calls()).isEqualTo(6);
+    assertThat(report.strict().succeeded()).isEqualTo(5);
+    assertThat(report.strict().ownerUnavailable()).isEqualTo(1);
+    assertThat(report.strict().takeovers()).isEqualTo(1);
+    assertThat(report.strict().longestGapNanos()).isEqualTo(35 * MS);
+    assertThat(report.ids()).isEqualTo(8);
+    assertThat(report.lost()).isZero();
+    assertThat(report.ok()).isTrue();
+    assertThat(out)
+        .contains("strict: sequences=1 calls=6 ok=5 failed=1 owner_unavailable=1 judged=5 ids=8 order_violations=0"
+            + " unmarked=0 max_unavailable_s=0.035 (from 0.055s) takeovers=1 owner_epochs=1..2"
+            + " failures={UNAVAILABLE:OWNER_UNAVAILABLE=1}\nchecked ids=8 ")
+        .contains(" bad_calls=0 order_violations=0 lost=0 ")
+        .contains("strict calls by fault kind")
+        .containsPattern("(?m)^owner-kill +0/1 +1/0 +0\\.0$");
+  }
+
+  @Test
+  void should_fail_strict_calls_out_of_order_and_still_count_their_duplicates() throws Exception {
+    strictSequence();
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock);
+        Recorder b = new Recorder(dir.resolve("client-1.bin"), clock)) {
+      strictCall(a, 0, 10, 20, "OK", 0, 10, 1, 1);
+      strictCall(b, 1, 30, 40, "OK", 0, 5, 1, 1);      // after 10 ended, below it: out of order
+      strictCall(a, 2, 50, 60, "OK", 0, 10, 1, 1);     // 10 again: a duplicate, and out of order
+      strictCall(b, 0, 70, 80, "DEADLINE_EXCEEDED", 0, 11, 1, 1); // failed after a range: handed out, in order
+    }
+    finalState("strict", 0, 12);
+
+    Checker.Report report = check();
+
+    String out = printed.toString(StandardCharsets.UTF_8);
+    assertThat(report.strict().violations()).isEqualTo(2);
+    assertThat(report.strict().judged()).isEqualTo(4);
+    assertThat(report.duplicates()).isEqualTo(1);
+    assertThat(report.ok()).isFalse();
+    assertThat(out)
+        .contains("order_violations: strict: client-1 server-1 call 0.030000s-0.040000s IDs 5..5 (1) OK started after"
+            + " client-0 server-0 call 0.010000s-0.020000s IDs 10..10 (1) OK ended")
+        .contains(" order_violations=2 ")
+        .contains("FAILED");
+  }
+
+  @Test
+  void should_fail_strict_ranges_that_do_not_say_they_are_strict() throws Exception {
+    strictSequence();
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
+      strictCall(a, 0, 10, 20, "OK", 1, 1, 1, 1);
+    }
+    finalState("strict", 0, 2);
+
+    Checker.Report report = check();
+
+    assertThat(report.strict().unmarked()).isEqualTo(1);
+    assertThat(report.ok()).isFalse();
+    assertThat(printed.toString(StandardCharsets.UTF_8)).contains(" order_violations=0 unmarked=1 ");
+  }
+
+  @Test
+  void should_not_blame_planned_restarts_for_what_a_strict_sequence_s_stopping_owner_held() throws Exception {
+    strictSequence();
+    log.line("kinds", "rolling-restart");
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
+      a.range("dense", 0, 0, 1, 100, 1);
+      strictCall(a, 0, 10, 20, "OK", 0, 1, 1, 1);
+      strictCall(a, 0, 30, 40, "OK", 0, 102, 1, 1);  // a new owner, from the next node block
+    }
+    finalState("dense", 0, 101);
+    finalState("strict", 0, 201);                    // 198 never received: the old owner's block and more
+    log.fault(5, "rolling-restart", 0, "[server-0,server-1]");
+    log.line("stopped", "server-0", 143, 0, 99, 900);
+    log.line("stopped", "server-1", 143, 0, 0, 800);
+
+    Checker.Report report = check();
+
+    assertThat(report.lost()).isEqualTo(198);
+    assertThat(report.lostBound()).isEqualTo(2 * (100 + 1_000));
+    assertThat(report.restartLost()).isZero();
+    assertThat(report.ok()).isTrue();
+    assertThat(printed.toString(StandardCharsets.UTF_8)).contains("strict sequences lost 198, not blamed on the restarts");
+  }
+
   @Test
   void should_fail_a_run_that_did_not_record_its_end() throws Exception {
     log.close();
