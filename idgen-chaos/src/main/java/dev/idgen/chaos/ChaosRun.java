@@ -616,8 +616,9 @@ final class ChaosRun {
 
   /**
    * {@code seq}'s owner as the live servers show it, all asked at once (each within {@code seconds}): the
-   * answer with the highest fencing epoch, since a server may show the owner row it read last for a moment
-   * after a take-over (a forwarder's cached row); empty if none answered.
+   * answer with the highest fencing epoch, since a server of another datacenter than the sequence's home shows
+   * its own replicas' copy of the owner row (LOCAL_QUORUM), which may lag for a moment after a take-over;
+   * empty if none answered.
    */
   private Optional<OwnerView> readOwner(SequenceSpec seq, long seconds) throws InterruptedException {
     GetSequenceRequest request = GetSequenceRequest.newBuilder().setName(seq.name()).build();
