@@ -286,3 +286,14 @@ sample_peaks() {
   ) 9>&- &
   SAMPLER_PID=$!
 }
+
+# Stops what a scenario started: its load generators (LOAD_PIDS), its servers (PIDS) and its Cassandra (CBASE).
+# For the scenario's cleanup trap, which runs with set +e.
+stop_scenario() {
+  local p
+  for p in "${LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do stop_process "$p" 30; done
+  [[ -d "$CBASE" ]] && "$CASSANDRA_SH" stop --base-dir "$CBASE" >/dev/null 2>&1 9>&-
+  say "logs in $OUT"
+}

@@ -43,13 +43,9 @@ LOAD_PIDS=()
 HEADER="date,commit,load1_before,load1_after,rate_ids_s,ids_per_call,calls_s,warmup_s,seconds,ids,cas_dc,cas_global,cas_per_million,cold_ids,cold_cas,cold_cas_per_million,model_per_million,calls_failed"
 
 cleanup() {
-  local rc=$? p
+  local rc=$?
   set +e
-  for p in "${LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do stop_process "$p" 30; done
-  [[ -d "$CBASE" ]] && "$CASSANDRA_SH" stop --base-dir "$CBASE" >/dev/null 2>&1 9>&-
-  say "logs in $OUT"
+  stop_scenario
   exit "$rc"
 }
 traps_and_lock cleanup

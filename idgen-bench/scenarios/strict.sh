@@ -68,13 +68,9 @@ LOAD_PIDS=()
 HZ="$(getconf CLK_TCK)"
 
 cleanup() {
-  local rc=$? p
+  local rc=$?
   set +e
-  for p in "${LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do stop_process "$p" 30; done
-  [[ -d "$CBASE" ]] && "$CASSANDRA_SH" stop --base-dir "$CBASE" >/dev/null 2>&1 9>&-
-  say "logs in $OUT"
+  stop_scenario
   exit "$rc"
 }
 traps_and_lock cleanup
