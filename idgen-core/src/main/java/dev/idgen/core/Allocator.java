@@ -1,6 +1,7 @@
 package dev.idgen.core;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -78,6 +79,26 @@ public final class Allocator implements AutoCloseable {
   private final ExecutorService directExecutor;
   private final StripePool.Settings poolSettings;
   private final ConcurrentMap<String, SequenceRuntime> sequences = new ConcurrentHashMap<>();
+  /**
+   * Every sequence this allocator has loaded, kept after unloads: its definition (immutable) and the highest
+   * floor it knows, so that what a response says of a sequence, and the floor a range is checked against
+   * before it is sent, never depend on whether the sequence is loaded at that moment.
+   */
+  private final ConcurrentMap<String, KnownSequence> known = new ConcurrentHashMap<>();
+  /** When (ticker nanos) a sequence was last unloaded, or this allocator started: see {@link #leasesUntil}. */
+  private volatile long lastUnloadNanos;
+  /** Runtimes out of {@link #sequences} whose pools are not closed yet (an idle unload in progress). */
+  private final java.util.Set<SequenceRuntime> unloading = ConcurrentHashMap.newKeySet();
+  /** How long past a client lease's lifetime an advance waits for it: a client's expiry may run late. */
+  private final long clientLeaseMarginNanos;
+  /**
+   * Whether a server that stops renewing its announcement has seen its client leases expire before the
+   * announcement does (it stops serving a quarter of the server lease before): only then may an advance skip
+   * the servers whose announcements expired. Otherwise every advance waits a whole lease lifetime.
+   */
+  private final boolean leasesEndBeforeAnnouncements;
+  /** How an advance waits for client leases; a seam for tests with a fake ticker. */
+  volatile Sleeper sleeper = TimeUnit.NANOSECONDS::sleep;
   /** Runs {@link FloorSync#cycle} when other processes share the store; null for a store of one process. */
   private final ScheduledExecutorService floorPoller;
   private final FloorSync sync;
@@ -122,9 +143,18 @@ public final class Allocator implements AutoCloseable {
       unloader = null;
     }
     this.clientLeaseLifetimeNanos = b.clientLeaseLifetime.toNanos();
+    this.clientLeaseMarginNanos = Math.max(TimeUnit.SECONDS.toNanos(1), clientLeaseLifetimeNanos / 4);
+    this.lastUnloadNanos = b.ticker.nanos();
+    this.leasesEndBeforeAnnouncements =
+        clientLeaseLifetimeNanos + clientLeaseMarginNanos <= b.serverLease.toNanos() / 4;
+    if (!leasesEndBeforeAnnouncements && clientLeaseLifetimeNanos > 0) {
+      log.warn("the client lease lifetime ({}) plus its margin is longer than a quarter of the server lease ({}):"
+          + " every AdvanceSequence waits a whole client lease lifetime", b.clientLeaseLifetime, b.serverLease);
+    }
     String serverName = b.serverName;
     this.identity = new StrictOwner.Identity(b.serverName, UUID.randomUUID(),
-        b.ownerTarget == null ? () -> serverName : b.ownerTarget, b.ownerLease);
+        b.ownerTarget == null ? () -> serverName : b.ownerTarget, b.ownerLease,
+        b.ownerLeaseMargin != null ? b.ownerLeaseMargin : StrictOwner.Identity.defaultMargin(b.ownerLease), b.wall);
     this.owners = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-owners-"));
     long ownerPeriod = b.ownerLease.toNanos() / 4;
     // The task catches its own failures; shutdownNow() in close() ends it.
@@ -132,23 +162,25 @@ public final class Allocator implements AutoCloseable {
         TimeUnit.NANOSECONDS);
     this.sync = new FloorSync(store, new FloorSync.Floors() {
       @Override
-      public void raise(String sequence, long floor) {
-        SequenceRuntime rt = sequences.get(sequence);
-        if (rt != null) {
-          rt.raiseFloor(floor);
-        }
+      public long raise(String sequence, long floor) {
+        return applyFloor(sequence, floor);
       }
 
       @Override
-      public void reloadAll() {
+      public long reloadAll() {
+        long until = leasesUntil(null);
         for (SequenceRuntime rt : sequences.values()) {
           long floor = store.floor(rt.definition);
           if (floor != Long.MIN_VALUE) {
+            rt.known.raise(floor);
             rt.raiseFloor(floor);
           }
+          long rtUntil = leasesUntil(rt);
+          until = rtUntil != Long.MIN_VALUE && (until == Long.MIN_VALUE || rtUntil - until > 0) ? rtUntil : until;
         }
+        return until;
       }
-    }, b.ticker, b.serverName, b.serverLease);
+    }, b.ticker, b.wall, b.serverName, b.serverLease, leasesUntil(null));
     long refreshNanos = store.floorRefreshInterval().toNanos();
     if (sync.enabled() && b.outageRunway.compareTo(b.serverLease.multipliedBy(3).dividedBy(4)) > 0) {
       log.warn("the outage runway ({}) is longer than 3/4 of the server lease ({}): a server cut off from the"
@@ -353,12 +385,6 @@ public final class Allocator implements AutoCloseable {
     return null;
   }
 
-  /** Whether a loaded sequence is {@link Ordering#STRICT}; false for sequences not loaded here (no store I/O). */
-  public boolean isStrict(String sequence) {
-    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
-    return rt != null && rt.owner != null;
-  }
-
   /** The largest count one {@link #allocate} call may ask for. */
   public long maxIdsPerCall() {
     return maxIdsPerCall;
@@ -372,7 +398,25 @@ public final class Allocator implements AutoCloseable {
    */
   public Optional<String> forwardTarget(String sequence) {
     SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
-    return rt == null || rt.owner == null ? Optional.empty() : rt.owner.ownerTarget();
+    if (rt == null || rt.owner == null) {
+      return Optional.empty();
+    }
+    Optional<String> target = rt.owner.ownerTarget();
+    if (target.isPresent()) {
+      // A forwarded call uses the sequence here too: its ranges pass through this server to a client (their
+      // lease counts for advances), and the idle sweep must not unload a sequence busy with forwarding.
+      rt.touch();
+    }
+    return target;
+  }
+
+  /**
+   * What this allocator knows of a sequence it has loaded at some point (kept after unloads): its
+   * definition and the highest floor it has applied. Null for sequences never loaded here. No store I/O.
+   */
+  @Nullable
+  public KnownSequence known(String sequence) {
+    return sequence == null ? null : known.get(sequence);
   }
 
   /**
@@ -436,14 +480,22 @@ public final class Allocator implements AutoCloseable {
     // Store first: a refill racing with us then either returns IDs above the floor, or lands in a pool
     // after raiseFloor has set the floor that trims it.
     AdvanceReceipt receipt = store.advance(def, floor);
-    rt.raiseFloor(floor);
-    sync.confirm(receipt, sequence, floor, System.nanoTime() + confirmTimeoutNanos);
-    // Leases handed to client stubs before the servers confirmed expire within their lifetime; the
-    // margin covers a client whose expiry task runs a little late.
-    if (clientLeaseLifetimeNanos > 0) {
-      long margin = Math.max(TimeUnit.SECONDS.toNanos(1), clientLeaseLifetimeNanos / 4);
+    // Client leases handed out before the floor was in force: this server's own, and those the other
+    // servers announce with their confirmations (each knows when its last one for a floored sequence ends).
+    long until = applyFloor(sequence, floor);
+    long others = sync.confirm(receipt, sequence, floor, System.nanoTime() + confirmTimeoutNanos,
+        clientLeaseLifetimeNanos + clientLeaseMarginNanos);
+    if (others != Long.MIN_VALUE && (until == Long.MIN_VALUE || others - until > 0)) {
+      until = others;
+    }
+    if (!leasesEndBeforeAnnouncements && clientLeaseLifetimeNanos > 0) {
+      long all = ticker.nanos() + clientLeaseLifetimeNanos + clientLeaseMarginNanos;
+      until = until == Long.MIN_VALUE || all - until > 0 ? all : until;
+    }
+    long wait = until == Long.MIN_VALUE ? 0 : until - ticker.nanos();
+    if (wait > 0) {
       try {
-        TimeUnit.NANOSECONDS.sleep(clientLeaseLifetimeNanos + margin);
+        sleeper.sleep(wait);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new StoreUnavailableException("sequence '" + sequence + "': floor " + floor + " is in force"
@@ -452,6 +504,50 @@ public final class Allocator implements AutoCloseable {
       }
     }
     return def;
+  }
+
+  /**
+   * Applies a floor to everything of the sequence here: what is known of it, its runtime, and a runtime
+   * still closing after an idle unload (a call inside it takes nothing at or below the floor). Returns
+   * {@link #leasesUntil} of it.
+   */
+  private long applyFloor(String sequence, long floor) {
+    KnownSequence k = known.get(sequence);
+    if (k != null) {
+      k.raise(floor);
+    }
+    SequenceRuntime rt = sequences.get(sequence);
+    if (rt != null) {
+      rt.raiseFloor(floor);
+    }
+    for (SequenceRuntime u : unloading) {
+      if (u.definition.name().equals(sequence)) {
+        u.raiseFloor(floor);
+      }
+    }
+    return leasesUntil(rt);
+  }
+
+  /**
+   * Until when (ticker nanos) client leases this server handed out for the sequence of {@code rt} (null: a
+   * sequence not loaded here) may still be used, with a margin for a client's late expiry;
+   * {@link Long#MIN_VALUE} when they have all expired, or when clients get no lease lifetime. A call takes
+   * IDs only after marking its runtime ({@link SequenceRuntime#touch}), so a mark seen clear here, after the
+   * floor was raised, means no ID at or below it was taken since the last time it was cleared; a sequence
+   * not loaded handed nothing out since it was unloaded (or since this allocator started: an earlier
+   * process under this name may have).
+   */
+  private long leasesUntil(@Nullable SequenceRuntime rt) {
+    if (clientLeaseLifetimeNanos <= 0) {
+      return Long.MIN_VALUE;
+    }
+    long now = ticker.nanos();
+    long since = rt != null ? rt.lastHandedOut(now) : lastUnloadNanos;
+    if (!unloading.isEmpty()) {
+      since = now; // an earlier runtime of it may still hand out until its pools close
+    }
+    long until = since + clientLeaseLifetimeNanos + clientLeaseMarginNanos;
+    return until - now > 0 ? until : Long.MIN_VALUE;
   }
 
   /** How long a client stub may use a range it was handed (zero: no limit); stamped on responses. */
@@ -530,8 +626,15 @@ public final class Allocator implements AutoCloseable {
     owners.shutdownNow();
     // A graceful stop: every pool is closed first (nothing can hand its IDs out any more), then what
     // it held goes back to the store; what the store does not take back for certain stays a gap.
+    long leases = leasesUntil(null);
+    for (SequenceRuntime rt : sequences.values()) {
+      long until = leasesUntil(rt);
+      if (until != Long.MIN_VALUE && (leases == Long.MIN_VALUE || until - leases > 0)) {
+        leases = until;
+      }
+    }
     giveBackAll(List.copyOf(sequences.values()));
-    sync.withdraw();
+    sync.withdraw(leases);
     directExecutor.shutdownNow();
     if (ownedExecutor != null) {
       ownedExecutor.shutdownNow();
@@ -634,10 +737,22 @@ public final class Allocator implements AutoCloseable {
         rt.idleSinceNanos = now;
         continue;
       }
-      if (now - rt.idleSinceNanos < unloadIdleAfterNanos || !sequences.remove(rt.definition.name(), rt)) {
+      if (now - rt.idleSinceNanos < unloadIdleAfterNanos) {
         continue;
       }
-      closeAndGiveBack(rt);
+      // Out of the map, but a call inside it may still take IDs until its pools are closed: floors raised
+      // meanwhile reach it through unloading, and leasesUntil counts it as handing out now.
+      unloading.add(rt);
+      if (!sequences.remove(rt.definition.name(), rt)) {
+        unloading.remove(rt);
+        continue;
+      }
+      try {
+        closeAndGiveBack(rt);
+      } finally {
+        lastUnloadNanos = ticker.nanos(); // its pools are closed: nothing handed out from it after this
+        unloading.remove(rt);
+      }
       Totals t = rt.totals();
       synchronized (retired) {
         retired.add(t);
@@ -658,7 +773,14 @@ public final class Allocator implements AutoCloseable {
     }
     // Read outside computeIfAbsent: store I/O must not block other sequences' map bins.
     StoredSequence stored = findStored(name);
-    SequenceRuntime created = new SequenceRuntime(stored, store, poolSettings, identity, ticker);
+    KnownSequence k = known.computeIfAbsent(name, n -> new KnownSequence(stored.definition()));
+    // The sequence's floor before anything is handed out: a floor log entry applied while it was not loaded
+    // here reached no pool of it (defence in depth; the store's pools are cut at the floor too).
+    long floor = store.floor(stored.definition());
+    k.raise(floor);
+    // Nothing handed out from it yet; an earlier runtime of it handed out before it was unloaded.
+    SequenceRuntime created = new SequenceRuntime(stored, k, store, poolSettings, identity, ticker, lastUnloadNanos);
+    created.raiseFloor(k.floor());
     SequenceRuntime raced = sequences.putIfAbsent(name, created);
     if (raced != null) {
       return raced;
@@ -761,11 +883,18 @@ public final class Allocator implements AutoCloseable {
     volatile long idleSinceNanos;
     /** Removed from the allocator: its pools are closed or closing. */
     volatile boolean unloaded;
+    final KnownSequence known;
+    /** Set by every call before it takes IDs (read first: no write on the hot path once set). */
+    volatile boolean handedOut;
+    /** When (ticker nanos) {@link #handedOut} was last cleared, or an earlier runtime of it was unloaded. */
+    @GuardedBy("this") private long markNanos;
 
-    SequenceRuntime(StoredSequence stored, RangeStore store, StripePool.Settings settings,
-        StrictOwner.Identity identity, Ticker ticker) {
+    SequenceRuntime(StoredSequence stored, KnownSequence known, RangeStore store, StripePool.Settings settings,
+        StrictOwner.Identity identity, Ticker ticker, long markNanos) {
       SequenceDefinition definition = stored.definition();
       this.definition = definition;
+      this.known = known;
+      this.markNanos = markNanos;
       this.createTime = stored.createTime();
       this.pools = new StripePool[definition.stripes()];
       if (definition.strict()) {
@@ -788,11 +917,29 @@ public final class Allocator implements AutoCloseable {
       return t;
     }
 
-    /** Marks the sequence used; a read first, so that the hot path does not write a shared line every call. */
+    /**
+     * Marks the sequence used, before a call takes IDs from it; reads first, so that the hot path does not
+     * write a shared line every call.
+     */
     void touch() {
       if (!used) {
         used = true;
       }
+      if (!handedOut) {
+        handedOut = true;
+      }
+    }
+
+    /**
+     * The latest time (ticker nanos) at which a call may have taken IDs, as of {@code now}: now if one marked
+     * the runtime since the last look (the mark is cleared), else the time of the last look.
+     */
+    synchronized long lastHandedOut(long now) {
+      if (handedOut) {
+        handedOut = false;
+        markNanos = now;
+      }
+      return markNanos;
     }
 
     void raiseFloor(long floor) {
@@ -808,6 +955,12 @@ public final class Allocator implements AutoCloseable {
         pools[stripe].giveBack(r);
       }
     }
+  }
+
+  /** How an advance waits: {@link TimeUnit#sleep} but for tests. */
+  @FunctionalInterface
+  interface Sleeper {
+    void sleep(long nanos) throws InterruptedException;
   }
 
   /** Configures an {@link Allocator}. Defaults are the public constants of {@link Allocator}. */
@@ -826,6 +979,8 @@ public final class Allocator implements AutoCloseable {
     private Duration unloadIdleAfter = DEFAULT_UNLOAD_IDLE_AFTER;
     private java.util.function.Supplier<String> ownerTarget;
     private Duration ownerLease = DEFAULT_OWNER_LEASE;
+    private Duration ownerLeaseMargin;
+    private WallClock wall = WallClock.system();
 
     Builder(RangeStore store) {
       this.store = Objects.requireNonNull(store, "store");
@@ -843,6 +998,29 @@ public final class Allocator implements AutoCloseable {
     /** Where refills run. Default: a daemon thread pool owned (and shut down) by the allocator. */
     public Builder executor(Executor executor) {
       this.executor = Objects.requireNonNull(executor, "executor");
+      return this;
+    }
+
+    /**
+     * The wall clock that leases are checked against besides the ticker (a suspended VM's monotonic clock
+     * stands still). Default {@link WallClock#system()}.
+     */
+    public Builder wallClock(WallClock wall) {
+      this.wall = Objects.requireNonNull(wall, "wall");
+      return this;
+    }
+
+    /**
+     * How long before its owner lease ends, on its own clocks, an owner stops serving a strict sequence: what
+     * clock drift between servers may eat over one lease (another server takes over a lease after the
+     * owner's row has not changed for a whole lease on its clock). Default a tenth of the owner lease; less
+     * than half of it.
+     */
+    public Builder ownerLeaseMargin(Duration margin) {
+      if (margin.isNegative()) {
+        throw new IllegalArgumentException("ownerLeaseMargin: " + margin + " (expected: >= 0)");
+      }
+      this.ownerLeaseMargin = margin;
       return this;
     }
 
@@ -976,6 +1154,10 @@ public final class Allocator implements AutoCloseable {
     }
 
     public Allocator build() {
+      if (ownerLeaseMargin != null && ownerLeaseMargin.multipliedBy(2).compareTo(ownerLease) >= 0) {
+        throw new IllegalArgumentException("ownerLeaseMargin: " + ownerLeaseMargin + " (expected: less than half"
+            + " the owner lease, " + ownerLease + ")");
+      }
       return new Allocator(this);
     }
 

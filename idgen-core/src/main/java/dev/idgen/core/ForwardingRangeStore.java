@@ -106,6 +106,17 @@ public abstract class ForwardingRangeStore implements RangeStore {
   }
 
   @Override
+  public void announce(String server, UUID incarnation, long appliedVersion, Duration lease,
+      Duration leasesOutstanding) {
+    delegate.announce(server, incarnation, appliedVersion, lease, leasesOutstanding);
+  }
+
+  @Override
+  public Confirmations confirmations(AdvanceReceipt receipt) {
+    return delegate.confirmations(receipt);
+  }
+
+  @Override
   public List<String> unconfirmed(AdvanceReceipt receipt) {
     return delegate.unconfirmed(receipt);
   }

@@ -133,6 +133,25 @@ public interface RangeStore extends AutoCloseable {
    */
   default void announce(String server, UUID incarnation, long appliedVersion, Duration lease) {}
 
+  /**
+   * {@link #announce}, also saying for how long, at most, client leases this server handed out before it
+   * applied those floors may still be used ({@code leasesOutstanding}, counted from this call): what an
+   * advance waits for after the confirmations ({@link #confirmations}). Stores that do not record it
+   * announce without it (advances then wait the full client lease lifetime).
+   */
+  default void announce(String server, UUID incarnation, long appliedVersion, Duration lease,
+      Duration leasesOutstanding) {
+    announce(server, incarnation, appliedVersion, lease);
+  }
+
+  /**
+   * {@link #unconfirmed}, with the longest {@code leasesOutstanding} the live servers announced
+   * ({@link Confirmations#leasesOutstanding} is empty where a store or a server does not record it).
+   */
+  default Confirmations confirmations(AdvanceReceipt receipt) {
+    return new Confirmations(unconfirmed(receipt), Optional.empty());
+  }
+
   /** Withdraws this server's announcement (graceful stop), if it is still this incarnation's. */
   default void withdraw(String server, UUID incarnation) {}
 

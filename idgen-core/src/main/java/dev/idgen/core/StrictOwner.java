@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * <p>The lease is the sequence's {@link OwnerRecord} in the store. The owner renews it every quarter
  * lease by a compare-and-set that keeps the epoch and changes the version; it serves only until
  * {@code L − margin} after the <em>start</em> of its last successful renewal, on its own monotonic
- * clock. A server of the home datacenter that sees the row unchanged for a whole lease {@code L}, on its
+ * clock and on its wall clock both ({@link WallClock}: a suspended VM's monotonic clock stands still). A server of the home datacenter that sees the row unchanged for a whole lease {@code L}, on its
  * monotonic clock from the <em>end</em> of the read that first showed it, takes over with {@code epoch + 1}:
  * by then the owner's last renewal began more than {@code L} ago, so it stopped serving (clocks need not
  * agree, only drift less than the margin over {@code L}). A row that this process wrote, or that its
@@ -37,7 +37,7 @@ final class StrictOwner {
 
   /** Who this process is, as owner rows name it, and how long its leases last. */
   record Identity(String server, UUID incarnation, java.util.function.Supplier<String> targetSupplier,
-      Duration lease) {
+      Duration lease, Duration margin, WallClock wall) {
     /** The gRPC target other servers forward to; asked for at each claim (the port is bound by then). */
     String target() {
       return targetSupplier.get();
@@ -47,9 +47,14 @@ final class StrictOwner {
       return lease.toNanos();
     }
 
-    /** Served until L minus this after a renewal began: a tenth of the lease covers clock drift. */
+    /** Served until L minus this after a renewal began: covers clock drift ({@code idgen.strict.owner-lease-margin}). */
     long marginNanos() {
-      return lease.toNanos() / 10;
+      return margin.toNanos();
+    }
+
+    /** The default margin: a tenth of the lease. */
+    static Duration defaultMargin(Duration lease) {
+      return lease.dividedBy(10);
     }
   }
 
@@ -76,8 +81,16 @@ final class StrictOwner {
   @GuardedBy("this") private long lastTickNanos = Long.MIN_VALUE;
   private static final long MIN_REREAD_NANOS = 50_000_000L;
 
-  /** A lease held: its row as written, and until when (ticker nanos) this process may serve. */
-  private record Lease(OwnerRecord row, long validUntilNanos) {}
+  /**
+   * A lease held: its row as written, and until when this process may serve, on both clocks (ticker nanos,
+   * wall-clock millis): a VM suspended while it held the lease finds its monotonic clock barely moved, but
+   * its wall clock moved on; a wall clock stepped back is caught by the monotonic one.
+   */
+  private record Lease(OwnerRecord row, long validUntilNanos, long validUntilMillis) {
+    boolean holds(long nanos, long millis) {
+      return nanos - validUntilNanos < 0 && millis < validUntilMillis;
+    }
+  }
 
   StrictOwner(SequenceDefinition definition, RangeStore store, Ticker ticker, Identity self,
       StripePool.Settings settings) {
@@ -111,7 +124,7 @@ final class StrictOwner {
   /** Whether this process holds the lease now: the hot path's check, before it takes from the pool. */
   boolean serving() {
     Lease l = lease;
-    return l != null && ticker.nanos() - l.validUntilNanos < 0;
+    return l != null && l.holds(ticker.nanos(), self.wall().millis());
   }
 
   /**
@@ -220,7 +233,7 @@ final class StrictOwner {
       if (row != null && row.isOwnedBy(self.incarnation()) && row.epoch() == held.row().epoch()
           && !row.target().isEmpty()) {
         // Ours (a renewal whose outcome looked unknown may have applied): renew from the row as it is.
-        renew(new Lease(row, held.validUntilNanos()));
+        renew(new Lease(row, held.validUntilNanos(), held.validUntilMillis()));
         return;
       }
       drop("its owner row changed (now " + describe(row) + ")");
@@ -239,6 +252,7 @@ final class StrictOwner {
     OwnerRecord next = new OwnerRecord(self.server(), self.incarnation(), self.target(), held.row().epoch(),
         UUID.randomUUID());
     long start = ticker.nanos();
+    long startMillis = self.wall().millis();
     boolean applied;
     try {
       applied = store.replaceOwner(definition, held.row(), next);
@@ -248,7 +262,8 @@ final class StrictOwner {
       return;
     }
     if (applied) {
-      lease = new Lease(next, start + self.leaseNanos() - self.marginNanos());
+      lease = new Lease(next, start + self.leaseNanos() - self.marginNanos(),
+          startMillis + (self.leaseNanos() - self.marginNanos()) / 1_000_000);
       seen = next;
       seenSinceNanos = ticker.nanos();
     }
@@ -260,6 +275,7 @@ final class StrictOwner {
     long epoch = row == null ? 1 : row.epoch() + 1;
     OwnerRecord next = new OwnerRecord(self.server(), self.incarnation(), self.target(), epoch, UUID.randomUUID());
     long start = ticker.nanos();
+    long startMillis = self.wall().millis();
     boolean applied;
     try {
       applied = store.replaceOwner(definition, row, next);
@@ -274,7 +290,8 @@ final class StrictOwner {
     // Fence first: nothing an earlier lease held may be handed out under this one.
     pool.fence();
     poolEpoch = epoch;
-    lease = new Lease(next, start + self.leaseNanos() - self.marginNanos());
+    lease = new Lease(next, start + self.leaseNanos() - self.marginNanos(),
+          startMillis + (self.leaseNanos() - self.marginNanos()) / 1_000_000);
     seen = next;
     seenSinceNanos = ticker.nanos();
     released = false;

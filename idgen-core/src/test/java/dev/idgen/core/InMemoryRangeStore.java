@@ -136,7 +136,28 @@ public class InMemoryRangeStore implements RangeStore {
 
   @Override
   public synchronized void announce(String server, UUID incarnation, long appliedVersion, Duration lease) {
-    announcements.put(server, new long[] {appliedVersion, System.nanoTime() + lease.toNanos()});
+    announcements.put(server, new long[] {appliedVersion, System.nanoTime() + lease.toNanos(), -1});
+  }
+
+  /** Announcements record the client leases outstanding as said (-1: not said), returned as they are. */
+  @Override
+  public synchronized void announce(String server, UUID incarnation, long appliedVersion, Duration lease,
+      Duration leasesOutstanding) {
+    announcements.put(server, new long[] {appliedVersion, System.nanoTime() + lease.toNanos(),
+        leasesOutstanding.toNanos()});
+  }
+
+  @Override
+  public synchronized Confirmations confirmations(AdvanceReceipt receipt) {
+    long longest = 0;
+    boolean unknown = false;
+    for (long[] a : announcements.values()) {
+      if (a[1] - System.nanoTime() > 0) {
+        unknown |= a[2] < 0;
+        longest = Math.max(longest, a[2]);
+      }
+    }
+    return new Confirmations(unconfirmed(receipt), unknown ? Optional.empty() : Optional.of(Duration.ofNanos(longest)));
   }
 
   @Override

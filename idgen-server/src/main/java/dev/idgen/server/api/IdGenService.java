@@ -8,11 +8,14 @@ import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Ordering;
+import dev.idgen.api.v1.ErrorReason;
 import dev.idgen.core.Allocator;
+import dev.idgen.core.KnownSequence;
 import dev.idgen.core.NotOwnerException;
 import dev.idgen.core.SequenceExhaustedException;
 import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.metrics.IdGenMetrics;
+import dev.idgen.server.status.ErrorStatus;
 import dev.idgen.server.transport.WorkerPool;
 import io.grpc.Context;
 import io.grpc.Deadline;
@@ -182,6 +185,13 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
   /**
    * Sends an allocation's ranges as fast as the client's flow control allows, then its status.
    *
+   * <p>Each range is checked just before it is sent: one at or below a floor that an AdvanceSequence set
+   * since it was taken, or one older than its {@code valid_for} (the call started longer ago: a client that
+   * reads slowly), is not sent, and neither is the rest; the call ends with UNAVAILABLE
+   * ({@code RANGES_WITHDRAWN}) and the unsent IDs are a counted gap. So an advance's wait for client leases
+   * also covers clients that call {@code Allocate} themselves and use what they read at once. The ranges
+   * are stamped with the sequence's ordering from its definition, never from whether it is loaded here.
+   *
    * <p>{@link #start} registers the call's handlers (which must happen before the service method returns);
    * {@link #send} hands over the outcome, on the network thread or later on a waiting thread. gRPC runs a
    * call's callbacks ({@code onReady}, {@code onCancel}) one at a time, but not on the sending thread, so
@@ -217,6 +227,16 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     @Nullable
     private Ordering ordering;
 
+    /** The sequence's definition and floor as the allocator knows them; looked up when the first is sent. */
+    @GuardedBy("lock")
+    @Nullable
+    private KnownSequence known;
+
+    /** When the call started (System.nanoTime): a client's lease of its ranges counts from before it. */
+    private final long startNanos = System.nanoTime();
+    /** {@code validFor} in nanoseconds; 0: none. */
+    private final long validForNanos;
+
     @GuardedBy("lock")
     private boolean finished;
 
@@ -232,6 +252,8 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
       this.call = call;
       this.abandoned = abandoned;
       this.validFor = validFor;
+      this.validForNanos = validFor == null ? 0
+          : TimeUnit.SECONDS.toNanos(validFor.getSeconds()) + validFor.getNanos();
     }
 
     /** Registers the handlers; must be called before the service method returns. */
@@ -271,11 +293,24 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
           return; // onReady before the outcome: send() drains
         }
         if (next < ranges.size() && ordering == null) {
-          ordering = allocator != null && allocator.isStrict(sequence) ? Ordering.ORDERING_STRICT
+          // From the definition: a sequence unloaded by the idle sweep while its range was in flight (a
+          // forwarder's strict sequence, say) is still strict.
+          known = allocator == null ? null : allocator.known(sequence);
+          ordering = known != null && known.definition().strict() ? Ordering.ORDERING_STRICT
               : Ordering.ORDERING_PER_SERVER;
         }
         while (!finished && next < ranges.size() && call.isReady()) {
-          call.onNext(SequenceMessages.toProto(ranges.get(next++), validFor, ordering));
+          dev.idgen.core.IdRange r = ranges.get(next);
+          String withdrawn = withdrawn(r);
+          if (withdrawn != null) {
+            finished = true;
+            report(ranges, next);
+            call.onError(ErrorStatus.of(ErrorReason.RANGES_WITHDRAWN, withdrawn)
+                .put("sequence", sequence).exception());
+            return;
+          }
+          next++;
+          call.onNext(SequenceMessages.toProto(r, validFor, ordering));
         }
         if (!finished && next == ranges.size()) {
           finished = true;
@@ -286,6 +321,23 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
           }
         }
       }
+    }
+
+    /** Why {@code r} must not be sent now, or null if it may. */
+    @GuardedBy("lock")
+    @Nullable
+    private String withdrawn(dev.idgen.core.IdRange r) {
+      if (known != null && r.first() <= known.floor()) {
+        return "sequence '" + sequence + "': an AdvanceSequence moved the floor to " + known.floor() + " after this"
+            + " call's IDs were taken and before they were sent; they were dropped (nothing at or below a floor is"
+            + " ever handed out). Retry the call";
+      }
+      if (validForNanos > 0 && System.nanoTime() - startNanos >= validForNanos) {
+        return "sequence '" + sequence + "': the call's remaining ranges waited longer than their valid_for ("
+            + java.time.Duration.ofNanos(validForNanos) + ") for the client to read them, so they were dropped:"
+            + " read the stream promptly, or ask for fewer IDs per call. Retry the call";
+      }
+      return null;
     }
 
     private void cancelled() {

@@ -3,7 +3,13 @@ package dev.idgen.server.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idgen.api.v1.IdRange;
+import dev.idgen.api.v1.Ordering;
+import dev.idgen.core.Allocator;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.server.InMemoryRangeStore;
+import dev.idgen.server.ErrorDetails;
 import io.grpc.Status;
+import java.time.Duration;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.util.ArrayList;
 import java.util.List;
@@ -106,6 +112,74 @@ class RangeStreamTest {
 
     assertThat(call.sent).hasSize(1);
     assertThat(abandoned).containsExactly(20L);
+  }
+
+  @Test
+  void should_not_send_ranges_taken_before_an_advance_raised_the_floor_past_them() {
+    try (Allocator allocator = Allocator.builder(new InMemoryRangeStore()).minNodeBlock(100).build()) {
+      allocator.create(new SequenceDefinition("s", 1, Long.MAX_VALUE, 1, 1_000, 100_000));
+      List<dev.idgen.core.IdRange> taken = allocator.allocate("s", 10, Duration.ofSeconds(5));
+      FakeCall call = new FakeCall();
+      call.ready = false; // a client that reads slowly
+      List<Long> abandoned = new ArrayList<>();
+      IdGenService.RangeStream stream = new IdGenService.RangeStream("s", call, abandoned::add, null, allocator);
+      stream.start();
+      stream.send(taken, null);
+
+      allocator.advance("s", 1_000);
+      call.readyFor(5);
+
+      assertThat(call.sent).isEmpty();
+      assertThat(Status.fromThrowable(call.error).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(Status.fromThrowable(call.error).getDescription()).contains("moved the floor to 1000");
+      assertThat(ErrorDetails.of(call.error).reason()).isEqualTo("RANGES_WITHDRAWN");
+      assertThat(abandoned).containsExactly(10L);
+      assertThat(call.closings).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void should_not_send_ranges_that_waited_longer_than_their_valid_for() {
+    FakeCall call = new FakeCall();
+    call.ready = false;
+    List<Long> abandoned = new ArrayList<>();
+    IdGenService.RangeStream stream = new IdGenService.RangeStream("s", call, abandoned::add,
+        com.google.protobuf.Duration.newBuilder().setNanos(1_000_000).build());
+    stream.start();
+    stream.send(THREE, null);
+    call.readyFor(1);
+    assertThat(call.sent).hasSize(1); // read at once: valid
+    long waitedSince = System.nanoTime();
+    while (System.nanoTime() - waitedSince < 3_000_000) { // the client reads the rest 3 ms later
+      Thread.onSpinWait();
+    }
+
+    call.readyFor(5);
+
+    assertThat(call.sent).hasSize(1);
+    assertThat(Status.fromThrowable(call.error).getDescription()).contains("longer than their valid_for");
+    assertThat(abandoned).containsExactly(20L);
+  }
+
+  @Test
+  void should_stamp_a_strict_sequence_strict_whether_or_not_it_is_loaded_when_its_range_goes_out() throws Exception {
+    try (Allocator allocator = Allocator.builder(new InMemoryRangeStore()).minNodeBlock(100)
+        .unloadIdleAfter(Duration.ofSeconds(1)).build()) {
+      allocator.create(new SequenceDefinition("s", 1, Long.MAX_VALUE, 1, 1_000, 100_000)
+          .withStrictOrdering(allocator.datacenter()));
+      List<dev.idgen.core.IdRange> taken = allocator.allocate("s", 3, Duration.ofSeconds(5));
+      for (int i = 0; i < 200 && allocator.isLoaded("s"); i++) {
+        Thread.sleep(50); // the idle sweep unloads it (every second)
+      }
+      assertThat(allocator.isLoaded("s")).as("unloaded by the idle sweep").isFalse();
+      FakeCall call = new FakeCall();
+      IdGenService.RangeStream stream = new IdGenService.RangeStream("s", call, ids -> {}, null, allocator);
+      stream.start();
+
+      stream.send(taken, null);
+
+      assertThat(call.sent).extracting(IdRange::getOrdering).containsOnly(Ordering.ORDERING_STRICT);
+    }
   }
 
   private static IdGenService.RangeStream stream(FakeCall call) {

@@ -14,6 +14,7 @@ import com.datastax.oss.driver.api.core.metadata.Node;
 import com.datastax.oss.driver.api.core.metadata.NodeState;
 import com.google.errorprone.annotations.ThreadSafe;
 import dev.idgen.core.AdvanceReceipt;
+import dev.idgen.core.Confirmations;
 import dev.idgen.core.FloorLog;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.InvalidRequestException;
@@ -34,6 +35,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -264,9 +266,12 @@ public final class CassandraRangeStore implements RangeStore {
       return;
     }
     try {
+      // Schema metadata disabled, or the keyspace filtered out in a datastax-java-driver block: the
+      // driver cannot check the schema, and the datacenters to cover come from system_schema instead.
+      boolean schemaKnown = session.getMetadata().getKeyspace(settings.keyspace()).isPresent();
       if (settings.createSchema()) {
         Schema.apply(session, settings);
-      } else {
+      } else if (schemaKnown) {
         List<String> upgrade = Schema.missingColumns(session, settings);
         if (!upgrade.isEmpty()) {
           throw new StoreUnavailableException("keyspace '" + settings.keyspace() + "' was made by an older"
@@ -284,6 +289,12 @@ public final class CassandraRangeStore implements RangeStore {
       }
       CassandraChecks.warnAboutUnsafeSettings(session, settings);
       statements = new Statements(session, settings.keyspace());
+      if (session.getMetadata().getKeyspace(settings.keyspace()).isEmpty()) {
+        log.warn("the driver has no schema metadata for keyspace {} (advanced.metadata.schema disabled, or the"
+            + " keyspace filtered out of it): the schema checks at start were skipped, and the datacenters that"
+            + " an AdvanceSequence must cover are read from system_schema.keyspaces at each advance (it fails,"
+            + " saying why, if they cannot be read)", settings.keyspace());
+      }
     } catch (RuntimeException e) {
       String why = e instanceof DriverException de
           ? "cannot prepare idgen's statements in keyspace '" + settings.keyspace() + "' (is the schema"
@@ -478,6 +489,13 @@ public final class CassandraRangeStore implements RangeStore {
             continue;
           }
           poolTier.highWater.note(stripeKey(d, stripe), pool.taken); // a serial read: the store held that much
+        }
+        if (pool != null && pool.floor != null && !trim(pool.blocks, PoolRow.minIndex(pool, d, stripe)).equals(pool.blocks)) {
+          // Below the pool's own floor: appended without it (a writer older than the floor rules). Never taken.
+          log.warn("{}'s pool of sequence '{}' stripe {} holds IDs at or below its floor {}: trimming them before"
+              + " reserving", dc, d.name(), stripe, pool.floor);
+          trimPool(d, stripe, dc, null, pool.floor, deadline);
+          continue;
         }
         attempts.seen(pool == null ? null : pool.op, r -> pool != null && overlaps(pool.blocks, r[0], r[1]));
         if (pool == null || pool.blocks.isEmpty()) {
@@ -1025,9 +1043,18 @@ public final class CassandraRangeStore implements RangeStore {
 
   @Override
   public void announce(String server, UUID incarnation, long appliedVersion, Duration lease) {
+    announce(server, incarnation, appliedVersion, lease, null);
+  }
+
+  @Override
+  public void announce(String server, UUID incarnation, long appliedVersion, Duration lease,
+      @Nullable Duration leasesOutstanding) {
     long micros = Math.max(System.currentTimeMillis() * 1000, announcedAt.getOrDefault(server, 0L) + 1);
+    // Rounded up: the advance waits that long from its read, which comes after this write.
+    Long leasesMs = leasesOutstanding == null ? null
+        : leasesOutstanding.toMillis() + (leasesOutstanding.toNanosPart() % 1_000_000 == 0 ? 0 : 1);
     try {
-      st().session.execute(st().announce.bind(dc, server, incarnation, appliedVersion,
+      st().session.execute(st().announce.bind(dc, server, incarnation, appliedVersion, leasesMs,
           (int) Math.min(Integer.MAX_VALUE, Math.max(1, lease.toSeconds())), micros)
           .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
     } catch (DriverException e) {
@@ -1051,7 +1078,14 @@ public final class CassandraRangeStore implements RangeStore {
 
   @Override
   public List<String> unconfirmed(AdvanceReceipt receipt) {
+    return confirmations(receipt).pending();
+  }
+
+  @Override
+  public Confirmations confirmations(AdvanceReceipt receipt) {
     List<String> out = new ArrayList<>();
+    long[] leasesMs = {0};
+    boolean[] unknown = {false};
     receipt.versions().forEach((datacenter, version) -> {
       BoundStatement select = st().selectServers.bind(datacenter).setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM);
       if (!datacenter.equals(dc)) {
@@ -1063,12 +1097,17 @@ public final class CassandraRangeStore implements RangeStore {
           if (r.getLong("applied") < version) {
             out.add(datacenter + "/" + r.getString("server"));
           }
+          if (r.isNull("leases_ms")) {
+            unknown[0] = true; // a server of an older version: the advance waits a whole lease lifetime
+          } else {
+            leasesMs[0] = Math.max(leasesMs[0], r.getLong("leases_ms"));
+          }
         }
       } catch (DriverException e) {
         throw unavailable("reading the servers of " + datacenter, e);
       }
     });
-    return out;
+    return new Confirmations(out, unknown[0] ? Optional.empty() : Optional.of(Duration.ofMillis(leasesMs[0])));
   }
 
   private void advanceGlobal(SequenceDefinition d, int stripe, long minIndex, long deadline) {
@@ -1106,7 +1145,21 @@ public final class CassandraRangeStore implements RangeStore {
     for (int attempt = 0; ; attempt++) {
       PoolRow pool = readPool(d, stripe, datacenter, coordinator, deadline);
       if (pool == null) {
-        return; // never refilled: whatever it gets later comes from the advanced global cursor
+        // Never refilled. A refill may still have taken its block from the global cursor before the advance
+        // moved it: the row is created with the floor, so that its append reads the floor and cuts at it.
+        UUID op = attempts.next(null, null);
+        BoundStatement insert = local(st().insertPool.bind(d.name(), stripe, datacenter, List.of(), floor,
+            List.of(), Long.MIN_VALUE, op));
+        if (coordinator != null) {
+          insert = insert.setNode(coordinator);
+        }
+        if (cas(poolTier, CasKind.POOL_TRIM, insert, op, null, attempts,
+            () -> readPoolRow(d, stripe, datacenter, coordinator, deadline), deadline).applied()) {
+          return;
+        }
+        backoff(attempt, deadline, "creating " + datacenter + "'s pool of sequence '" + d.name() + "' stripe "
+            + stripe + " at its floor");
+        continue;
       }
       long newFloor = pool.floor == null ? floor : Math.max(pool.floor, floor);
       List<Long> kept = trim(pool.blocks, d.firstIndexAbove(stripe, newFloor));
@@ -1130,19 +1183,63 @@ public final class CassandraRangeStore implements RangeStore {
 
   /**
    * The datacenters that hold the keyspace (its replication), not those that merely have nodes: a
-   * datacenter with no replica has no pools to trim and no rows to read.
+   * datacenter with no replica has no pools to trim and no rows to read. Never a guess: an advance that
+   * covered fewer datacenters than hold the keyspace would return OK while the others still serve IDs at
+   * or below the floor. The driver's schema metadata may be missing (disabled, or the keyspace filtered
+   * out in a {@code datastax-java-driver} block); the replication is then read from
+   * {@code system_schema.keyspaces}, and if that fails too, the operation fails and says why.
    */
   private List<String> datacenters() {
-    TreeSet<String> dcs = new TreeSet<>();
-    st().session.getMetadata().getKeyspace(settings.keyspace()).ifPresent(ks -> ks.getReplication().forEach((k, v) -> {
-      if (!k.equals("class") && !k.equals("replication_factor")) {
-        dcs.add(k);
+    Map<String, String> replication = st().session.getMetadata().getKeyspace(settings.keyspace())
+        .map(ks -> ks.getReplication()).orElse(null);
+    if (replication == null) {
+      Row row = read(st().selectReplication.bind(settings.keyspace()), ConsistencyLevel.LOCAL_ONE,
+          "the replication of keyspace " + settings.keyspace() + " in system_schema.keyspaces (the driver has no"
+              + " schema metadata for it)");
+      if (row == null) {
+        throw new StoreUnavailableException("keyspace " + settings.keyspace() + " is not in"
+            + " system_schema.keyspaces: cannot tell which datacenters hold it, so nothing that must cover every"
+            + " datacenter (AdvanceSequence) is done");
       }
-    }));
+      replication = row.getMap("replication", String.class, String.class);
+    }
+    return replicaDatacenters(replication, st().session.getMetadata().getNodes().values().stream()
+        .map(Node::getDatacenter).filter(Objects::nonNull).toList(), settings.keyspace());
+  }
+
+  /**
+   * The datacenters a keyspace's replication places replicas in: the named ones with a factor above 0
+   * ({@code NetworkTopologyStrategy}), or every datacenter with a node ({@code SimpleStrategy}, which
+   * ignores datacenters). Fails rather than return none.
+   */
+  static List<String> replicaDatacenters(Map<String, String> replication, Collection<String> nodeDatacenters,
+      String keyspace) {
+    String strategy = replication.getOrDefault("class", "");
+    TreeSet<String> dcs = new TreeSet<>();
+    if (strategy.endsWith("SimpleStrategy")) {
+      dcs.addAll(nodeDatacenters);
+    } else {
+      replication.forEach((k, v) -> {
+        if (!k.equals("class") && !k.equals("replication_factor") && replicas(v) > 0) {
+          dcs.add(k);
+        }
+      });
+    }
     if (dcs.isEmpty()) {
-      dcs.add(dc); // metadata not known (yet): this datacenter at least
+      throw new StoreUnavailableException("keyspace " + keyspace + " has no datacenter with a replica in its"
+          + " replication " + replication + ": cannot tell which datacenters to cover");
     }
     return List.copyOf(dcs);
+  }
+
+  /** A replication factor as Cassandra writes it ("3", or "3/1" with transient replicas); 1 if unreadable. */
+  private static int replicas(String factor) {
+    try {
+      int slash = factor.indexOf('/');
+      return Integer.parseInt((slash < 0 ? factor : factor.substring(0, slash)).trim());
+    } catch (NumberFormatException e) {
+      return 1; // named, so it holds replicas: covering a datacenter too many is safe, one too few is not
+    }
   }
 
   private Node coordinatorIn(String datacenter, SequenceDefinition d) {

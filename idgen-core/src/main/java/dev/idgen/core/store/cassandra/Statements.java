@@ -18,6 +18,8 @@ final class Statements {
   final PreparedStatement insertGlobal;
   final PreparedStatement updateGlobal;
   final PreparedStatement selectPool;
+  /** The keyspace's replication, where the driver has no schema metadata for it. */
+  final PreparedStatement selectReplication;
   final PreparedStatement insertPool;
   final PreparedStatement updatePool;
   final PreparedStatement appendPool;
@@ -50,6 +52,7 @@ final class Statements {
         + " VALUES (?, ?, ?, ?) IF NOT EXISTS");
     updateGlobal = session.prepare("UPDATE " + ks + ".global_cursors SET reserved = ?, op = ?"
         + " WHERE sequence = ? AND stripe = ? IF op = ?");
+    selectReplication = session.prepare("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?");
     selectPool = session.prepare("SELECT blocks, floor, taken, appended, appended_below, owner_epoch, op FROM " + ks
         + ".dc_pools WHERE sequence = ? AND stripe = ? AND datacenter = ?");
     insertPool = session.prepare("INSERT INTO " + ks + ".dc_pools (sequence, stripe, datacenter, blocks,"
@@ -62,11 +65,11 @@ final class Statements {
         + " VALUES (?, ?, ?, ?) IF NOT EXISTS");
     updateLog = session.prepare("UPDATE " + ks + ".floor_log SET version = ?, changes = ?, op = ?"
         + " WHERE datacenter = ? IF op = ?");
-    announce = session.prepare("INSERT INTO " + ks + ".servers (datacenter, server, incarnation, applied)"
-        + " VALUES (?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?");
+    announce = session.prepare("INSERT INTO " + ks + ".servers (datacenter, server, incarnation, applied,"
+        + " leases_ms) VALUES (?, ?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?");
     withdraw = session.prepare("DELETE FROM " + ks + ".servers USING TIMESTAMP ? WHERE datacenter = ?"
         + " AND server = ?");
-    selectServers = session.prepare("SELECT server, applied FROM " + ks + ".servers WHERE datacenter = ?");
+    selectServers = session.prepare("SELECT server, applied, leases_ms FROM " + ks + ".servers WHERE datacenter = ?");
     appendPool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, appended = ?, appended_below = ?,"
         + " op = ? WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
     // A pool that forgot acknowledged writes: emptied, its taken put back, its record closed.

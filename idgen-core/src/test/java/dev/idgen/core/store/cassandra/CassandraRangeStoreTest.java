@@ -53,4 +53,19 @@ class CassandraRangeStoreTest {
         Duration.ofSeconds(2), Duration.ofSeconds(10), 0.5, Duration.ofSeconds(1), Duration.ofHours(1), ""))
         .hasMessageContaining("username");
   }
+
+  @Test
+  void should_cover_the_datacenters_a_keyspace_replicates_to_and_never_guess() {
+    assertThat(CassandraRangeStore.replicaDatacenters(Map.of("class",
+        "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1", "3", "dc2", "0", "dc3", "2/1"),
+        List.of("dc1", "dc2", "dc3"), "ks")).containsExactly("dc1", "dc3");
+    // SimpleStrategy ignores datacenters: its replicas are wherever the ring puts them, so every datacenter.
+    assertThat(CassandraRangeStore.replicaDatacenters(Map.of("class",
+        "org.apache.cassandra.locator.SimpleStrategy", "replication_factor", "1"), List.of("dc2", "dc1", "dc2"),
+        "ks")).containsExactly("dc1", "dc2");
+    assertThatThrownBy(() -> CassandraRangeStore.replicaDatacenters(Map.of("class", "NetworkTopologyStrategy"),
+        List.of("dc1"), "ks"))
+        .isInstanceOf(dev.idgen.core.StoreUnavailableException.class)
+        .hasMessageContaining("keyspace ks has no datacenter with a replica");
+  }
 }
