@@ -33,6 +33,7 @@ final class AllocatorModule extends AbstractModule {
         .clientLeaseLifetime(settings.clientLeaseLifetime())
         .unloadIdleAfter(settings.unloadIdleAfter())
         .ownerLease(settings.ownerLease())
+        .ownerLeaseMargin(settings.ownerLeaseMarginDuration())
         // Asked for at the first claim of a strict sequence, by which time the port is bound (port 0 too).
         .ownerTarget(() -> settings.effectiveAdvertiseAddress(server.get().getPort()))
         .build();

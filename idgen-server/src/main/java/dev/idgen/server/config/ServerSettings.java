@@ -34,7 +34,8 @@ public record ServerSettings(
     int maxWaitingCalls,
     Duration unloadIdleAfter,
     String advertiseAddress,
-    Duration ownerLease) {
+    Duration ownerLease,
+    double ownerLeaseMargin) {
 
   public static final String GRPC_HOST = "idgen.grpc.host";
   public static final String GRPC_PORT = "idgen.grpc.port";
@@ -55,6 +56,8 @@ public record ServerSettings(
   public static final String MAX_WAITING_CALLS = "idgen.limits.max-waiting-calls";
   public static final String ADVERTISE_ADDRESS = "idgen.grpc.advertise-address";
   public static final String OWNER_LEASE = "idgen.strict.owner-lease";
+  /** A fraction of the owner lease. */
+  public static final String OWNER_LEASE_MARGIN = "idgen.strict.owner-lease-margin";
 
   /** The largest per-call limit: a single call should not be able to take a whole sequence's blocks. */
   static final long MAX_IDS_PER_CALL_LIMIT = SequenceDefinition.MAX_BLOCK_SIZE;
@@ -191,8 +194,12 @@ public record ServerSettings(
     Duration unloadIdle = duration(config, UNLOAD_IDLE_AFTER, Duration.ZERO);
     String advertise = config.getString(ADVERTISE_ADDRESS).trim();
     Duration ownerLease = duration(config, OWNER_LEASE, Duration.ofSeconds(1));
+    double ownerMargin = config.getDouble(OWNER_LEASE_MARGIN);
+    check(config, OWNER_LEASE_MARGIN, ownerMargin >= 0 && ownerMargin < 0.5,
+        "a fraction of " + OWNER_LEASE + " from 0 to below 0.5, got " + ownerMargin);
     return new ServerSettings(host, port, store, dir, maxIds, runway, minBlock, step, maxWait, quiet,
-        timeout, serverName, serverLease, confirmTimeout, clientLease, maxWaiting, unloadIdle, advertise, ownerLease);
+        timeout, serverName, serverLease, confirmTimeout, clientLease, maxWaiting, unloadIdle, advertise, ownerLease,
+        ownerMargin);
   }
 
   /** A one-line description of the store, for the start-up log. */
@@ -233,5 +240,10 @@ public record ServerSettings(
       // BadValue's message reads "<file>: <line>: Invalid value at '<key>': expected …".
       throw new ConfigException.BadValue(config.getValue(key).origin(), key, "expected " + expected);
     }
+  }
+
+  /** {@link #ownerLeaseMargin} as a duration: that fraction of the owner lease. */
+  public Duration ownerLeaseMarginDuration() {
+    return Duration.ofNanos((long) (ownerLease.toNanos() * ownerLeaseMargin));
   }
 }

@@ -65,7 +65,8 @@ class ServerSettingsTest {
     assertThat(settings).isEqualTo(new ServerSettings("h", 1, ServerSettings.StoreKind.CASSANDRA, Path.of("/d"),
         7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1),
         Duration.ofSeconds(20), "idgen-0:7070", Duration.ofMinutes(10), Duration.ofSeconds(10),
-        Duration.ofSeconds(10), 1000, Duration.ofHours(1), "10.2.3.4", Duration.ofSeconds(4)));
+        Duration.ofSeconds(10), 1000, Duration.ofHours(1), "10.2.3.4", Duration.ofSeconds(4),
+        0.1));
   }
 
   @Test
@@ -73,17 +74,17 @@ class ServerSettingsTest {
     ServerSettings bound = new ServerSettings("10.0.0.5", 7070, ServerSettings.StoreKind.CASSANDRA, Path.of("/d"),
         7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1), Duration.ofSeconds(20),
         "", Duration.ofMinutes(10), Duration.ofSeconds(10), Duration.ofSeconds(10), 1000, Duration.ofHours(1), "",
-        Duration.ofSeconds(10));
+        Duration.ofSeconds(10), 0.1);
     assertThat(bound.effectiveAdvertiseAddress(7071)).isEqualTo("10.0.0.5:7071");
     ServerSettings named = new ServerSettings("0.0.0.0", 7070, ServerSettings.StoreKind.CASSANDRA, Path.of("/d"),
         7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1), Duration.ofSeconds(20),
         "", Duration.ofMinutes(10), Duration.ofSeconds(10), Duration.ofSeconds(10), 1000, Duration.ofHours(1),
-        "idgen-2.idgen", Duration.ofSeconds(10));
+        "idgen-2.idgen", Duration.ofSeconds(10), 0.1);
     assertThat(named.effectiveAdvertiseAddress(7070)).isEqualTo("idgen-2.idgen:7070");
     ServerSettings withPort = new ServerSettings("0.0.0.0", 7070, ServerSettings.StoreKind.CASSANDRA,
         Path.of("/d"), 7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1),
         Duration.ofSeconds(20), "", Duration.ofMinutes(10), Duration.ofSeconds(10), Duration.ofSeconds(10), 1000,
-        Duration.ofHours(1), "10.1.2.3:9000", Duration.ofSeconds(10));
+        Duration.ofHours(1), "10.1.2.3:9000", Duration.ofSeconds(10), 0.1);
     assertThat(withPort.effectiveAdvertiseAddress(7070)).isEqualTo("10.1.2.3:9000");
   }
 

@@ -469,6 +469,7 @@ public final class CassandraRangeStore implements RangeStore {
     // worst case is a gap, counted when this returns), and an earlier attempt found applied is ours.
     Attempts<long[]> attempts = new Attempts<>();
     long[] got = null;
+    long ambiguousHeal = 0;
     try {
       for (int attempt = 0; ; attempt++) {
         PoolRow pool = readPool(d, stripe, dc, null, deadline);
@@ -484,8 +485,19 @@ public final class CassandraRangeStore implements RangeStore {
         }
         if (pool != null) {
           long seen = poolTier.highWater.above(stripeKey(d, stripe), pool.taken);
+          if (ambiguousHeal > 0) {
+            // A heal whose outcome was ambiguous: the row no longer below what this server saw means it
+            // applied (its blocks dropped); still below, it did not, and the heal below is tried again.
+            if (seen == Long.MIN_VALUE) {
+              countHealed(d, stripe, ambiguousHeal);
+              log.error("{}'s pool of sequence '{}' stripe {} was repaired by a heal whose outcome had looked"
+                  + " ambiguous: its {} IDs were dropped as a gap (Cassandra had forgotten acknowledged writes)",
+                  dc, d.name(), stripe, ambiguousHeal);
+            }
+            ambiguousHeal = 0;
+          }
           if (seen != Long.MIN_VALUE) {
-            healPool(d, stripe, pool, seen, deadline);
+            ambiguousHeal = healPool(d, stripe, pool, seen, deadline);
             continue;
           }
           poolTier.highWater.note(stripeKey(d, stripe), pool.taken); // a serial read: the store held that much
@@ -567,7 +579,7 @@ public final class CassandraRangeStore implements RangeStore {
    * the forgotten writes, then consumed, say) is ever appended again. The pool then refills from the global
    * cursor, with IDs nobody holds. A removal: repeated until the row shows it, whatever the outcomes.
    */
-  private void healPool(SequenceDefinition d, int stripe, PoolRow pool, long seen, long deadline) {
+  private long healPool(SequenceDefinition d, int stripe, PoolRow pool, long seen, long deadline) {
     Row global = serialRead(st().selectGlobal.bind(d.name(), stripe), ConsistencyLevel.SERIAL, null,
         "global cursor of sequence '" + d.name() + "' stripe " + stripe
             + " (to repair " + dc + "'s pool, which forgot acknowledged writes)", deadline);
@@ -578,17 +590,25 @@ public final class CassandraRangeStore implements RangeStore {
         pool.op));
     CasResult result = cas(poolTier, CasKind.POOL_HEAL, heal, op, pool.op, attempts,
         () -> readPoolRow(d, stripe, dc, null, deadline), deadline);
+    long dropped = size(pool.blocks);
+    if (result.outcome() == Outcome.AMBIGUOUS) {
+      return dropped; // the caller's next read tells whether it applied
+    }
     if (result.applied()) {
-      long dropped = size(pool.blocks);
-      poolTier.regressions.increment();
-      poolTier.idsLost.add(dropped);
+      countHealed(d, stripe, dropped);
       log.error("{}'s pool of sequence '{}' stripe {} showed {} IDs taken, but this server saw {} taken from it:"
           + " Cassandra forgot writes it had acknowledged (a replica that crashed in commitlog_sync: periodic?"
           + " see docs/operations.md). Its {} IDs were dropped as a gap and it refills from the global cursor,"
           + " so that nothing it handed out before is handed out again", dc, d.name(), stripe, pool.taken, seen,
           dropped);
     }
-    // Not applied or ambiguous: the caller reads the row again and decides anew.
+    // Not applied: the caller reads the row again and decides anew.
+    return 0;
+  }
+
+  private void countHealed(SequenceDefinition d, int stripe, long dropped) {
+    poolTier.regressions.increment();
+    poolTier.idsLost.add(dropped);
   }
 
   /**
@@ -820,6 +840,7 @@ public final class CassandraRangeStore implements RangeStore {
         if (attempts.mine(current)) {
           globalTier.recovered.increment();
           got = attempts.effect(current);
+          countSkip(d, stripe, got);
           globalTier.highWater.note(stripeKey(d, stripe), got[1]);
           return got;
         }
@@ -834,7 +855,9 @@ public final class CassandraRangeStore implements RangeStore {
         }
         // A sequence with a max is never reserved far ahead: at most a small fraction of what is left.
         long to = reserved + RunwayPolicy.boundedByRemaining(size, total - reserved);
-        UUID op = attempts.next(new long[] {reserved, to}, current);
+        // The effect carries the cursor as read: an attempt that skipped past forgotten writes is counted
+        // when it is known to have applied, by whichever read learns it.
+        UUID op = attempts.next(new long[] {reserved, to, stored}, current);
         BoundStatement cas = row == null
             ? global(st().insertGlobal.bind(d.name(), stripe, to, op))
             : global(st().updateGlobal.bind(to, op, d.name(), stripe, current));
@@ -843,13 +866,7 @@ public final class CassandraRangeStore implements RangeStore {
                 "global cursor of sequence '" + d.name() + "' stripe " + stripe, deadline), deadline);
         if (result.applied()) {
           got = attempts.effect(result.op());
-          if (reserved > stored && result.op().equals(op)) {
-            globalTier.regressions.increment();
-            globalTier.idsLost.add(reserved - stored);
-            log.error("the global cursor of sequence '{}' stripe {} showed {} IDs reserved, but this server saw {}:"
-                + " Cassandra forgot writes it had acknowledged (see docs/operations.md); it was moved past them,"
-                + " a gap of {} IDs", d.name(), stripe, stored, reserved, reserved - stored);
-          }
+          countSkip(d, stripe, got);
           globalTier.highWater.note(stripeKey(d, stripe), got[1]);
           return got;
         }
@@ -857,6 +874,21 @@ public final class CassandraRangeStore implements RangeStore {
       }
     } finally {
       countLost(globalTier, attempts, got, "a DC block of sequence '" + d.name() + "' stripe " + stripe);
+    }
+  }
+
+  /**
+   * Counts the gap of a take that applied after skipping a cursor that forgot acknowledged writes
+   * ({@code got}: from, to, the cursor as read), whether its own write or an earlier attempt's applied.
+   */
+  private void countSkip(SequenceDefinition d, int stripe, long[] got) {
+    long skipped = got[0] - got[2];
+    if (skipped > 0) {
+      globalTier.regressions.increment();
+      globalTier.idsLost.add(skipped);
+      log.error("the global cursor of sequence '{}' stripe {} showed {} IDs reserved, but this server saw {}:"
+          + " Cassandra forgot writes it had acknowledged (see docs/operations.md); it was moved past them,"
+          + " a gap of {} IDs", d.name(), stripe, got[2], got[0], skipped);
     }
   }
 

@@ -64,7 +64,7 @@ class CassandraAmbiguousCasIT {
   }
 
   /** Fires {@code fault} instead of the first CAS of {@code kind}; every other CAS runs as usual. */
-  private static CasExecutor once(CasKind kind, CasExecutor fault) {
+  static CasExecutor once(CasKind kind, CasExecutor fault) {
     AtomicBoolean fired = new AtomicBoolean();
     return new CasExecutor() {
       @Override
@@ -82,7 +82,7 @@ class CassandraAmbiguousCasIT {
     };
   }
 
-  private static DriverTimeoutException timeout() {
+  static DriverTimeoutException timeout() {
     return new DriverTimeoutException("injected: the CAS was sent, its answer never came");
   }
 

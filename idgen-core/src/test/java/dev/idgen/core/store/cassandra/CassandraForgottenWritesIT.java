@@ -117,6 +117,55 @@ class CassandraForgottenWritesIT {
     assertNoDuplicatesUntilExhausted(handed);
   }
 
+  @Test
+  void should_count_the_skip_of_a_global_take_that_a_later_read_found_applied() {
+    List<IdRange> handed = new ArrayList<>();
+    handed.add(store.reserve(seq, 0, 10));
+    Row poolBefore = pool();
+    Row globalBefore = global();
+    long firstBlockEnd = globalBefore.getLong("reserved");
+    for (int i = 0; i < 500 && handed.stream().noneMatch(r -> r.last() >= seq.start() + firstBlockEnd); i++) {
+      handed.add(store.reserve(seq, 0, 10));
+    }
+    putBackGlobal(globalBefore);
+    putBackPool(poolBefore);
+    // The take that skips the forgotten part: its answer is lost, the read-back shows the row unchanged
+    // ("not applied"), and the statement applies after that; the next attempt loses, and the read after it
+    // finds the first attempt's op id.
+    java.util.concurrent.atomic.AtomicReference<Runnable> heldBack = new java.util.concurrent.atomic.AtomicReference<>();
+    store.casExecutor = CassandraAmbiguousCasIT.once(CassandraRangeStore.CasKind.GLOBAL_TAKE,
+        new CassandraRangeStore.CasExecutor() {
+          @Override
+          public ResultSet execute(CassandraRangeStore.CasKind k,
+              com.datastax.oss.driver.api.core.cql.BoundStatement st,
+              java.util.function.Function<com.datastax.oss.driver.api.core.cql.BoundStatement, ResultSet> session) {
+            heldBack.set(() -> {
+              ResultSet unused = session.apply(st);
+            });
+            throw CassandraAmbiguousCasIT.timeout();
+          }
+
+          @Override
+          public void afterReadBack(CassandraRangeStore.CasKind k) {
+            Runnable late = heldBack.getAndSet(null);
+            if (late != null) {
+              late.run();
+            }
+          }
+        });
+    List<IdRange> after = new ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      after.add(store.reserve(seq, 0, 10));
+    }
+
+    for (IdRange r : after) {
+      assertThat(overlapping(r, handed)).as("%s against what was handed out before the loss", r).isEmpty();
+    }
+    assertThat(store.globalStats().recovered()).as("the later read found the held-back take applied").isEqualTo(1);
+    assertThat(store.globalStats().regressions()).as("its skip past the forgotten writes is counted").isEqualTo(1);
+    assertThat(store.globalStats().idsLost()).isPositive();
+  }
+
   private Row pool() {
     return session.execute(SimpleStatement.newInstance(
         "SELECT blocks, taken, appended, appended_below, op FROM dc_pools WHERE sequence = 's' AND stripe = 0"
