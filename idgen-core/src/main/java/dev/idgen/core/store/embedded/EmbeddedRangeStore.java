@@ -3,6 +3,7 @@ package dev.idgen.core.store.embedded;
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.idgen.core.AdvanceReceipt;
+import dev.idgen.core.Confirmations;
 import dev.idgen.core.FloorLog;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.InvalidRequestException;
@@ -78,7 +79,7 @@ public final class EmbeddedRangeStore implements RangeStore {
   /** The database file inside the store directory. */
   static final String FILE_NAME = "idgen.db";
   /** Stored in {@code PRAGMA user_version}; bump it with a migration when the tables change. */
-  static final int SCHEMA_VERSION = 4;
+  static final int SCHEMA_VERSION = 5;
   /** The one "datacenter" of an embedded store, in advance receipts and announcements. */
   static final String DATACENTER = "local";
   private static final Duration FLOOR_REFRESH = Duration.ofSeconds(1);
@@ -201,10 +202,11 @@ public final class EmbeddedRangeStore implements RangeStore {
               + ") WITHOUT ROWID");
           createFloorTables(s);
           addOrdering(s);
+          addLeases(s);
           s.execute("PRAGMA application_id = " + APPLICATION_ID);
           s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
           logger.info("Created embedded store {} (schema version {})", file, SCHEMA_VERSION);
-        } else if (applicationId == APPLICATION_ID && version >= 1 && version <= 3) {
+        } else if (applicationId == APPLICATION_ID && version >= 1 && version <= 4) {
           if (version == 1) {
             createFloorTables(s);
           }
@@ -212,7 +214,10 @@ public final class EmbeddedRangeStore implements RangeStore {
             // Version 3: the creation time (SequenceAdmin's Sequence.create_time); unknown for older rows.
             s.execute("ALTER TABLE sequences ADD COLUMN created_at INTEGER");
           }
-          addOrdering(s);
+          if (version <= 3) {
+            addOrdering(s);
+          }
+          addLeases(s);
           s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
           logger.info("Upgraded embedded store {} to schema version {}", file, SCHEMA_VERSION);
         } else if (applicationId != APPLICATION_ID) {
@@ -256,6 +261,14 @@ public final class EmbeddedRangeStore implements RangeStore {
         + " epoch INTEGER NOT NULL,"
         + " version TEXT NOT NULL"
         + ") WITHOUT ROWID");
+  }
+
+  /**
+   * Schema version 5: until when (wall-clock millis: processes sharing the file share the machine's clock)
+   * client leases a server handed out below the floors it applied may be used; NULL from older servers.
+   */
+  private static void addLeases(Statement s) throws SQLException {
+    s.execute("ALTER TABLE servers ADD COLUMN leases_until_millis INTEGER");
   }
 
   /**
@@ -631,15 +644,46 @@ public final class EmbeddedRangeStore implements RangeStore {
 
   @Override
   public void announce(String server, UUID incarnation, long appliedVersion, Duration lease) {
+    announce(server, incarnation, appliedVersion, lease, null);
+  }
+
+  @Override
+  public void announce(String server, UUID incarnation, long appliedVersion, Duration lease,
+      @Nullable Duration leasesOutstanding) {
     inWriteTransaction("announce server " + server, db -> {
       PreparedStatement upsert = db.prepare("INSERT OR REPLACE INTO servers (server, incarnation, applied,"
-          + " expires_at_millis) VALUES (?, ?, ?, ?)");
+          + " expires_at_millis, leases_until_millis) VALUES (?, ?, ?, ?, ?)");
+      long now = System.currentTimeMillis();
       upsert.setString(1, server);
       upsert.setString(2, incarnation.toString());
       upsert.setLong(3, appliedVersion);
-      upsert.setLong(4, System.currentTimeMillis() + lease.toMillis());
+      upsert.setLong(4, now + lease.toMillis());
+      if (leasesOutstanding == null) {
+        upsert.setNull(5, java.sql.Types.INTEGER);
+      } else {
+        upsert.setLong(5, now + leasesOutstanding.toMillis() + 1); // rounded up
+      }
       upsert.executeUpdate();
       return null;
+    });
+  }
+
+  @Override
+  public Confirmations confirmations(AdvanceReceipt receipt) {
+    List<String> pending = unconfirmed(receipt);
+    return read("read the servers' announcements", db -> {
+      PreparedStatement select = db.prepare("SELECT count(*) - count(leases_until_millis), max(leases_until_millis)"
+          + " FROM servers WHERE expires_at_millis > ?");
+      long now = System.currentTimeMillis();
+      select.setLong(1, now);
+      try (ResultSet rs = select.executeQuery()) {
+        rs.next();
+        if (rs.getLong(1) > 0) {
+          return new Confirmations(pending, Optional.empty()); // a server of an older version said nothing
+        }
+        long until = rs.getLong(2);
+        return new Confirmations(pending, Optional.of(Duration.ofMillis(Math.max(0, until - now))));
+      }
     });
   }
 

@@ -263,6 +263,8 @@ class EmbeddedRangeStoreTest extends RangeStoreContractTest {
       s.execute("ALTER TABLE sequences DROP COLUMN home_datacenter");
       s.execute("ALTER TABLE stripes DROP COLUMN owner_epoch");
       s.execute("DROP TABLE owners");
+      // ... nor version 5's (how long a server's client leases may still be used).
+      s.execute("ALTER TABLE servers DROP COLUMN leases_until_millis");
       s.execute("PRAGMA user_version = 2");
     }
 
@@ -272,6 +274,25 @@ class EmbeddedRangeStoreTest extends RangeStoreContractTest {
     assertThat(store.find(d.name())).contains(d);
     SequenceDefinition later = created(prefix + "later", 1, 100, 1);
     assertThat(store.findStored(later.name()).orElseThrow().createTime()).isPresent();
+  }
+
+  @Test
+  void should_report_the_longest_client_lease_time_the_live_servers_announced() {
+    SequenceDefinition d = created(prefix + "leases", 1, 100, 1);
+    dev.idgen.core.AdvanceReceipt receipt = store.advance(d, 10);
+    java.util.UUID one = java.util.UUID.randomUUID();
+    store.announce("a", one, Long.MAX_VALUE, java.time.Duration.ofMinutes(1), java.time.Duration.ZERO);
+    assertThat(store.confirmations(receipt).leasesOutstanding()).contains(java.time.Duration.ZERO);
+
+    store.announce("b", java.util.UUID.randomUUID(), Long.MAX_VALUE, java.time.Duration.ofMinutes(1),
+        java.time.Duration.ofSeconds(30));
+    assertThat(store.confirmations(receipt).pending()).isEmpty();
+    assertThat(store.confirmations(receipt).leasesOutstanding().orElseThrow())
+        .isBetween(java.time.Duration.ofSeconds(29), java.time.Duration.ofSeconds(31));
+
+    store.announce("c", java.util.UUID.randomUUID(), 0, java.time.Duration.ofMinutes(1)); // an older server
+    assertThat(store.confirmations(receipt).leasesOutstanding()).as("one server did not say").isEmpty();
+    assertThat(store.confirmations(receipt).pending()).containsExactly("local/c");
   }
 
   // ---- what the contract leaves open
