@@ -16,7 +16,9 @@ import java.util.concurrent.CompletableFuture;
  * particular order across threads, and IDs leased but not handed out when the process stops are
  * never used (a gap, never a duplicate). Nor are those still unused when their range's
  * {@code valid_for}, set by the server, has passed since the source requested it: the source drops
- * them (counted in {@link IdSourceStats#idsExpired()}) and serves the next lease.
+ * them (counted in {@link IdSourceStats#idsExpired()}) and serves the next lease. A bulk call that
+ * waited for a lease returns none of the IDs it took before if their range expired meanwhile: it
+ * takes fresh ones in their place.
  *
  * <p>A sequence created with {@code ORDERING_STRICT} is the exception: every ID of it must be larger
  * than every ID whose allocation completed before the caller asked, which an ID held in memory is not,
@@ -100,7 +102,9 @@ public interface IdSource {
    * @param from the first index to fill
    * @param to one past the last index to fill
    * @throws IndexOutOfBoundsException if {@code from..to} is not a range of {@code ids}
-   * @throws IdGenClientException as {@link #next()}; the IDs already written are valid
+   * @throws IdGenClientException as {@link #next()}; the IDs already written are valid, from
+   *     {@code ids[from]} on; where the call had written an ID it then dropped (its range expired
+   *     while the call waited) it leaves {@code -1}, never an ID (IDs are never negative)
    */
   void fill(long[] ids, int from, int to);
 

@@ -24,6 +24,10 @@ import java.lang.invoke.VarHandle;
  * are IDs, handed out in time); one linearized after it gets an index {@code >= count}, not an ID,
  * and goes to the slow path like a caller that found the lease used up. The fast path reads no
  * clock and no field that {@code take} did not already read: expiry costs it nothing.
+ *
+ * <p>{@code expires} and {@code expiresAt} are those of the range (ticker time), fixed like
+ * {@code refillAt}: a bulk caller that took IDs and waited checks them before it returns the IDs, even
+ * once the lease was replaced and no task will {@link #expire()} it any more.
  */
 final class Lease {
   private static final VarHandle TAKEN;
@@ -40,6 +44,9 @@ final class Lease {
   final long stride;
   final long count;
   final long refillAt;
+  /** Whether the range has a {@code valid_for}; if so its IDs are not to be handed out from {@code expiresAt} on. */
+  final boolean expires;
+  final long expiresAt;
 
   /** Indexes handed out so far, possibly past {@code count}; only ever updated through TAKEN. */
   @SuppressWarnings("unused")
@@ -53,16 +60,23 @@ final class Lease {
    */
   private long takenAtExpiry = -1;
 
-  Lease(long first, long stride, long count, long refillAt) {
+  Lease(long first, long stride, long count, long refillAt, boolean expires, long expiresAt) {
     this.first = first;
     this.stride = stride;
     this.count = count;
     this.refillAt = refillAt;
+    this.expires = expires;
+    this.expiresAt = expiresAt;
   }
 
   /** A lease with nothing in it: what a source holds before its first lease and after close. */
   static Lease empty() {
-    return new Lease(0, 1, 0, -1);
+    return new Lease(0, 1, 0, -1, false, 0);
+  }
+
+  /** Whether the range's {@code valid_for} has run out at ticker time {@code now}. */
+  boolean dueAt(long now) {
+    return expires && now - expiresAt >= 0;
   }
 
   /**

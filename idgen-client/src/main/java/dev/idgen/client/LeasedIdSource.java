@@ -12,6 +12,7 @@ import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -102,6 +103,17 @@ import java.util.logging.Logger;
  *   <li>A range that arrives already due is dropped at once. A call whose ranges all arrived
  *       expired does not trigger the usual check for the next request when it completes (it would
  *       only repeat itself, in a loop); callers that find nothing left still request.</li>
+ *   <li>A bulk caller ({@code fill}, {@code next(n)}) that left the fast path (one take from the
+ *       current lease did not serve it: it took from several leases, or waited for one) checks, just
+ *       before it returns, under the lock, every lease it took IDs from ({@code Waiter.taken}): the
+ *       IDs of a lease that has expired by then ({@link Lease#expired()}, or due by the ticker, which
+ *       also covers a lease replaced before it expired, whose task does nothing) are dropped, the
+ *       others moved to the front of its array, and it takes fresh IDs in their place, within its wait
+ *       deadline (if that has passed, it fails {@code TIMED_OUT} instead). A current lease found due
+ *       is expired there and then, as its task would. A bulk caller that fails writes
+ *       {@link #NO_ID} where it had written an ID it dropped, so that its array holds no expired ID.
+ *       Without this, IDs taken just before a wait for the next lease would be returned up to the
+ *       wait deadline later, long after their lease expired.</li>
  * </ul>
  * The IDs dropped are a gap, never a duplicate; {@link IdSourceStats#idsExpired()} counts them, and
  * nothing is logged above {@code FINE}. An idle source thus lets its lease expire and renews it, at
@@ -111,9 +123,12 @@ import java.util.logging.Logger;
  * <p>The fast path is unchanged: no clock read and no new volatile read; a lease expires through the
  * counter {@code next()} already increments. An ID is handed out when its index is taken: a
  * {@code take} linearized just before the task's {@code getAndAdd} still got an ID in time, even if
- * its thread returns it a little later. The task runs when the executor gets to it, so a busy or
- * paused executor thread delays the expiry of the current lease by as much (installs check the
- * ticker themselves).
+ * its thread returns it a little later: only a little, since a caller that took IDs and then waited
+ * checks them again before it returns (above). The IDs such a caller drops are counted in
+ * {@code idsExpired} and, its take having counted them in the lease's {@code used()}, in
+ * {@code takenThenExpired}, which {@code idsServed} subtracts. The task runs when the executor gets to
+ * it, so a busy or paused executor thread delays the expiry of the current lease by as much (installs
+ * and returning bulk callers check the ticker themselves).
  *
  * <h2>Requests</h2>
  * At most one request is in flight: {@code inFlight} stays set from the decision to request through
@@ -123,8 +138,9 @@ import java.util.logging.Logger;
  * {@code CANCELLED} (by a server that stopped mid-call), {@code ABORTED} and a
  * {@code RESOURCE_EXHAUSTED} that is not an old server's exhaustion (gRPC's limits, a proxy's rate
  * limit) are retried on another endpoint after a randomized, growing back-off, at least the server's
- * {@code RetryInfo} delay up to the largest back-off (the IDs of a failed call are never reused, so a
- * retry can waste IDs but never duplicate them); {@code SEQUENCE_EXHAUSTED} makes the source
+ * {@code RetryInfo} delay up to the largest back-off (a retry asks for new IDs, so it can waste IDs but
+ * never duplicate one; the ranges a call streamed before it failed were leased to this source alone,
+ * and are queued and used like any other); {@code SEQUENCE_EXHAUSTED} makes the source
  * exhausted for good once the ranges streamed before it are used; {@code COUNT_ABOVE_LIMIT} (a lease
  * larger than a server's {@code max-ids-per-call}) is asked again at once for the limit it names, and
  * no lease is larger from then on; any other status is reported to the callers waiting at that moment,
@@ -175,9 +191,13 @@ import java.util.logging.Logger;
  * among them) are retried on another endpoint after the same back-off, honouring {@code RetryInfo} up
  * to the largest back-off, until the caller's wait deadline, which then fails it {@code TIMED_OUT}
  * with the last such status; {@code SEQUENCE_EXHAUSTED} makes the source exhausted; anything else is
- * reported to that caller ({@code REJECTED}). IDs of a request that fails after some arrived are
- * written by {@code fill} (as for leases); a range that arrives after its {@code valid_for} is dropped
- * and asked for again.
+ * reported to that caller ({@code REJECTED}). A range that arrives after its {@code valid_for} is
+ * dropped and asked for again: at once if the call brought usable IDs too, else after a back-off (a
+ * call whose ranges all arrive expired would otherwise be repeated at once, in a loop). A request may
+ * keep a range long after it arrived, waiting for the next call of a split request or for a retry
+ * through a take-over, so its ranges ({@code StrictRequest.ranges}) are checked again once every ID
+ * arrived, and before the IDs of a failed request are written by {@code fill}: those that expired
+ * meanwhile are dropped (a gap, in {@code idsExpired}), and asked for again, or not written.
  *
  * <p>The fast path is unchanged: in strict mode {@code current} is an empty lease, so {@code next()}
  * falls through to the slow path, which reads {@code strict}. {@link #tryNext()} returns empty
@@ -185,7 +205,8 @@ import java.util.logging.Logger;
  * {@link #nextAsync()} completes with its own call. Callers that were waiting for the first response
  * when the source learned the ordering go on with a request of their own, within their original
  * deadline ({@code awaitLease} returns null to blocked callers, {@code serveAsyncLocked} hands the
- * {@code nextAsync} ones over).
+ * {@code nextAsync} ones over). A bulk caller among them drops the cached IDs it took before it waited
+ * (leased before it asked, maybe, so not new enough; counted as expired) and asks for its whole count.
  *
  * <h2>Threads</h2>
  * Everything but {@code current} and the leases' indexes is guarded by {@code lock} (a lease's
@@ -289,6 +310,9 @@ final class LeasedIdSource implements IdSource {
     }
   }
 
+  /** What a failed bulk call leaves where it had written an ID it then dropped: IDs are never negative. */
+  private static final long NO_ID = -1;
+
   /** The longest {@code valid_for} taken as a limit: about 73 years; beyond it, none. */
   private static final long MAX_VALID_FOR_NANOS = Long.MAX_VALUE / 4;
 
@@ -377,6 +401,11 @@ final class LeasedIdSource implements IdSource {
   @GuardedBy("lock") private long failedCalls;
   /** IDs dropped unused because their range expired (or, strict, because nobody asked for them in time). */
   @GuardedBy("lock") private long idsExpired;
+  /**
+   * Of those, IDs that were taken from a lease (counted in its {@code used()}) by a bulk caller and dropped
+   * before it returned, because their lease expired meanwhile: not served.
+   */
+  @GuardedBy("lock") private long takenThenExpired;
   /** IDs strict requests handed to their callers. */
   @GuardedBy("lock") private long strictServed;
 
@@ -472,7 +501,8 @@ final class LeasedIdSource implements IdSource {
         i = l.take(1);
         if (i < l.count) {
           id = OptionalLong.of(l.id(i));
-          launch = i == l.refillAt && requestLocked(false);
+          // |=: an install on an earlier pass may have decided a request (and set inFlight) already.
+          launch |= i == l.refillAt && requestLocked(false);
           break;
         }
         if (!queue.isEmpty()) {
@@ -706,6 +736,7 @@ final class LeasedIdSource implements IdSource {
         long need = to - pos;
         long i = l.take(need);
         if (i < l.count) {
+          int start = pos;
           long got = Math.min(need, l.count - i);
           for (long k = 0; k < got; k++) {
             ids[pos++] = l.id(i + k);
@@ -713,8 +744,18 @@ final class LeasedIdSource implements IdSource {
           if (l.refillAt >= i && l.refillAt < i + got) {
             refillMarkReached(w, to - pos);
           }
-          if (pos == to) {
-            return;
+          if (w == null) {
+            if (pos == to) {
+              return; // the fast path: one take from the current lease, nothing else
+            }
+          } else {
+            w.took(l, start, pos);
+            if (pos == to) {
+              pos = keepUnexpired(w, ids, from, pos, false);
+              if (pos == to) {
+                return;
+              }
+            }
           }
         }
         if (strict) {
@@ -722,28 +763,132 @@ final class LeasedIdSource implements IdSource {
         }
         if (w == null) {
           w = new Waiter();
+          if (pos > from) {
+            w.took(l, from, pos);
+          }
         }
         l = awaitLease(w, to - pos);
         if (l == null) {
           break; // the source learned that the sequence is strict while this caller waited
         }
       }
+    } catch (IdGenClientException e) {
+      if (w != null) {
+        Arrays.fill(ids, keepUnexpired(w, ids, from, pos, true), pos, NO_ID);
+      }
+      throw e;
     } finally {
       if (w != null) {
         w.done();
       }
     }
     if (pos < to) {
+      if (w != null && pos > from) {
+        // The caller waited with cached IDs, leased perhaps before it asked: not new enough for a strict
+        // sequence. Dropped (its strict request asks for them too); NO_ID in their places until then.
+        dropTaken(pos - from);
+        Arrays.fill(ids, from, pos, NO_ID);
+        pos = from;
+      }
       long deadline = System.nanoTime() + settings.waitDeadlineNanos();
       strictFill(ids, pos, to, w == null ? deadline : w.deadlineOr(deadline), w != null && w.counted);
     }
+  }
+
+  /**
+   * Before a bulk caller that left the fast path returns, or fails ({@code failing}): drops the IDs it
+   * took from leases that have expired since ({@link Lease#expired()}: by their task, on close or once the
+   * source became strict; or due by the ticker, which covers leases replaced before they expired, whose
+   * task does nothing), and moves those it keeps to the front of {@code ids[from..pos)}. Returns where
+   * they end. A current lease due by the ticker is expired first, as its task will (nobody may take from
+   * it after). Unless failing, if it dropped IDs once the caller's wait deadline passed, it fails the
+   * caller {@code TIMED_OUT} rather than ask again. See "Lease expiry" in the class comment.
+   */
+  private int keepUnexpired(Waiter w, long[] ids, int from, int pos, boolean failing) {
+    List<Taken> taken = w.taken;
+    if (taken == null) {
+      return pos;
+    }
+    boolean launch = false;
+    List<Runnable> after = new ArrayList<>();
+    IdGenClientException timedOut = null;
+    int out = from;
+    lock.lock();
+    try {
+      long now = 0;
+      boolean read = false;
+      if (currentRange != null && currentRange.expires) {
+        now = settings.ticker().nanos();
+        read = true;
+        if (currentRange.dueAt(now)) {
+          launch = dropDueLocked(0, now, after);
+        }
+      }
+      long dropped = 0;
+      int kept = 0;
+      for (Taken t : taken) {
+        Lease l = t.lease();
+        boolean expired = l.expired();
+        if (!expired && l.expires) {
+          if (!read) {
+            now = settings.ticker().nanos();
+            read = true;
+          }
+          expired = l.dueAt(now);
+        }
+        int n = t.to() - t.from();
+        if (expired) {
+          dropped += n;
+          continue;
+        }
+        if (out != t.from()) {
+          System.arraycopy(ids, t.from(), ids, out, n);
+          t = new Taken(l, out, out + n);
+        }
+        taken.set(kept++, t);
+        out += n;
+      }
+      taken.subList(kept, taken.size()).clear();
+      if (dropped > 0) {
+        dropTakenLocked(dropped);
+        if (!failing && System.nanoTime() - w.deadline() >= 0) {
+          timedOut = timedOutLocked();
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    after.forEach(Runnable::run);
+    if (launch) {
+      launch();
+    }
+    if (timedOut != null) {
+      throw timedOut;
+    }
+    return out;
+  }
+
+  /** Counts {@code n} IDs taken from leases and dropped before the caller returned them (see keepUnexpired). */
+  private void dropTaken(long n) {
+    lock.lock();
+    try {
+      dropTakenLocked(n);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @GuardedBy("lock")
+  private void dropTakenLocked(long n) {
+    idsExpired += n;
+    takenThenExpired += n;
   }
 
   @Override
   public IdSourceStats stats() {
     lock.lock();
     try {
-      return IdSourceStats.builder(sequence).idsServed(retiredIds + current.used() + strictServed)
+      return IdSourceStats.builder(sequence).idsServed(leasedServedLocked() + strictServed)
           .leases(leases).leaseSize(strict ? 0 : leaseSize).idsHeld(idsLeftLocked()).waits(waits)
           .waitTime(Duration.ofNanos(waitNanos)).failedCalls(failedCalls).idsExpired(idsExpired)
           .strictOrdering(strict).build();
@@ -759,7 +904,8 @@ final class LeasedIdSource implements IdSource {
 
   /**
    * Cancels the call in flight, any scheduled retry and expiry tasks, drops what the source holds (a
-   * gap, never a duplicate), and fails waiting and later callers with
+   * gap, never a duplicate; the current lease through {@link Lease#expire()}, so that a thread that
+   * read it before gets nothing more from it), and fails waiting and later callers with
    * {@link IdGenClientException.Reason#CLOSED}.
    */
   void close() {
@@ -776,6 +922,8 @@ final class LeasedIdSource implements IdSource {
       closed = true;
       requests = new ArrayList<>(strictRequests);
       strictRequests.clear();
+      // Expired, not only replaced: a thread that read it before gets no ID of it from now on.
+      current.expire();
       retiredIds += current.used();
       current = Lease.empty();
       if (currentRange != null) {
@@ -824,8 +972,17 @@ final class LeasedIdSource implements IdSource {
 
   // ---- slow path ------------------------------------------------------------------------------
 
-  /** The state of one caller on the slow path: whether, since when and for how many IDs it waits. */
+  /** IDs a bulk caller took from {@code lease} into {@code ids[from..to)} of its array. */
+  private record Taken(Lease lease, int from, int to) {}
+
+  /**
+   * The state of one caller on the slow path: whether, since when and for how many IDs it waits; for a
+   * bulk caller, what it took. Used by that caller's thread only.
+   */
   private final class Waiter {
+    final long createdNanos = System.nanoTime();
+    /** What a bulk caller took from leases since it left the fast path, in array order; null if nothing. */
+    List<Taken> taken;
     boolean waiting;
     long startNanos;
     long deadlineNanos;
@@ -838,6 +995,24 @@ final class LeasedIdSource implements IdSource {
     /** Its wait deadline if it waited, else {@code otherwise}. */
     long deadlineOr(long otherwise) {
       return counted ? deadlineNanos : otherwise;
+    }
+
+    /** Its wait deadline if it waited, else the wait deadline from when it left the fast path. */
+    long deadline() {
+      return deadlineOr(createdNanos + settings.waitDeadlineNanos());
+    }
+
+    /** Records that the caller took IDs of {@code l} into {@code [start, end)} of its array. */
+    void took(Lease l, int start, int end) {
+      if (taken == null) {
+        taken = new ArrayList<>();
+      }
+      int last = taken.size() - 1;
+      if (last >= 0 && taken.get(last).lease() == l && taken.get(last).to() == start) {
+        taken.set(last, new Taken(l, taken.get(last).from(), end));
+      } else {
+        taken.add(new Taken(l, start, end));
+      }
     }
 
     /** Accounts for the wait, if there was one; called once, when the caller leaves. */
@@ -1006,7 +1181,8 @@ final class LeasedIdSource implements IdSource {
     // at most the threshold. Before r, or beyond it: no mark in this lease (checked now, or at the
     // next install).
     long mark = left - threshold - 1;
-    current = new Lease(r.first, r.stride, r.count, mark >= 0 && mark < r.count ? mark : -1);
+    current = new Lease(
+        r.first, r.stride, r.count, mark >= 0 && mark < r.count ? mark : -1, r.expires, r.expiresAt);
     return requestLocked(false);
   }
 
@@ -1130,23 +1306,7 @@ final class LeasedIdSource implements IdSource {
       long now = settings.ticker().nanos();
       early = !force && !r.dueAt(now); // by the ticker: scheduled again below, once unlocked
       if (!early) {
-        long dropped = 0;
-        if (force) {
-          dropped += expireLocked(r);
-        }
-        if (currentRange != null && currentRange.dueAt(now)) {
-          dropped += expireLocked(currentRange);
-        }
-        dropped += dropDueQueuedLocked();
-        if (dropped > 0 && logger.isLoggable(Level.FINE)) {
-          logger.log(Level.FINE, "sequence ''{0}'': dropped {1} unused IDs of expired leases",
-              new Object[] {sequence, dropped});
-        }
-        launch = (current.remaining() == 0 && !queue.isEmpty()) ? installNextLocked() : requestLocked(false);
-        launch |= serveAsyncLocked(after);
-        if (waiting > 0) {
-          changed.signalAll();
-        }
+        launch = dropDueLocked(force ? expireLocked(r) : 0, now, after);
       }
     } finally {
       lock.unlock();
@@ -1158,6 +1318,30 @@ final class LeasedIdSource implements IdSource {
     if (launch) {
       launch();
     }
+  }
+
+  /**
+   * Drops every range due at {@code now} (the current lease, queued ranges), then does what a caller
+   * that found the lease used up would do: installs the next range or checks the refill rule, and
+   * serves or fails the waiting callers ({@code after}, once unlocked). {@code dropped}: IDs the caller
+   * dropped already, for the log. Returns whether the caller must {@link #launch()}.
+   */
+  @GuardedBy("lock")
+  private boolean dropDueLocked(long dropped, long now, List<Runnable> after) {
+    if (currentRange != null && currentRange.dueAt(now)) {
+      dropped += expireLocked(currentRange);
+    }
+    dropped += dropDueQueuedLocked();
+    if (dropped > 0 && logger.isLoggable(Level.FINE)) {
+      logger.log(Level.FINE, "sequence ''{0}'': dropped {1} unused IDs of expired leases",
+          new Object[] {sequence, dropped});
+    }
+    boolean launch = (current.remaining() == 0 && !queue.isEmpty()) ? installNextLocked() : requestLocked(false);
+    launch |= serveAsyncLocked(after);
+    if (waiting > 0) {
+      changed.signalAll();
+    }
+    return launch;
   }
 
   /**
@@ -1187,6 +1371,12 @@ final class LeasedIdSource implements IdSource {
     return queuedIds + current.remaining();
   }
 
+  /** IDs of leases handed out so far. */
+  @GuardedBy("lock")
+  private long leasedServedLocked() {
+    return retiredIds + current.used() - takenThenExpired;
+  }
+
   // ---- requests -------------------------------------------------------------------------------
 
   /**
@@ -1212,7 +1402,7 @@ final class LeasedIdSource implements IdSource {
   @GuardedBy("lock")
   private long nextLeaseSizeLocked() {
     long now = settings.ticker().nanos();
-    long served = retiredIds + current.used();
+    long served = leasedServedLocked();
     if (requests > 0) {
       long consumed = served - servedAtLastRequest;
       long elapsed = now - lastRequestNanos;
@@ -1583,6 +1773,9 @@ final class LeasedIdSource implements IdSource {
     q.begin(counted);
   }
 
+  /** A range a strict request kept: at {@code ids[from..to)}, valid until {@code expiresAt} if it expires. */
+  private record Got(int from, int to, boolean expires, long expiresAt) {}
+
   /**
    * One caller's request for IDs of a strict sequence: {@code Allocate} calls for what the caller
    * still needs, one at a time, each started after the caller asked (see "Strict sequences" in the
@@ -1599,12 +1792,19 @@ final class LeasedIdSource implements IdSource {
     final CompletableFuture<Long> async;
 
     @GuardedBy("LeasedIdSource.this.lock") private int got;
+    /**
+     * Where each range kept in {@code ids} is, and until when it may be handed out: checked again once
+     * every ID arrived, and before the IDs of a failed request are written (see dropExpiredLocked).
+     */
+    @GuardedBy("LeasedIdSource.this.lock") private final List<Got> ranges = new ArrayList<>();
     @GuardedBy("LeasedIdSource.this.lock") private boolean finished;
     /** Null once finished with every ID; else how to fail the caller (created on its thread). */
     @GuardedBy("LeasedIdSource.this.lock") private Supplier<IdGenClientException> failure;
     @GuardedBy("LeasedIdSource.this.lock") private StrictAttempt active;
     /** IDs the {@code active} attempt delivered, including any it had to drop. */
     @GuardedBy("LeasedIdSource.this.lock") private long activeDelivered;
+    /** Of those, IDs it kept (not expired on arrival): whether to ask again at once or after a back-off. */
+    @GuardedBy("LeasedIdSource.this.lock") private long activeKept;
     @GuardedBy("LeasedIdSource.this.lock") private ScheduledFuture<?> retry;
     /** The task for the deadline of a {@code nextAsync} caller (blocked callers time out themselves). */
     @GuardedBy("LeasedIdSource.this.lock") private ScheduledFuture<?> timeout;
@@ -1733,6 +1933,7 @@ final class LeasedIdSource implements IdSource {
         a = new StrictAttempt(this, endpoint, count);
         active = a;
         activeDelivered = 0;
+        activeKept = 0;
         retry = null;
       } finally {
         lock.unlock();
@@ -1753,15 +1954,18 @@ final class LeasedIdSource implements IdSource {
           return;
         }
         activeDelivered += r.getCount();
-        if (validFor > 0 && validFor <= MAX_VALID_FOR_NANOS
-            && settings.ticker().nanos() - (a.sentNanos + validFor) >= 0) {
+        boolean expires = validFor > 0 && validFor <= MAX_VALID_FOR_NANOS;
+        long expiresAt = expires ? a.sentNanos + validFor : 0;
+        if (expires && settings.ticker().nanos() - expiresAt >= 0) {
           idsExpired += r.getCount(); // expired on arrival: asked for again
           return;
         }
-        long n = Math.min(r.getCount(), ids.length - got);
-        for (long k = 0; k < n; k++) {
+        int n = (int) Math.min(r.getCount(), ids.length - got);
+        ranges.add(new Got(got, got + n, expires, expiresAt));
+        for (int k = 0; k < n; k++) {
           ids[got++] = r.getFirst() + k * r.getStride();
         }
+        activeKept += n;
         if (n < r.getCount()) {
           logger.log(Level.WARNING, "sequence ''{0}'': {1} sent {2} IDs more than asked for; they are not used",
               new Object[] {sequence, endpoints.get(a.endpoint).name, r.getCount() - n});
@@ -1784,11 +1988,14 @@ final class LeasedIdSource implements IdSource {
           leases++;
         }
         if (got == ids.length) {
+          dropExpiredLocked(); // what arrived first may have expired while the rest came
+        }
+        if (got == ids.length) {
           finishLocked(null);
           finishedNow = true;
           delay = -1;
-        } else if (activeDelivered > 0) {
-          delay = 0; // more than one call may carry: the rest at once
+        } else if (activeKept > 0) {
+          delay = 0; // more than one call may carry, or earlier ranges expired: the rest at once
         } else {
           failedAttempts++; // nothing usable (expired on arrival): again, after a back-off
           delay = backoffNanos(failedAttempts);
@@ -1818,7 +2025,10 @@ final class LeasedIdSource implements IdSource {
         }
         Failure f = new Failure(error.status(), endpoints.get(a.endpoint).name, t);
         if (got == ids.length) {
-          finishLocked(null); // every ID arrived before the failure
+          dropExpiredLocked();
+        }
+        if (got == ids.length) {
+          finishLocked(null); // every ID arrived before the failure (and none expired since)
         } else {
           switch (error.outcome()) {
             case EXHAUSTED -> {
@@ -1888,6 +2098,41 @@ final class LeasedIdSource implements IdSource {
       finished();
     }
 
+    /**
+     * Drops the ranges received that have expired by the ticker (they arrived in time, but the request
+     * waited for more since: a later call of a split request, a retry through a take-over), moving the
+     * others to the front of {@code ids}; a gap, counted in {@code idsExpired}. The request then asks
+     * for them again, or, failing, writes only the others.
+     */
+    @GuardedBy("LeasedIdSource.this.lock")
+    private void dropExpiredLocked() {
+      long now = 0;
+      boolean read = false;
+      int out = 0;
+      int kept = 0;
+      for (Got g : ranges) {
+        if (g.expires()) {
+          if (!read) {
+            now = settings.ticker().nanos();
+            read = true;
+          }
+          if (now - g.expiresAt() >= 0) {
+            idsExpired += g.to() - g.from();
+            continue;
+          }
+        }
+        int n = g.to() - g.from();
+        if (out != g.from()) {
+          System.arraycopy(ids, g.from(), ids, out, n);
+          g = new Got(out, out + n, g.expires(), g.expiresAt());
+        }
+        ranges.set(kept++, g);
+        out += n;
+      }
+      ranges.subList(kept, ranges.size()).clear();
+      got = out;
+    }
+
     @GuardedBy("LeasedIdSource.this.lock")
     private void finishLocked(Supplier<IdGenClientException> f) {
       finished = true;
@@ -1935,6 +2180,9 @@ final class LeasedIdSource implements IdSource {
       Supplier<IdGenClientException> f;
       lock.lock();
       try {
+        if (failure != null) {
+          dropExpiredLocked(); // the caller gets those that arrived before the failure, if still valid
+        }
         System.arraycopy(ids, 0, out, from, got);
         strictServed += got;
         f = failure;

@@ -79,6 +79,20 @@ class CloseTest {
   }
 
   @Test
+  void should_expire_the_current_lease_so_that_a_thread_that_read_it_before_takes_nothing_more() {
+    IdGenClient client = IdGenClient.builder().channel(server.channel()).minLeaseSize(10).maxLeaseSize(10).build();
+    LeasedIdSource orders = (LeasedIdSource) client.sequence("orders");
+    assertThat(orders.next()).isEqualTo(1);
+    Lease held = orders.currentLease(); // as a thread inside next() may hold it while close() runs
+
+    client.close();
+
+    assertThat(held.take(1)).as("an index past the end: no ID").isGreaterThanOrEqualTo(held.count);
+    assertThat(held.expired()).isTrue();
+    assertThat(orders.stats().idsServed()).isEqualTo(1);
+  }
+
+  @Test
   void should_leave_the_given_executor_and_channels_to_the_application() {
     ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
     try {

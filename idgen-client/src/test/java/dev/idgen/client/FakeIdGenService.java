@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -25,7 +27,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * into several ranges, stamp ranges with a {@code valid_for} or an {@code ordering}, refuse counts above
  * a per-call limit, and answer errors as a server before 0.2 did (codes only, exhaustion as RESOURCE_EXHAUSTED). Its own
  * errors carry the details a 0.2 server sends ({@link #error}). It counts calls and cancellations and
- * records the counts asked for.
+ * records the counts asked for; given a {@link FakeTicker} ({@link #clock}), it records when each range's
+ * call arrived and can make calls take time on it ({@link #latencies}).
  */
 final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
   private final FakeBackend backend;
@@ -33,18 +36,26 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
   final AtomicInteger calls = new AtomicInteger();
   final AtomicInteger cancellations = new AtomicInteger();
   final Queue<Long> requestedCounts = new ConcurrentLinkedQueue<>();
+  /**
+   * With a {@link #clock}: the ticker reading when the call that leased each range arrived (the client
+   * reads its "sent" time just before, on the same ticker), by the range's first ID.
+   */
+  final ConcurrentNavigableMap<Long, Long> leasedAt = new ConcurrentSkipListMap<>();
 
   private volatile StatusRuntimeException failAlways;
   private volatile StatusRuntimeException failNextStatus;
   private volatile long maxIdsPerCall = Long.MAX_VALUE;
   private volatile boolean legacyErrors;
   private final AtomicInteger failNextTimes = new AtomicInteger();
+  private final AtomicInteger answerFirst = new AtomicInteger();
   private volatile boolean hang;
   private volatile boolean hold;
   private final List<Runnable> held = new ArrayList<>();
   private volatile int pieces = 1;
   private volatile java.time.Duration validFor;
   private volatile Ordering ordering = Ordering.ORDERING_UNSPECIFIED;
+  private volatile FakeTicker clock;
+  private final Queue<java.time.Duration> latencies = new ConcurrentLinkedQueue<>();
 
   FakeIdGenService(FakeBackend backend) {
     this.backend = backend;
@@ -68,7 +79,13 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
 
   /** The next {@code times} calls fail with {@code error}, details and all. */
   FakeIdGenService failNext(int times, StatusRuntimeException error) {
+    return failNext(0, times, error);
+  }
+
+  /** The next {@code answered} calls are answered as usual, then {@code times} calls fail with {@code error}. */
+  FakeIdGenService failNext(int answered, int times, StatusRuntimeException error) {
     this.failNextStatus = error;
+    this.answerFirst.set(answered);
     this.failNextTimes.set(times);
     return this;
   }
@@ -151,13 +168,35 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
     return this;
   }
 
+  /** Records in {@link #leasedAt} when each range's call arrived, on {@code ticker}. */
+  FakeIdGenService clock(FakeTicker ticker) {
+    this.clock = ticker;
+    return this;
+  }
+
+  /**
+   * The next calls take these times, one each, on the {@link #clock}'s ticker: the call advances it
+   * before it answers (later calls take none). Their ranges then arrive that much after they were sent.
+   */
+  FakeIdGenService latencies(java.time.Duration... times) {
+    latencies.addAll(List.of(times));
+    return this;
+  }
+
   @Override
   public void allocate(AllocateRequest request, StreamObserver<IdRange> responses) {
     calls.incrementAndGet();
     requestedCounts.add(request.getCount());
+    FakeTicker ticker = clock;
+    long arrived = ticker == null ? 0 : ticker.nanos();
+    java.time.Duration latency = latencies.poll();
+    if (latency != null) {
+      ticker.advance(latency);
+    }
     ((ServerCallStreamObserver<IdRange>) responses).setOnCancelHandler(cancellations::incrementAndGet);
     StatusRuntimeException failure = failAlways;
-    if (failure == null && failNextTimes.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+    if (failure == null && answerFirst.getAndUpdate(n -> Math.max(0, n - 1)) == 0
+        && failNextTimes.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
       failure = failNextStatus;
     }
     if (failure != null) {
@@ -169,14 +208,14 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
     }
     synchronized (held) {
       if (hold) {
-        held.add(() -> answer(request, responses));
+        held.add(() -> answer(request, responses, ticker, arrived));
         return;
       }
     }
-    answer(request, responses);
+    answer(request, responses, ticker, arrived);
   }
 
-  private void answer(AllocateRequest request, StreamObserver<IdRange> responses) {
+  private void answer(AllocateRequest request, StreamObserver<IdRange> responses, FakeTicker ticker, long arrived) {
     String name = request.getSequence();
     if (!backend.exists(name)) {
       responses.onError(Status.NOT_FOUND.withDescription("no sequence named '" + name + "'").asRuntimeException());
@@ -195,6 +234,9 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
     Ordering stamp = ordering;
     long delivered = 0;
     for (FakeBackend.Leased r : ranges) {
+      if (ticker != null) {
+        leasedAt.put(r.first(), arrived);
+      }
       IdRange.Builder range = IdRange.newBuilder().setFirst(r.first()).setCount(r.count()).setStride(r.stride())
           .setOrdering(stamp);
       if (valid != null) {

@@ -1,7 +1,9 @@
 package dev.idgen.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -188,6 +190,73 @@ class LeaseExpiryTest extends OneServerFixture<ManualScheduler> {
     assertThat(waiter.get(10, TimeUnit.SECONDS)).isEqualTo(21);
     assertThat(orders.stats().idsExpired()).isEqualTo(5 + 10);
     assertThat(server.service().calls).hasValue(3);
+  }
+
+  @Test
+  void should_drop_the_ids_a_bulk_caller_took_if_their_lease_expired_while_it_waited_for_the_next_one()
+      throws Exception {
+    server.service().validFor(Duration.ofSeconds(1));
+    client = builder().minLeaseSize(10).maxLeaseSize(10).waitDeadline(Duration.ofSeconds(30)).build();
+    LeasedIdSource orders = orders(); // call 1, sent at T: 1..10, valid until T + 1 s
+    assertThat(orders.next(4)).containsExactly(ids(1, 4));
+    ticker.advance(Duration.ofMillis(900));
+    server.service().hold();
+
+    // Takes 5..10, the last of lease 1 (the refill mark: call 2, sent at T + 0.9 s, held), and waits.
+    CompletableFuture<long[]> bulk = CompletableFuture.supplyAsync(() -> orders.next(8));
+    Await.until("the caller waits", () -> orders.stats().waits() == 1);
+    scheduler.advance(Duration.ofMillis(100)); // T + 1 s: lease 1 expires, 5..10 in the caller's hands
+    server.service().release(); // 11..20, valid until T + 1.9 s
+
+    assertThat(bulk.get(10, TimeUnit.SECONDS)).as("5..10 expired before the call returned: a gap")
+        .containsExactly(ids(11, 18));
+    IdSourceStats stats = orders.stats();
+    assertThat(stats.idsExpired()).isEqualTo(6);
+    assertThat(stats.idsServed()).isEqualTo(4 + 8);
+    assertThat(stats.idsHeld()).as("19, 20 and the next lease, requested at lease 2's mark").isEqualTo(2 + 10);
+    assertThat(orders.next()).isEqualTo(19);
+  }
+
+  @Test
+  void should_drop_the_ids_a_bulk_caller_took_from_a_lease_that_expired_by_the_ticker_before_it_returned() {
+    server.service().validFor(Duration.ofSeconds(1)).clock(ticker);
+    client = builder().minLeaseSize(10).maxLeaseSize(10).build();
+    LeasedIdSource orders = orders(); // call 1, sent at T: 1..10, valid until T + 1 s
+    ticker.advance(Duration.ofMillis(900));
+    server.service().latencies(Duration.ofMillis(200));
+
+    // 1..10; call 2 (sent at T + 0.9 s, answered at T + 1.1 s) 11..20; call 3 21..30. Lease 1 was replaced
+    // before it expired (its task finds it gone): it is the ticker that says its IDs are not to be returned.
+    long[] got = orders.next(25);
+
+    assertThat(got).containsExactly(ids(11, 35));
+    assertThat(scheduler.pending()).as("lease 1's task has not run").isPositive();
+    IdSourceStats stats = orders.stats();
+    assertThat(stats.idsExpired()).isEqualTo(10);
+    assertThat(stats.idsServed()).isEqualTo(25);
+    assertThat(stats.idsServed() + stats.idsExpired() + stats.idsHeld()).isEqualTo(cluster.backend.leasedIds("orders"));
+  }
+
+  @Test
+  void should_not_leave_an_id_of_an_expired_lease_in_the_array_of_a_fill_that_fails() {
+    server.service().validFor(Duration.ofSeconds(1)).clock(ticker);
+    client = builder().minLeaseSize(10).maxLeaseSize(10).build();
+    LeasedIdSource orders = orders(); // call 1, sent at T: 1..10, valid until T + 1 s
+    assertThat(orders.next(3)).containsExactly(1, 2, 3);
+    ticker.advance(Duration.ofMillis(900));
+    server.service().latencies(Duration.ofMillis(200))
+        .failNext(1, Status.PERMISSION_DENIED.withDescription("no"));
+    long[] array = new long[12];
+    Arrays.fill(array, 42);
+
+    // Takes 4..10; call 2 fails at T + 1.1 s, after lease 1 expired (by the ticker: its task has not run).
+    IdGenClientException e = catchThrowableOfType(IdGenClientException.class, () -> orders.fill(array, 1, 11));
+
+    assertThat(e.reason()).isEqualTo(IdGenClientException.Reason.REJECTED);
+    assertThat(array).as("-1 where an ID was taken and dropped; the rest untouched")
+        .containsExactly(42, -1, -1, -1, -1, -1, -1, -1, 42, 42, 42, 42);
+    assertThat(orders.stats().idsExpired()).isEqualTo(7);
+    assertThat(orders.stats().idsServed()).isEqualTo(3);
   }
 
   @Test

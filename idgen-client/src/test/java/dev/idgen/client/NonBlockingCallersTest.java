@@ -88,6 +88,36 @@ class NonBlockingCallersTest extends OneServerFixture<ManualScheduler> {
   }
 
   @Test
+  void try_next_should_keep_refilling_when_a_smaller_lease_follows_a_larger_one() {
+    client = builder().maxLeaseSize(1000).build();
+    IdSource orders = client.sequence("orders");
+    // 100 IDs per ms: leases grow fourfold per request, to 640.
+    for (int ms = 0; ms < 20; ms++) {
+      for (int k = 0; k < 100; k++) {
+        assertThat(orders.tryNext()).as("fast, ms %s", ms).isPresent();
+      }
+      scheduler.advance(Duration.ofMillis(1));
+    }
+    int callsWhenFast = server.service().calls.get();
+
+    // 10 IDs per second: the next lease is small, and arrives while the current one holds more than it.
+    // Installing it decides the next request from inside tryNext (what is left is at the mark at once),
+    // which must be launched: a request decided and never sent would leave the source empty for good.
+    int empty = 0;
+    for (int t = 0; t < 3_000; t++) {
+      if (orders.tryNext().isEmpty()) {
+        empty++;
+      }
+      scheduler.advance(Duration.ofMillis(100));
+    }
+
+    assertThat(callsWhenFast).isGreaterThanOrEqualTo(5);
+    assertThat(empty).as("tryNext calls that found nothing (leases are requested ahead)").isZero();
+    assertThat(server.service().calls.get() - callsWhenFast).as("leases while slow").isGreaterThanOrEqualTo(10);
+    assertThat(orders.stats().idsHeld()).isPositive();
+  }
+
+  @Test
   void next_async_should_be_complete_at_once_when_the_source_holds_ids() {
     client = builder().build();
     IdSource orders = client.sequence("orders");

@@ -221,6 +221,26 @@ class StrictOrderingTest extends OneServerFixture<InlineScheduler> {
   }
 
   @Test
+  void should_drop_the_cached_ids_a_bulk_caller_waited_with_when_the_source_learns_the_ordering() throws Exception {
+    client = builder().maxLeaseSize(10).build();
+    IdSource orders = client.sequence("orders"); // 1..10 from a server that does not stamp the ordering
+    assertThat(orders.next(4)).containsExactly(1, 2, 3, 4);
+    server.service().ordering(Ordering.ORDERING_STRICT).hold(); // an upgraded server answers from now on
+
+    // Takes 5..10 (the refill mark: call 2, held), and waits for 2 more.
+    CompletableFuture<long[]> bulk = CompletableFuture.supplyAsync(() -> orders.next(8));
+    Await.until("the caller waits", () -> orders.stats().waits() == 1);
+    server.service().release(); // 11..20, stamped strict: dropped, and so are 5..10
+
+    // Leased before the caller asked: not above every ID allocated before it did. A call of its own.
+    assertThat(bulk.get(10, TimeUnit.SECONDS)).containsExactly(LongStream.rangeClosed(21, 28).toArray());
+    assertThat(requestedCounts()).containsExactly(10L, 10L, 8L);
+    IdSourceStats stats = orders.stats();
+    assertThat(stats.idsExpired()).isEqualTo(6 + 10);
+    assertThat(stats.idsServed()).isEqualTo(4 + 8);
+  }
+
+  @Test
   void should_split_a_batch_above_the_servers_limit_into_calls_one_after_the_other() {
     server.service().ordering(Ordering.ORDERING_STRICT).maxIdsPerCall(40);
     client = builder().build();
