@@ -84,6 +84,31 @@ class StrictOrderingTest {
   }
 
   @Test
+  void should_keep_a_strict_sequence_loaded_on_a_forwarding_server_while_it_forwards_its_calls() {
+    Allocator a = server("a");
+    Allocator b = Allocator.builder(store).serverName("b").ownerTarget("b:7070").ownerLease(LEASE).ticker(ticker)
+        .executor(Runnable::run).unloadIdleAfter(Duration.ofSeconds(2)).build();
+    allocators.add(b);
+    a.create(strict);
+    a.allocate("orders", 1, WAIT);
+    assertThatThrownBy(() -> b.allocate("orders", 1, WAIT)).isInstanceOf(NotOwnerException.class); // loads it
+
+    for (int i = 0; i < 10; i++) {
+      advance(Duration.ofSeconds(1));
+      a.tickOwnersQuietly();
+      b.tickOwnersQuietly();
+      assertThat(b.forwardTarget("orders")).contains("a:7070"); // a call forwarded to the owner
+      assertThat(b.unloadIdle()).as("sweep %s", i).isZero();
+    }
+    assertThat(b.isLoaded("orders")).isTrue();
+    advance(Duration.ofSeconds(5)); // no calls any more: unloaded after the idle time (the sweeper of the
+    b.unloadIdle();                 // allocator's own thread may be the one that does it)
+    advance(Duration.ofSeconds(3));
+    b.unloadIdle();
+    assertThat(b.isLoaded("orders")).isFalse();
+  }
+
+  @Test
   void should_take_over_after_a_lease_without_renewal_and_start_above_everything_the_old_owner_held() {
     Allocator a = server("a");
     Allocator b = server("b");
