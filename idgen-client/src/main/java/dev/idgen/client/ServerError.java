@@ -80,9 +80,10 @@ final class ServerError {
         }
         // OWNER_UNAVAILABLE: a strict sequence's owner is being taken over (its lease has to run out
         // first, RetryInfo says about how long); NOT_OWNER: only when a caller forwards calls itself.
-        // Both pass like a store that is down, and any server may answer the retry.
+        // Both pass like a store that is down, and any server may answer the retry. RANGES_WITHDRAWN: an
+        // advance overtook the call's ranges before they were sent; the retry gets IDs above the floor.
         case "STORE_UNAVAILABLE", "SERVER_BUSY", "SERVER_SHUTTING_DOWN", "RESERVE_WAIT_TIMED_OUT",
-            "CALL_TOO_LONG", "OWNER_UNAVAILABLE", "NOT_OWNER" -> {
+            "CALL_TOO_LONG", "OWNER_UNAVAILABLE", "NOT_OWNER", "RANGES_WITHDRAWN" -> {
           return new ServerError(status, Outcome.RETRY, -1, retryDelay);
         }
         default -> {

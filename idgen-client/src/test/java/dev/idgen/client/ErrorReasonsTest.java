@@ -119,6 +119,17 @@ class ErrorReasonsTest extends OneServerFixture<InlineScheduler> {
   }
 
   @Test
+  void should_retry_a_call_whose_ranges_an_advance_overtook_before_they_were_sent() {
+    server.service().failNext(1, error(Status.Code.UNAVAILABLE, "RANGES_WITHDRAWN",
+        "sequence 'orders': an AdvanceSequence moved the floor", "sequence", "orders"));
+    client = builder().waitDeadline(Duration.ofSeconds(20)).build();
+    IdSource orders = client.sequence("orders");
+
+    assertThat(orders.next()).isEqualTo(1);
+    assertThat(server.service().calls).hasValue(2);
+  }
+
+  @Test
   void should_decide_on_the_reason_when_it_disagrees_with_the_code() {
     // A reason that says the sequence is done ends the source whatever the code; the code alone
     // (UNAVAILABLE) would have been retried until the wait deadline.
