@@ -43,7 +43,12 @@ import org.slf4j.LoggerFactory;
  * {@code AdvanceSequence} anywhere and announces it to the store ({@link FloorSync}): an advance returns
  * only when every live server has dropped its cached IDs at or below the floor, and a server that
  * cannot reach the store stops serving before its announcement expires.
- * Sequence definitions are immutable and cached forever once read.
+ * Sequence definitions are immutable and kept forever once read ({@link KnownSequence}, with the highest
+ * floor applied), also after an idle unload: responses are stamped, and ranges checked before they are sent,
+ * from them. Each runtime notes, without a write on the hot path once set, whether a call took IDs since a
+ * floor last looked ({@code SequenceRuntime#touch}), which tells an advance how long client leases may still
+ * hold IDs below its floor ({@link #leasesUntil}); a runtime being unloaded stays reachable for floors
+ * ({@code unloading}) until its pools are closed.
  */
 @ThreadSafe
 public final class Allocator implements AutoCloseable {

@@ -17,8 +17,10 @@ import org.slf4j.LoggerFactory;
  * <p>The lease is the sequence's {@link OwnerRecord} in the store. The owner renews it every quarter
  * lease by a compare-and-set that keeps the epoch and changes the version; it serves only until
  * {@code L − margin} after the <em>start</em> of its last successful renewal, on its own monotonic
- * clock and on its wall clock both ({@link WallClock}: a suspended VM's monotonic clock stands still). A server of the home datacenter that sees the row unchanged for a whole lease {@code L}, on its
- * monotonic clock from the <em>end</em> of the read that first showed it, takes over with {@code epoch + 1}:
+ * clock and on its wall clock both ({@link WallClock}: a suspended VM's monotonic clock stands still;
+ * {@code margin} is {@code idgen.strict.owner-lease-margin}). A server of the home datacenter that sees the
+ * row unchanged for a whole lease {@code L}, on its monotonic clock from the <em>end</em> of the read that
+ * first showed it, takes over with {@code epoch + 1}:
  * by then the owner's last renewal began more than {@code L} ago, so it stopped serving (clocks need not
  * agree, only drift less than the margin over {@code L}). A row that this process wrote, or that its
  * owner released at a graceful stop (empty target), is taken at once.
