@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
+import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
@@ -18,6 +19,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -88,29 +91,10 @@ class CassandraForgottenWritesIT {
 
   @Test
   void should_not_take_again_what_a_global_cursor_that_forgot_its_writes_still_shows() {
-    List<IdRange> handed = new ArrayList<>();
-    handed.add(store.reserve(seq, 0, 10));
-    Row poolBefore = pool();
-    Row globalBefore = global();
-    // IDs handed out from beyond the first DC block: the global cursor moved on, then it forgets it did, and so
-    // does the pool; without the guard those IDs would be taken from the cursor again.
-    long firstBlockEnd = globalBefore.getLong("reserved"); // an index: IDs up to start + index - 1
-    for (int i = 0; i < 500 && handed.stream().noneMatch(r -> r.last() >= seq.start() + firstBlockEnd); i++) {
-      handed.add(store.reserve(seq, 0, 10));
-    }
-    assertThat(handed).as("IDs handed out beyond the first DC block").anyMatch(r -> r.last() >= seq.start() + firstBlockEnd);
+    List<IdRange> handed = handOutBeyondTheFirstDcBlockAndForget();
 
-    putBackGlobal(globalBefore);
-    putBackPool(poolBefore);
-    // Every range the store hands out now comes from blocks the cursor gives it after the loss.
-    List<IdRange> after = new ArrayList<>();
-    for (int i = 0; i < 30; i++) {
-      after.add(store.reserve(seq, 0, 10));
-    }
+    List<IdRange> after = reserveAfterTheLoss(handed);
 
-    for (IdRange r : after) {
-      assertThat(overlapping(r, handed)).as("%s against what was handed out before the loss", r).isEmpty();
-    }
     assertThat(store.poolStats().regressions()).as("the pool went back").isEqualTo(1);
     assertThat(store.globalStats().regressions()).as("the global cursor went back").isEqualTo(1);
     handed.addAll(after);
@@ -119,26 +103,16 @@ class CassandraForgottenWritesIT {
 
   @Test
   void should_count_the_skip_of_a_global_take_that_a_later_read_found_applied() {
-    List<IdRange> handed = new ArrayList<>();
-    handed.add(store.reserve(seq, 0, 10));
-    Row poolBefore = pool();
-    Row globalBefore = global();
-    long firstBlockEnd = globalBefore.getLong("reserved");
-    for (int i = 0; i < 500 && handed.stream().noneMatch(r -> r.last() >= seq.start() + firstBlockEnd); i++) {
-      handed.add(store.reserve(seq, 0, 10));
-    }
-    putBackGlobal(globalBefore);
-    putBackPool(poolBefore);
+    List<IdRange> handed = handOutBeyondTheFirstDcBlockAndForget();
     // The take that skips the forgotten part: its answer is lost, the read-back shows the row unchanged
     // ("not applied"), and the statement applies after that; the next attempt loses, and the read after it
     // finds the first attempt's op id.
-    java.util.concurrent.atomic.AtomicReference<Runnable> heldBack = new java.util.concurrent.atomic.AtomicReference<>();
+    AtomicReference<Runnable> heldBack = new AtomicReference<>();
     store.casExecutor = CassandraAmbiguousCasIT.once(CassandraRangeStore.CasKind.GLOBAL_TAKE,
         new CassandraRangeStore.CasExecutor() {
           @Override
-          public ResultSet execute(CassandraRangeStore.CasKind k,
-              com.datastax.oss.driver.api.core.cql.BoundStatement st,
-              java.util.function.Function<com.datastax.oss.driver.api.core.cql.BoundStatement, ResultSet> session) {
+          public ResultSet execute(CassandraRangeStore.CasKind k, BoundStatement st,
+              Function<BoundStatement, ResultSet> session) {
             heldBack.set(() -> {
               ResultSet unused = session.apply(st);
             });
@@ -153,17 +127,43 @@ class CassandraForgottenWritesIT {
             }
           }
         });
+
+    reserveAfterTheLoss(handed);
+
+    assertThat(store.globalStats().recovered()).as("the later read found the held-back take applied").isEqualTo(1);
+    assertThat(store.globalStats().regressions()).as("its skip past the forgotten writes is counted").isEqualTo(1);
+    assertThat(store.globalStats().idsLost()).isPositive();
+  }
+
+  /**
+   * Hands out IDs from beyond the first DC block (the global cursor moved on), then puts the global cursor
+   * and the pool back to before: without the guard those IDs would be taken from the cursor again.
+   */
+  private List<IdRange> handOutBeyondTheFirstDcBlockAndForget() {
+    List<IdRange> handed = new ArrayList<>();
+    handed.add(store.reserve(seq, 0, 10));
+    Row poolBefore = pool();
+    Row globalBefore = global();
+    long firstBlockEnd = globalBefore.getLong("reserved"); // an index: IDs up to start + index - 1
+    for (int i = 0; i < 500 && handed.stream().noneMatch(r -> r.last() >= seq.start() + firstBlockEnd); i++) {
+      handed.add(store.reserve(seq, 0, 10));
+    }
+    assertThat(handed).as("IDs handed out beyond the first DC block").anyMatch(r -> r.last() >= seq.start() + firstBlockEnd);
+    putBackGlobal(globalBefore);
+    putBackPool(poolBefore);
+    return handed;
+  }
+
+  /** Thirty reservations after the loss: each from blocks the cursor gave after it, none handed out before. */
+  private List<IdRange> reserveAfterTheLoss(List<IdRange> handed) {
     List<IdRange> after = new ArrayList<>();
     for (int i = 0; i < 30; i++) {
       after.add(store.reserve(seq, 0, 10));
     }
-
     for (IdRange r : after) {
       assertThat(overlapping(r, handed)).as("%s against what was handed out before the loss", r).isEmpty();
     }
-    assertThat(store.globalStats().recovered()).as("the later read found the held-back take applied").isEqualTo(1);
-    assertThat(store.globalStats().regressions()).as("its skip past the forgotten writes is counted").isEqualTo(1);
-    assertThat(store.globalStats().idsLost()).isPositive();
+    return after;
   }
 
   private Row pool() {
