@@ -1,7 +1,6 @@
 package dev.idgen.core;
 
 import com.google.errorprone.annotations.ThreadSafe;
-import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -11,9 +10,6 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -68,10 +64,6 @@ public final class Allocator implements AutoCloseable {
   public static final Duration DEFAULT_ADVANCE_CONFIRM_TIMEOUT = Duration.ofSeconds(10);
   /** How often one call follows its sequence to a new runtime after unloads (each needs an idle sweep). */
   private static final int MAX_UNLOAD_RETRIES = 100;
-  /** Sequences given back at once on {@link #close} (each one is a store round trip). */
-  private static final int GIVE_BACK_THREADS = 32;
-  /** How long a closing pool waits for a refill in flight, to give its range back too. */
-  private static final long LATE_REFILL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(15);
   /** How long an owner lease of a strict sequence lasts without renewal. */
   public static final Duration DEFAULT_OWNER_LEASE = Duration.ofSeconds(10);
   /** A sequence not allocated from for this long is unloaded, its reserve given back to the store. */
@@ -83,17 +75,8 @@ public final class Allocator implements AutoCloseable {
   private final ExecutorService ownedExecutor; // null when the executor was given to us
   private final ExecutorService directExecutor;
   private final StripePool.Settings poolSettings;
-  private final ConcurrentMap<String, SequenceRuntime> sequences = new ConcurrentHashMap<>();
-  /**
-   * Every sequence this allocator has loaded, kept after unloads: its definition (immutable) and the highest
-   * floor it knows, so that what a response says of a sequence, and the floor a range is checked against
-   * before it is sent, never depend on whether the sequence is loaded at that moment.
-   */
-  private final ConcurrentMap<String, KnownSequence> known = new ConcurrentHashMap<>();
-  /** When (ticker nanos) a sequence was last unloaded, or this allocator started: see {@link #leasesUntil}. */
-  private volatile long lastUnloadNanos;
-  /** Runtimes out of {@link #sequences} whose pools are not closed yet (an idle unload in progress). */
-  private final java.util.Set<SequenceRuntime> unloading = ConcurrentHashMap.newKeySet();
+  /** The sequences loaded here, and their lifecycle (load, unload, close and give back). */
+  private final Runtimes runtimes;
   /** How long past a client lease's lifetime an advance waits for it: a client's expiry may run late. */
   private final long clientLeaseMarginNanos;
   /**
@@ -112,9 +95,6 @@ public final class Allocator implements AutoCloseable {
   private final Ticker ticker;
   /** Unloads idle sequences; null when unloading is off. */
   private final ScheduledExecutorService unloader;
-  private final long unloadIdleAfterNanos;
-  /** The counters of the pools of unloaded sequences, so that totals never go down. */
-  private final Totals retired = new Totals();
   private volatile boolean closed;
   /** Who this process is in owner rows of strict sequences, and how long its owner leases last. */
   private final StrictOwner.Identity identity;
@@ -138,18 +118,8 @@ public final class Allocator implements AutoCloseable {
         b.ticker, RunwayPolicy.of(b.outageRunway, b.refillStep, b.minNodeBlock), executor, directExecutor);
     this.confirmTimeoutNanos = b.confirmTimeout.toNanos();
     this.ticker = b.ticker;
-    this.unloadIdleAfterNanos = b.unloadIdleAfter.toNanos();
-    if (unloadIdleAfterNanos > 0) {
-      long period = Math.max(TimeUnit.SECONDS.toNanos(1), Math.min(TimeUnit.MINUTES.toNanos(1), unloadIdleAfterNanos / 4));
-      unloader = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-unload-idle-"));
-      // The task catches its own failures; shutdownNow() in close() ends it.
-      Future<?> unused = unloader.scheduleWithFixedDelay(this::unloadIdleQuietly, period, period, TimeUnit.NANOSECONDS);
-    } else {
-      unloader = null;
-    }
     this.clientLeaseLifetimeNanos = b.clientLeaseLifetime.toNanos();
     this.clientLeaseMarginNanos = Math.max(TimeUnit.SECONDS.toNanos(1), clientLeaseLifetimeNanos / 4);
-    this.lastUnloadNanos = b.ticker.nanos();
     this.leasesEndBeforeAnnouncements =
         clientLeaseLifetimeNanos + clientLeaseMarginNanos <= b.serverLease.toNanos() / 4;
     if (!leasesEndBeforeAnnouncements && clientLeaseLifetimeNanos > 0) {
@@ -165,27 +135,29 @@ public final class Allocator implements AutoCloseable {
     // The task catches its own failures; shutdownNow() in close() ends it.
     Future<?> unusedOwners = owners.scheduleWithFixedDelay(this::tickOwnersQuietly, ownerPeriod, ownerPeriod,
         TimeUnit.NANOSECONDS);
+    long unloadIdleAfterNanos = b.unloadIdleAfter.toNanos();
+    this.runtimes = new Runtimes(store, poolSettings, identity, b.ticker, unloadIdleAfterNanos,
+        clientLeaseLifetimeNanos, clientLeaseMarginNanos);
+    if (unloadIdleAfterNanos > 0) {
+      long period = Math.max(TimeUnit.SECONDS.toNanos(1), Math.min(TimeUnit.MINUTES.toNanos(1), unloadIdleAfterNanos / 4));
+      unloader = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-unload-idle-"));
+      // The task catches its own failures; shutdownNow() in close() ends it.
+      Future<?> unused = unloader.scheduleWithFixedDelay(() -> runtimes.unloadIdleQuietly(), period, period,
+          TimeUnit.NANOSECONDS);
+    } else {
+      unloader = null;
+    }
     this.sync = new FloorSync(store, new FloorSync.Floors() {
       @Override
       public long raise(String sequence, long floor) {
-        return applyFloor(sequence, floor);
+        return runtimes.applyFloor(sequence, floor);
       }
 
       @Override
       public long reloadAll() {
-        long until = leasesUntil(null);
-        for (SequenceRuntime rt : sequences.values()) {
-          long floor = store.floor(rt.definition);
-          if (floor != Long.MIN_VALUE) {
-            rt.known.raise(floor);
-            rt.raiseFloor(floor);
-          }
-          long rtUntil = leasesUntil(rt);
-          until = rtUntil != Long.MIN_VALUE && (until == Long.MIN_VALUE || rtUntil - until > 0) ? rtUntil : until;
-        }
-        return until;
+        return runtimes.reloadFloors();
       }
-    }, b.ticker, b.wall, b.serverName, b.serverLease, leasesUntil(null));
+    }, b.ticker, b.wall, b.serverName, b.serverLease, runtimes.leasesUntil(null));
     long refreshNanos = store.floorRefreshInterval().toNanos();
     if (sync.enabled() && b.outageRunway.compareTo(b.serverLease.multipliedBy(3).dividedBy(4)) > 0) {
       log.warn("the outage runway ({}) is longer than 3/4 of the server lease ({}): a server cut off from the"
@@ -265,18 +237,8 @@ public final class Allocator implements AutoCloseable {
    * the sequence (no reserve is taken for it).
    */
   public SequenceDefinition definition(String name) {
-    SequenceRuntime rt = name == null ? null : sequences.get(name);
-    return rt != null ? rt.definition : find(name);
-  }
-
-  private SequenceDefinition find(String name) {
-    return findStored(name).definition();
-  }
-
-  private StoredSequence findStored(String name) {
-    SequenceDefinition.checkName(name);
-    return store.findStored(name).orElseThrow(() -> new SequenceNotFoundException("sequence '" + name
-        + "' does not exist (sequences are created explicitly with CreateSequence)"));
+    SequenceRuntime rt = runtimes.get(name);
+    return rt != null ? rt.definition : runtimes.stored(name).definition();
   }
 
   /** Up to {@code limit} definitions in name order after {@code afterName} ("" for the first page). */
@@ -314,7 +276,7 @@ public final class Allocator implements AutoCloseable {
    */
   public List<IdRange> allocate(String sequence, long count, Duration timeout) {
     // Only valid names are ever cached, so a cached one skips the (regex) name check: the hot path.
-    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
+    SequenceRuntime rt = runtimes.get(sequence);
     if (rt == null) {
       SequenceDefinition.checkName(sequence);
     }
@@ -324,7 +286,7 @@ public final class Allocator implements AutoCloseable {
     checkOpen();
     checkServing();
     if (rt == null) {
-      rt = runtime(sequence);
+      rt = runtimes.load(sequence);
     }
     if (rt.owner != null) {
       rt.owner.ensureServing(); // or NotOwnerException: forward to the owner, or retry later
@@ -346,7 +308,7 @@ public final class Allocator implements AutoCloseable {
         if (rt.unloaded && !closed && attempt < MAX_UNLOAD_RETRIES) {
           // Unloaded while this call was in it: what the call took is its own (out of the pools before they
           // closed); it goes on with the sequence loaded anew.
-          rt = runtime(sequence);
+          rt = runtimes.load(sequence);
           continue;
         }
         // Nothing is handed out by a failed call: what it took goes back to the pools.
@@ -373,7 +335,7 @@ public final class Allocator implements AutoCloseable {
    */
   @Nullable
   public List<IdRange> tryAllocate(String sequence, long count) {
-    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
+    SequenceRuntime rt = runtimes.get(sequence);
     if (rt == null || count < 1 || count > maxIdsPerCall || closed || !sync.serving()
         || (rt.owner != null && !rt.owner.serving())) {
       return null;
@@ -402,7 +364,7 @@ public final class Allocator implements AutoCloseable {
    * ({@link #allocate} then claims it or says when to retry).
    */
   public Optional<String> forwardTarget(String sequence) {
-    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
+    SequenceRuntime rt = runtimes.get(sequence);
     if (rt == null || rt.owner == null) {
       return Optional.empty();
     }
@@ -421,7 +383,7 @@ public final class Allocator implements AutoCloseable {
    */
   @Nullable
   public KnownSequence known(String sequence) {
-    return sequence == null ? null : known.get(sequence);
+    return runtimes.known(sequence);
   }
 
   /**
@@ -429,7 +391,7 @@ public final class Allocator implements AutoCloseable {
    * next call reads the owner row again.
    */
   public void ownerRefused(String sequence, String target) {
-    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
+    SequenceRuntime rt = runtimes.get(sequence);
     if (rt != null && rt.owner != null) {
       rt.owner.forgetOwner(target);
     }
@@ -440,7 +402,7 @@ public final class Allocator implements AutoCloseable {
    * other sequences, or before a read.
    */
   public Optional<OwnerRecord> owner(String sequence) {
-    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
+    SequenceRuntime rt = runtimes.get(sequence);
     return rt == null || rt.owner == null ? Optional.empty() : rt.owner.lastSeen();
   }
 
@@ -451,7 +413,7 @@ public final class Allocator implements AutoCloseable {
 
   /** One owner round for every strict sequence loaded here (package-private: tests run rounds themselves). */
   void tickOwnersQuietly() {
-    for (SequenceRuntime rt : sequences.values()) {
+    for (SequenceRuntime rt : runtimes.loaded()) {
       if (rt.owner == null || rt.unloaded || closed) {
         continue;
       }
@@ -477,7 +439,7 @@ public final class Allocator implements AutoCloseable {
   public SequenceDefinition advance(String sequence, long floor) {
     SequenceDefinition.checkName(sequence);
     checkOpen();
-    SequenceRuntime rt = runtime(sequence);
+    SequenceRuntime rt = runtimes.load(sequence);
     SequenceDefinition def = rt.definition;
     if (floor >= def.max()) {
       throw new FloorAtMaxException(sequence, floor, def.max());
@@ -487,7 +449,7 @@ public final class Allocator implements AutoCloseable {
     AdvanceReceipt receipt = store.advance(def, floor);
     // Client leases handed out before the floor was in force: this server's own, and those the other
     // servers announce with their confirmations (each knows when its last one for a floored sequence ends).
-    long until = applyFloor(sequence, floor);
+    long until = runtimes.applyFloor(sequence, floor);
     long others = sync.confirm(receipt, sequence, floor, System.nanoTime() + confirmTimeoutNanos,
         clientLeaseLifetimeNanos + clientLeaseMarginNanos);
     if (others != Long.MIN_VALUE && (until == Long.MIN_VALUE || others - until > 0)) {
@@ -511,50 +473,6 @@ public final class Allocator implements AutoCloseable {
     return def;
   }
 
-  /**
-   * Applies a floor to everything of the sequence here: what is known of it, its runtime, and a runtime
-   * still closing after an idle unload (a call inside it takes nothing at or below the floor). Returns
-   * {@link #leasesUntil} of it.
-   */
-  private long applyFloor(String sequence, long floor) {
-    KnownSequence k = known.get(sequence);
-    if (k != null) {
-      k.raise(floor);
-    }
-    SequenceRuntime rt = sequences.get(sequence);
-    if (rt != null) {
-      rt.raiseFloor(floor);
-    }
-    for (SequenceRuntime u : unloading) {
-      if (u.definition.name().equals(sequence)) {
-        u.raiseFloor(floor);
-      }
-    }
-    return leasesUntil(rt);
-  }
-
-  /**
-   * Until when (ticker nanos) client leases this server handed out for the sequence of {@code rt} (null: a
-   * sequence not loaded here) may still be used, with a margin for a client's late expiry;
-   * {@link Long#MIN_VALUE} when they have all expired, or when clients get no lease lifetime. A call takes
-   * IDs only after marking its runtime ({@link SequenceRuntime#touch}), so a mark seen clear here, after the
-   * floor was raised, means no ID at or below it was taken since the last time it was cleared; a sequence
-   * not loaded handed nothing out since it was unloaded (or since this allocator started: an earlier
-   * process under this name may have).
-   */
-  private long leasesUntil(@Nullable SequenceRuntime rt) {
-    if (clientLeaseLifetimeNanos <= 0) {
-      return Long.MIN_VALUE;
-    }
-    long now = ticker.nanos();
-    long since = rt != null ? rt.lastHandedOut(now) : lastUnloadNanos;
-    if (!unloading.isEmpty()) {
-      since = now; // an earlier runtime of it may still hand out until its pools close
-    }
-    long until = since + clientLeaseLifetimeNanos + clientLeaseMarginNanos;
-    return until - now > 0 ? until : Long.MIN_VALUE;
-  }
-
   /** How long a client stub may use a range it was handed (zero: no limit); stamped on responses. */
   public Duration clientLeaseLifetime() {
     return Duration.ofNanos(clientLeaseLifetimeNanos);
@@ -565,8 +483,8 @@ public final class Allocator implements AutoCloseable {
    * effect: a sequence this allocator has not loaded stays unloaded, with a reserve of 0.
    */
   public SequenceView describe(String sequence) {
-    SequenceRuntime rt = sequence == null ? null : sequences.get(sequence);
-    StoredSequence stored = rt != null ? new StoredSequence(rt.definition, rt.createTime) : findStored(sequence);
+    SequenceRuntime rt = runtimes.get(sequence);
+    StoredSequence stored = rt != null ? new StoredSequence(rt.definition, rt.createTime) : runtimes.stored(sequence);
     SequenceDefinition def = stored.definition();
     long reserve = 0;
     if (rt != null) {
@@ -581,13 +499,11 @@ public final class Allocator implements AutoCloseable {
 
   /** Counters of this allocator since it started, summed over every sequence it served. */
   public Stats stats() {
-    Totals t = new Totals();
-    for (SequenceRuntime rt : sequences.values()) {
+    PoolTotals t = new PoolTotals();
+    for (SequenceRuntime rt : runtimes.loaded()) {
       t.add(rt.totals());
     }
-    synchronized (retired) {
-      t.add(retired);
-    }
+    t.add(runtimes.retired());
     return new Stats(t.served, t.reservations, t.dropped, t.held, t.returned, t.abandoned);
   }
 
@@ -596,9 +512,9 @@ public final class Allocator implements AutoCloseable {
    * described or advanced), in no particular order. Cheap: no store I/O, one short lock per pool.
    */
   public List<SequenceStats> sequenceStats() {
-    List<SequenceStats> out = new ArrayList<>(sequences.size());
-    for (SequenceRuntime rt : sequences.values()) {
-      Totals t = rt.totals();
+    List<SequenceStats> out = new ArrayList<>();
+    for (SequenceRuntime rt : runtimes.loaded()) {
+      PoolTotals t = rt.totals();
       out.add(new SequenceStats(rt.definition, t.served, t.reservations, t.dropped - t.abandoned, t.abandoned,
           t.held, t.lowWater));
     }
@@ -607,7 +523,7 @@ public final class Allocator implements AutoCloseable {
 
   /** Whether this allocator has loaded the sequence (no store I/O; false for names never used here). */
   public boolean isLoaded(String sequence) {
-    return sequences.containsKey(sequence);
+    return runtimes.isLoaded(sequence);
   }
 
   /**
@@ -629,17 +545,7 @@ public final class Allocator implements AutoCloseable {
       unloader.shutdownNow();
     }
     owners.shutdownNow();
-    // A graceful stop: every pool is closed first (nothing can hand its IDs out any more), then what
-    // it held goes back to the store; what the store does not take back for certain stays a gap.
-    long leases = leasesUntil(null);
-    for (SequenceRuntime rt : sequences.values()) {
-      long until = leasesUntil(rt);
-      if (until != Long.MIN_VALUE && (leases == Long.MIN_VALUE || until - leases > 0)) {
-        leases = until;
-      }
-    }
-    giveBackAll(List.copyOf(sequences.values()));
-    sync.withdraw(leases);
+    sync.withdraw(runtimes.closeAll());
     directExecutor.shutdownNow();
     if (ownedExecutor != null) {
       ownedExecutor.shutdownNow();
@@ -649,153 +555,6 @@ public final class Allocator implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
-  }
-
-  /**
-   * {@link #closeAndGiveBack} for every runtime, {@value #GIVE_BACK_THREADS} sequences at a time: each give-back
-   * is a store round trip (a compare-and-set on Cassandra), so one after another a server with 100,000 sequences
-   * loaded took over two minutes to stop, beyond an orchestrator's grace period. Sequences are independent
-   * (rows of their own); the stripes of one sequence stay on one thread. Returns when all are done or failed
-   * (each give-back is bounded by the store's own timeouts); a stop killed before then leaves gaps, never
-   * duplicates.
-   */
-  private void giveBackAll(List<SequenceRuntime> runtimes) {
-    if (runtimes.size() <= 1) {
-      runtimes.forEach(this::closeAndGiveBack);
-      return;
-    }
-    ExecutorService pool = Executors.newFixedThreadPool(Math.min(GIVE_BACK_THREADS, runtimes.size()),
-        daemonThreads("idgen-give-back-"));
-    try {
-      List<Future<?>> done = new ArrayList<>(runtimes.size());
-      for (SequenceRuntime rt : runtimes) {
-        done.add(pool.submit(() -> closeAndGiveBack(rt)));
-      }
-      for (Future<?> f : done) {
-        try {
-          f.get();
-        } catch (ExecutionException e) {
-          log.warn("giving back a reserve failed (now a gap): {}", e.getCause().toString());
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt(); // what is not given back yet stays a gap
-    } finally {
-      pool.shutdownNow();
-    }
-  }
-
-  /** Closes a runtime's pools (none hands out an ID any more), then gives what they held back to the store. */
-  private void closeAndGiveBack(SequenceRuntime rt) {
-    rt.unloaded = true;
-    if (rt.owner != null) {
-      rt.owner.release(); // nothing goes back to a strict pool: what it held is a counted gap
-      return;
-    }
-    List<List<IdRange>> taken = new ArrayList<>(rt.pools.length);
-    for (StripePool pool : rt.pools) {
-      // All first: a call inside the sequence then fails over to a new runtime at once.
-      taken.add(new ArrayList<>(pool.closeAndTake()));
-    }
-    for (int k = 0; k < rt.pools.length; k++) {
-      List<IdRange> held = taken.get(k);
-      held.addAll(rt.pools[k].awaitLate(LATE_REFILL_WAIT_NANOS)); // a refill in flight lands after the close
-      if (held.isEmpty()) {
-        continue;
-      }
-      held.sort(java.util.Comparator.comparingLong(IdRange::first));
-      try {
-        rt.pools[k].returned(store.giveBack(rt.definition, k, held));
-      } catch (RuntimeException e) {
-        log.warn("could not give back the reserve of sequence '{}' stripe {} ({} IDs, now a gap): {}",
-            rt.definition.name(), k, held.stream().mapToLong(IdRange::count).sum(), e.toString());
-      }
-    }
-  }
-
-  private void unloadIdleQuietly() {
-    try {
-      unloadIdle();
-    } catch (RuntimeException e) {
-      log.warn("unloading idle sequences failed (retried at the next sweep): {}", e.toString());
-    }
-  }
-
-  /**
-   * Unloads every sequence not allocated from for the idle time: it leaves the map first (a new call loads
-   * it anew), then its pools are closed and their reserve given back, as in a graceful stop; a call that was
-   * inside it when it closed carries on with the new one. So a server's memory and background work follow
-   * the sequences in use, not every sequence it ever served. Returns how many were unloaded.
-   */
-  int unloadIdle() {
-    if (unloadIdleAfterNanos <= 0) {
-      return 0;
-    }
-    long now = ticker.nanos();
-    int unloaded = 0;
-    for (SequenceRuntime rt : sequences.values()) {
-      if (closed) {
-        break;
-      }
-      if (rt.used) {
-        rt.used = false; // used since the last sweep: idle from now on, unless used again
-        rt.idleSinceNanos = now;
-        continue;
-      }
-      if (now - rt.idleSinceNanos < unloadIdleAfterNanos) {
-        continue;
-      }
-      // Out of the map, but a call inside it may still take IDs until its pools are closed: floors raised
-      // meanwhile reach it through unloading, and leasesUntil counts it as handing out now.
-      unloading.add(rt);
-      if (!sequences.remove(rt.definition.name(), rt)) {
-        unloading.remove(rt);
-        continue;
-      }
-      try {
-        closeAndGiveBack(rt);
-      } finally {
-        lastUnloadNanos = ticker.nanos(); // its pools are closed: nothing handed out from it after this
-        unloading.remove(rt);
-      }
-      Totals t = rt.totals();
-      synchronized (retired) {
-        retired.add(t);
-      }
-      unloaded++;
-    }
-    if (unloaded > 0) {
-      log.info("unloaded {} sequence(s) idle for {} s or more; {} loaded", unloaded,
-          TimeUnit.NANOSECONDS.toSeconds(unloadIdleAfterNanos), sequences.size());
-    }
-    return unloaded;
-  }
-
-  private SequenceRuntime runtime(String name) {
-    SequenceRuntime rt = name == null ? null : sequences.get(name);
-    if (rt != null) {
-      return rt;
-    }
-    // Read outside computeIfAbsent: store I/O must not block other sequences' map bins.
-    StoredSequence stored = findStored(name);
-    KnownSequence k = known.computeIfAbsent(name, n -> new KnownSequence(stored.definition()));
-    // The sequence's floor before anything is handed out: a floor log entry applied while it was not loaded
-    // here reached no pool of it (defence in depth; the store's pools are cut at the floor too).
-    long floor = store.floor(stored.definition());
-    k.raise(floor);
-    // Nothing handed out from it yet; an earlier runtime of it handed out before it was unloaded.
-    SequenceRuntime created = new SequenceRuntime(stored, k, store, poolSettings, identity, ticker, lastUnloadNanos);
-    created.raiseFloor(k.floor());
-    SequenceRuntime raced = sequences.putIfAbsent(name, created);
-    if (raced != null) {
-      return raced;
-    }
-    if (closed) {
-      for (StripePool p : created.pools) {
-        p.close(); // close() may have missed it; pools of a closed allocator never refill
-      }
-    }
-    return created;
   }
 
   private void checkOpen() {
@@ -810,7 +569,12 @@ public final class Allocator implements AutoCloseable {
     }
   }
 
-  private static ThreadFactory daemonThreads(String prefix) {
+  /** See {@link Runtimes#unloadIdle}; package-private: tests sweep themselves. */
+  int unloadIdle() {
+    return runtimes.unloadIdle();
+  }
+
+  static ThreadFactory daemonThreads(String prefix) {
     AtomicInteger n = new AtomicInteger();
     return r -> {
       Thread t = new Thread(r, prefix + n.incrementAndGet());
@@ -839,31 +603,6 @@ public final class Allocator implements AutoCloseable {
    */
   public record Stats(long served, long reservations, long dropped, long held, long returned, long abandoned) {}
 
-  /** Sums of pool counters. Not thread-safe: local, or guarded by the lock of {@code retired}. */
-  private static final class Totals {
-    long served, reservations, dropped, held, returned, abandoned, lowWater;
-
-    void add(StripePool.Counters c) {
-      served += c.served();
-      reservations += c.reservations();
-      dropped += c.dropped();
-      held += c.available();
-      returned += c.returned();
-      abandoned += c.abandoned();
-      lowWater += c.lowWater();
-    }
-
-    void add(Totals o) {
-      served += o.served;
-      reservations += o.reservations;
-      dropped += o.dropped;
-      held += o.held;
-      returned += o.returned;
-      abandoned += o.abandoned;
-      lowWater += o.lowWater;
-    }
-  }
-
   /**
    * One sequence's counters in this allocator: IDs handed out, store reservations, IDs dropped below a
    * floor by {@link #advance}, IDs abandoned by {@link #close} (a gap), IDs held in reserve now, and the
@@ -872,95 +611,6 @@ public final class Allocator implements AutoCloseable {
    */
   public record SequenceStats(SequenceDefinition definition, long served, long reservations,
       long droppedByAdvance, long abandoned, long held, long lowWater) {}
-
-  /** One sequence's pools, one per stripe. */
-  private static final class SequenceRuntime {
-    final SequenceDefinition definition;
-    /** Kept from loading (it never changes), so that describing a loaded sequence reads no definition. */
-    final Optional<Instant> createTime;
-    final StripePool[] pools;
-    /** For a strict sequence: this process's part in its ownership (its pool is {@code pools[0]}); else null. */
-    @Nullable final StrictOwner owner;
-    final AtomicInteger nextStripe = new AtomicInteger();
-    /** Allocated from since the last sweep of idle sequences. Racy by design: a missed write only delays an unload. */
-    volatile boolean used = true;
-    /** Since when (ticker nanos) it has not been used; meaningful while {@code used} is false. */
-    volatile long idleSinceNanos;
-    /** Removed from the allocator: its pools are closed or closing. */
-    volatile boolean unloaded;
-    final KnownSequence known;
-    /** Set by every call before it takes IDs (read first: no write on the hot path once set). */
-    volatile boolean handedOut;
-    /** When (ticker nanos) {@link #handedOut} was last cleared, or an earlier runtime of it was unloaded. */
-    @GuardedBy("this") private long markNanos;
-
-    SequenceRuntime(StoredSequence stored, KnownSequence known, RangeStore store, StripePool.Settings settings,
-        StrictOwner.Identity identity, Ticker ticker, long markNanos) {
-      SequenceDefinition definition = stored.definition();
-      this.definition = definition;
-      this.known = known;
-      this.markNanos = markNanos;
-      this.createTime = stored.createTime();
-      this.pools = new StripePool[definition.stripes()];
-      if (definition.strict()) {
-        owner = new StrictOwner(definition, store, ticker, identity, settings);
-        pools[0] = owner.pool();
-        return;
-      }
-      owner = null;
-      for (int k = 0; k < pools.length; k++) {
-        pools[k] = new StripePool(definition, k, store, settings);
-      }
-    }
-
-    /** The sums of its pools' counters, one short lock per pool. */
-    Totals totals() {
-      Totals t = new Totals();
-      for (StripePool p : pools) {
-        t.add(p.counters());
-      }
-      return t;
-    }
-
-    /**
-     * Marks the sequence used, before a call takes IDs from it; reads first, so that the hot path does not
-     * write a shared line every call.
-     */
-    void touch() {
-      if (!used) {
-        used = true;
-      }
-      if (!handedOut) {
-        handedOut = true;
-      }
-    }
-
-    /**
-     * The latest time (ticker nanos) at which a call may have taken IDs, as of {@code now}: now if one marked
-     * the runtime since the last look (the mark is cleared), else the time of the last look.
-     */
-    synchronized long lastHandedOut(long now) {
-      if (handedOut) {
-        handedOut = false;
-        markNanos = now;
-      }
-      return markNanos;
-    }
-
-    void raiseFloor(long floor) {
-      for (StripePool pool : pools) {
-        pool.raiseFloor(floor);
-      }
-    }
-
-    void giveBack(List<IdRange> ranges) {
-      for (int i = ranges.size() - 1; i >= 0; i--) {
-        IdRange r = ranges.get(i);
-        int stripe = (int) ((r.first() - definition.start()) % definition.stripes());
-        pools[stripe].giveBack(r);
-      }
-    }
-  }
 
   /** How an advance waits: {@link TimeUnit#sleep} but for tests. */
   @FunctionalInterface

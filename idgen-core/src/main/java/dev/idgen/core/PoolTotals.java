@@ -1,0 +1,26 @@
+package dev.idgen.core;
+
+/** Sums of pool counters. Not thread-safe: local, or guarded by the lock of the retired totals ({@link Runtimes}). */
+final class PoolTotals {
+  long served, reservations, dropped, held, returned, abandoned, lowWater;
+
+  void add(StripePool.Counters c) {
+    served += c.served();
+    reservations += c.reservations();
+    dropped += c.dropped();
+    held += c.available();
+    returned += c.returned();
+    abandoned += c.abandoned();
+    lowWater += c.lowWater();
+  }
+
+  void add(PoolTotals o) {
+    served += o.served;
+    reservations += o.reservations;
+    dropped += o.dropped;
+    held += o.held;
+    returned += o.returned;
+    abandoned += o.abandoned;
+    lowWater += o.lowWater;
+  }
+}

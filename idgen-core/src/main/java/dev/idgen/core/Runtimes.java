@@ -1,0 +1,337 @@
+package dev.idgen.core;
+
+import com.google.errorprone.annotations.ThreadSafe;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The lifecycle of the sequences an {@link Allocator} serves: loading one (its definition, and its floor
+ * before anything is handed out), unloading the idle ones, closing and giving back at a stop; what is known
+ * of a sequence after it is unloaded ({@link KnownSequence}); floors applied to everything of a sequence here;
+ * and, for advances, until when client leases of a sequence may still be used ({@link #leasesUntil}).
+ *
+ * <p>Threads: any thread may load or look up a runtime (a concurrent map; the store is read outside its
+ * bins, and the first runtime put wins). One sweeper thread unloads, and a stop closes: a runtime leaves the
+ * map first (a new call loads it anew) and stays in {@code unloading} until its pools are closed, so that a
+ * floor raised meanwhile still reaches a call inside it. The retired totals are guarded by their own lock.
+ */
+@ThreadSafe
+final class Runtimes {
+  private static final Logger log = LoggerFactory.getLogger(Runtimes.class);
+
+  /** Sequences given back at once on {@link #closeAll} (each one is a store round trip). */
+  private static final int GIVE_BACK_THREADS = 32;
+  /** How long a closing pool waits for a refill in flight, to give its range back too. */
+  private static final long LATE_REFILL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(15);
+
+  private final RangeStore store;
+  private final StripePool.Settings poolSettings;
+  private final StrictOwner.Identity identity;
+  private final Ticker ticker;
+  private final long unloadIdleAfterNanos;
+  private final long clientLeaseLifetimeNanos;
+  private final long clientLeaseMarginNanos;
+  private final ConcurrentMap<String, SequenceRuntime> sequences = new ConcurrentHashMap<>();
+  /**
+   * Every sequence loaded here, kept after unloads: its definition (immutable) and the highest floor it
+   * knows, so that what a response says of a sequence, and the floor a range is checked against before it
+   * is sent, never depend on whether the sequence is loaded at that moment.
+   */
+  private final ConcurrentMap<String, KnownSequence> known = new ConcurrentHashMap<>();
+  /** Runtimes out of {@link #sequences} whose pools are not closed yet (an idle unload in progress). */
+  private final Set<SequenceRuntime> unloading = ConcurrentHashMap.newKeySet();
+  /** When (ticker nanos) a sequence was last unloaded, or this allocator started: see {@link #leasesUntil}. */
+  private volatile long lastUnloadNanos;
+  /** The counters of the pools of unloaded sequences, so that totals never go down. */
+  private final PoolTotals retired = new PoolTotals();
+  private volatile boolean closed;
+
+  Runtimes(RangeStore store, StripePool.Settings poolSettings, StrictOwner.Identity identity, Ticker ticker,
+      long unloadIdleAfterNanos, long clientLeaseLifetimeNanos, long clientLeaseMarginNanos) {
+    this.store = store;
+    this.poolSettings = poolSettings;
+    this.identity = identity;
+    this.ticker = ticker;
+    this.unloadIdleAfterNanos = unloadIdleAfterNanos;
+    this.clientLeaseLifetimeNanos = clientLeaseLifetimeNanos;
+    this.clientLeaseMarginNanos = clientLeaseMarginNanos;
+    this.lastUnloadNanos = ticker.nanos();
+  }
+
+  /** The loaded runtime of a sequence, or null: no store I/O (the hot path). */
+  @Nullable
+  SequenceRuntime get(@Nullable String name) {
+    return name == null ? null : sequences.get(name);
+  }
+
+  Collection<SequenceRuntime> loaded() {
+    return sequences.values();
+  }
+
+  boolean isLoaded(String name) {
+    return sequences.containsKey(name);
+  }
+
+  @Nullable
+  KnownSequence known(@Nullable String name) {
+    return name == null ? null : known.get(name);
+  }
+
+  /** A copy of the counters of the pools of unloaded sequences. */
+  PoolTotals retired() {
+    PoolTotals t = new PoolTotals();
+    synchronized (retired) {
+      t.add(retired);
+    }
+    return t;
+  }
+
+  /**
+   * The sequence's runtime, loaded if it is not: its definition, and its floor read before anything is
+   * handed out (a floor log entry applied while it was not loaded here reached no pool of it: defence in
+   * depth, since the store's pools are cut at the floor too).
+   */
+  SequenceRuntime load(String name) {
+    SequenceRuntime rt = get(name);
+    if (rt != null) {
+      return rt;
+    }
+    // Read outside computeIfAbsent: store I/O must not block other sequences' map bins.
+    StoredSequence stored = stored(name);
+    KnownSequence k = known.computeIfAbsent(name, n -> new KnownSequence(stored.definition()));
+    k.raise(store.floor(stored.definition()));
+    // Nothing handed out from it yet; an earlier runtime of it handed out before it was unloaded.
+    SequenceRuntime created = new SequenceRuntime(stored, k, store, poolSettings, identity, ticker, lastUnloadNanos);
+    created.raiseFloor(k.floor());
+    SequenceRuntime raced = sequences.putIfAbsent(name, created);
+    if (raced != null) {
+      return raced;
+    }
+    if (closed) {
+      for (StripePool p : created.pools) {
+        p.close(); // closeAll() may have missed it; pools of a closed allocator never refill
+      }
+    }
+    return created;
+  }
+
+  /** A sequence's definition and creation time from the store; {@link SequenceNotFoundException} if none. */
+  StoredSequence stored(String name) {
+    SequenceDefinition.checkName(name);
+    return store.findStored(name).orElseThrow(() -> new SequenceNotFoundException("sequence '" + name
+        + "' does not exist (sequences are created explicitly with CreateSequence)"));
+  }
+
+  /**
+   * Applies a floor to everything of the sequence here: what is known of it, its runtime, and a runtime
+   * still closing after an idle unload (a call inside it takes nothing at or below the floor). Returns
+   * {@link #leasesUntil} of it.
+   */
+  long applyFloor(String sequence, long floor) {
+    KnownSequence k = known.get(sequence);
+    if (k != null) {
+      k.raise(floor);
+    }
+    SequenceRuntime rt = sequences.get(sequence);
+    if (rt != null) {
+      rt.raiseFloor(floor);
+    }
+    for (SequenceRuntime u : unloading) {
+      if (u.definition.name().equals(sequence)) {
+        u.raiseFloor(floor);
+      }
+    }
+    return leasesUntil(rt);
+  }
+
+  /**
+   * Reads the floor of every loaded sequence from the store again (this server's place in the floor log is
+   * gone) and applies it. Returns the latest {@link #leasesUntil} of them all.
+   */
+  long reloadFloors() {
+    long until = leasesUntil(null);
+    for (SequenceRuntime rt : sequences.values()) {
+      long floor = store.floor(rt.definition);
+      if (floor != Long.MIN_VALUE) {
+        rt.known.raise(floor);
+        rt.raiseFloor(floor);
+      }
+      until = later(until, leasesUntil(rt));
+    }
+    return until;
+  }
+
+  /**
+   * Until when (ticker nanos) client leases this server handed out for the sequence of {@code rt} (null: a
+   * sequence not loaded here) may still be used, with a margin for a client's late expiry;
+   * {@link Long#MIN_VALUE} when they have all expired, or when clients get no lease lifetime. A call takes
+   * IDs only after marking its runtime ({@link SequenceRuntime#touch}), so a mark seen clear here, after the
+   * floor was raised, means no ID at or below it was taken since the last time it was cleared; a sequence
+   * not loaded handed nothing out since it was unloaded (or since this allocator started: an earlier
+   * process under this name may have).
+   */
+  long leasesUntil(@Nullable SequenceRuntime rt) {
+    if (clientLeaseLifetimeNanos <= 0) {
+      return Long.MIN_VALUE;
+    }
+    long now = ticker.nanos();
+    long since = rt != null ? rt.lastHandedOut(now) : lastUnloadNanos;
+    if (!unloading.isEmpty()) {
+      since = now; // an earlier runtime of it may still hand out until its pools close
+    }
+    long until = since + clientLeaseLifetimeNanos + clientLeaseMarginNanos;
+    return until - now > 0 ? until : Long.MIN_VALUE;
+  }
+
+  /** The later of two {@link #leasesUntil} results. */
+  static long later(long a, long b) {
+    return a == Long.MIN_VALUE ? b : b == Long.MIN_VALUE ? a : (b - a > 0 ? b : a);
+  }
+
+  /**
+   * Unloads every sequence not allocated from for the idle time: it leaves the map first (a new call loads
+   * it anew), then its pools are closed and their reserve given back, as in a graceful stop; a call that was
+   * inside it when it closed carries on with the new one. So a server's memory and background work follow
+   * the sequences in use, not every sequence it ever served. Returns how many were unloaded.
+   */
+  int unloadIdle() {
+    if (unloadIdleAfterNanos <= 0) {
+      return 0;
+    }
+    long now = ticker.nanos();
+    int unloaded = 0;
+    for (SequenceRuntime rt : sequences.values()) {
+      if (closed) {
+        break;
+      }
+      if (rt.used) {
+        rt.used = false; // used since the last sweep: idle from now on, unless used again
+        rt.idleSinceNanos = now;
+        continue;
+      }
+      if (now - rt.idleSinceNanos < unloadIdleAfterNanos) {
+        continue;
+      }
+      // Out of the map, but a call inside it may still take IDs until its pools are closed: floors raised
+      // meanwhile reach it through unloading, and leasesUntil counts it as handing out now.
+      unloading.add(rt);
+      if (!sequences.remove(rt.definition.name(), rt)) {
+        unloading.remove(rt);
+        continue;
+      }
+      try {
+        closeAndGiveBack(rt);
+      } finally {
+        lastUnloadNanos = ticker.nanos(); // its pools are closed: nothing handed out from it after this
+        unloading.remove(rt);
+      }
+      PoolTotals t = rt.totals();
+      synchronized (retired) {
+        retired.add(t);
+      }
+      unloaded++;
+    }
+    if (unloaded > 0) {
+      log.info("unloaded {} sequence(s) idle for {} s or more; {} loaded", unloaded,
+          TimeUnit.NANOSECONDS.toSeconds(unloadIdleAfterNanos), sequences.size());
+    }
+    return unloaded;
+  }
+
+  void unloadIdleQuietly() {
+    try {
+      unloadIdle();
+    } catch (RuntimeException e) {
+      log.warn("unloading idle sequences failed (retried at the next sweep): {}", e.toString());
+    }
+  }
+
+  /**
+   * A graceful stop: every pool is closed first (nothing can hand its IDs out any more), then what it held
+   * goes back to the store; what the store does not take back for certain stays a gap. Returns until when
+   * client leases handed out here may still be used ({@link #leasesUntil}, over every sequence).
+   */
+  long closeAll() {
+    closed = true;
+    long leases = leasesUntil(null);
+    for (SequenceRuntime rt : sequences.values()) {
+      leases = later(leases, leasesUntil(rt));
+    }
+    giveBackAll(List.copyOf(sequences.values()));
+    return leases;
+  }
+
+  /**
+   * {@link #closeAndGiveBack} for every runtime, {@value #GIVE_BACK_THREADS} sequences at a time: each give-back
+   * is a store round trip (a compare-and-set on Cassandra), so one after another a server with 100,000 sequences
+   * loaded took over two minutes to stop, beyond an orchestrator's grace period. Sequences are independent
+   * (rows of their own); the stripes of one sequence stay on one thread. Returns when all are done or failed
+   * (each give-back is bounded by the store's own timeouts); a stop killed before then leaves gaps, never
+   * duplicates.
+   */
+  private void giveBackAll(List<SequenceRuntime> runtimes) {
+    if (runtimes.size() <= 1) {
+      runtimes.forEach(this::closeAndGiveBack);
+      return;
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(Math.min(GIVE_BACK_THREADS, runtimes.size()),
+        Allocator.daemonThreads("idgen-give-back-"));
+    try {
+      List<Future<?>> done = new ArrayList<>(runtimes.size());
+      for (SequenceRuntime rt : runtimes) {
+        done.add(pool.submit(() -> closeAndGiveBack(rt)));
+      }
+      for (Future<?> f : done) {
+        try {
+          f.get();
+        } catch (ExecutionException e) {
+          log.warn("giving back a reserve failed (now a gap): {}", e.getCause().toString());
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // what is not given back yet stays a gap
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** Closes a runtime's pools (none hands out an ID any more), then gives what they held back to the store. */
+  private void closeAndGiveBack(SequenceRuntime rt) {
+    rt.unloaded = true;
+    if (rt.owner != null) {
+      rt.owner.release(); // nothing goes back to a strict pool: what it held is a counted gap
+      return;
+    }
+    List<List<IdRange>> taken = new ArrayList<>(rt.pools.length);
+    for (StripePool pool : rt.pools) {
+      // All first: a call inside the sequence then fails over to a new runtime at once.
+      taken.add(new ArrayList<>(pool.closeAndTake()));
+    }
+    for (int k = 0; k < rt.pools.length; k++) {
+      List<IdRange> held = taken.get(k);
+      held.addAll(rt.pools[k].awaitLate(LATE_REFILL_WAIT_NANOS)); // a refill in flight lands after the close
+      if (held.isEmpty()) {
+        continue;
+      }
+      held.sort(java.util.Comparator.comparingLong(IdRange::first));
+      try {
+        rt.pools[k].returned(store.giveBack(rt.definition, k, held));
+      } catch (RuntimeException e) {
+        log.warn("could not give back the reserve of sequence '{}' stripe {} ({} IDs, now a gap): {}",
+            rt.definition.name(), k, held.stream().mapToLong(IdRange::count).sum(), e.toString());
+      }
+    }
+  }
+}
