@@ -178,9 +178,8 @@ public final class EmbeddedRangeStore implements RangeStore {
     Connection connection;
     try {
       connection = connect(file, setup);
-    } catch (SQLException e) {
-      throw new StoreUnavailableException("embedded store " + file + ": cannot open the database: "
-          + describe(file, e), e);
+    } catch (SQLException | RuntimeException e) {
+      throw refusal(file, e);
     }
     try {
       // Before anything is read from the file, and before a migration writes to it.
@@ -192,15 +191,20 @@ public final class EmbeddedRangeStore implements RangeStore {
       } catch (SQLException suppressed) {
         e.addSuppressed(suppressed);
       }
-      if (e instanceof StoreUnavailableException s) {
-        throw s;
-      }
-      String detail = e instanceof SQLiteException s && primary(s) == SQLiteErrorCode.SQLITE_NOTADB.code
-          ? "it is not an idgen store (not a SQLite database)"
-          : "cannot open the database: " + (e instanceof SQLException q ? describe(file, q) : e.getMessage());
-      throw new StoreUnavailableException("embedded store " + file + ": " + detail, e);
+      throw refusal(file, e);
     }
     return new EmbeddedRangeStore(file, setup, connection);
+  }
+
+  /** Why {@link #open} refuses the file, for the operator. */
+  private static StoreUnavailableException refusal(Path file, Exception e) {
+    if (e instanceof StoreUnavailableException s) {
+      return s;
+    }
+    String detail = e instanceof SQLiteException s && primary(s) == SQLiteErrorCode.SQLITE_NOTADB.code
+        ? "it is not an idgen store (not a SQLite database, or its header is damaged)"
+        : "cannot open the database: " + (e instanceof SQLException q ? describe(file, q) : e.getMessage());
+    return new StoreUnavailableException("embedded store " + file + ": " + detail, e);
   }
 
   /** A new connection to {@code file} with the store's settings, then {@code setup}'s. */
