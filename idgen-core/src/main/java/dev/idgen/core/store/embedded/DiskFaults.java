@@ -84,6 +84,10 @@ final class DiskFaults {
                 + " it, its -wal and -shm files and " + dir);
       }
       case IO_ERROR -> {
+        if (primary(e) == SQLiteErrorCode.SQLITE_CANTOPEN.code && !Files.exists(file)) {
+          yield new Fault(Kind.IO_ERROR, "missing: " + file + " is not there (" + code + "; was its file"
+              + " system unmounted, or the file moved?); the store resumes once it is back");
+        }
         Optional<String> probe = probe(dir);
         if (probe.isPresent() && probe.get().contains("Read-only file system")) {
           yield new Fault(Kind.READ_ONLY, "read-only: the file system of " + dir + " is read-only (" + code

@@ -22,7 +22,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -40,8 +39,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteErrorCode;
 import org.sqlite.SQLiteException;
+import org.sqlite.SQLiteOpenMode;
 
 /**
  * A {@link RangeStore} in one SQLite database file ({@value #FILE_NAME}) on local disk, so that idgen
@@ -58,8 +59,8 @@ import org.sqlite.SQLiteException;
  * {@code BEGIN IMMEDIATE … COMMIT}, committed before the method returns, so a range is on disk before
  * anyone sees it: after {@code kill -9} or power loss, a new process resumes at or past it. If a commit
  * fails its outcome is unknown; the method throws and the range is never handed out, so at worst it is
- * lost (a gap), never issued twice. Nothing is cached across transactions: every reservation reads its
- * cursor from the file under the write lock, so whether a failed commit reached the disk or not (SQLite
+ * lost (a gap), never issued twice. No cursor is kept in memory: every reservation reads its cursor
+ * from the file under the write lock, so whether a failed commit reached the disk or not (SQLite
  * may even recover its write-ahead log frames at the next open), the next reservation starts above
  * whatever the file holds.
  *
@@ -177,7 +178,7 @@ public final class EmbeddedRangeStore implements RangeStore {
     Path file = absoluteDir.resolve(FILE_NAME);
     Connection connection;
     try {
-      connection = connect(file, setup);
+      connection = connect(file, setup, true);
     } catch (SQLException | RuntimeException e) {
       throw refusal(file, e);
     }
@@ -207,9 +208,18 @@ public final class EmbeddedRangeStore implements RangeStore {
     return new StoreUnavailableException("embedded store " + file + ": " + detail, e);
   }
 
-  /** A new connection to {@code file} with the store's settings, then {@code setup}'s. */
-  private static Connection connect(Path file, ConnectionSetup setup) throws SQLException {
-    Connection connection = DriverManager.getConnection("jdbc:sqlite:" + file);
+  /**
+   * A new connection to {@code file} with the store's settings, then {@code setup}'s. Only {@link #open}
+   * may {@code create} the file: opened again after a failure, a missing file is an error, not an empty
+   * store (it is missing when its file system was unmounted, and then a new file would land in the mount
+   * point's directory).
+   */
+  private static Connection connect(Path file, ConnectionSetup setup, boolean create) throws SQLException {
+    SQLiteConfig config = new SQLiteConfig();
+    if (!create) {
+      config.resetOpenMode(SQLiteOpenMode.CREATE);
+    }
+    Connection connection = config.createConnection("jdbc:sqlite:" + file);
     try {
       configure(file, connection);
       setup.apply(connection);
@@ -924,8 +934,8 @@ public final class EmbeddedRangeStore implements RangeStore {
           + damage);
     }
     if (session == null) {
-      session = new Session(connect(file, setup));
-      logger.info("Embedded store {}: opened a new connection after a failure", file);
+      session = new Session(connect(file, setup, false));
+      logger.debug("Embedded store {}: opened a new connection after a failure", file);
     }
     return session;
   }

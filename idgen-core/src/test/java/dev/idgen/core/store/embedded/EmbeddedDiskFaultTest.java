@@ -9,6 +9,7 @@ import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.StoreUnavailableException;
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -33,6 +34,9 @@ class EmbeddedDiskFaultTest {
 
   @TempDir
   Path dir;
+
+  @TempDir
+  Path elsewhere;
 
   private EmbeddedRangeStore store;
 
@@ -146,6 +150,38 @@ class EmbeddedDiskFaultTest {
 
     assertThat(after.first()).isEqualTo(before.last() + d.stripes());
     ledger.assertNoIdTwice();
+  }
+
+  @Test
+  void should_not_create_an_empty_store_when_the_file_is_gone_after_a_failure() throws Exception {
+    AtomicBoolean readOnly = new AtomicBoolean();
+    store = EmbeddedRangeStore.open(dir, c -> execute(c, "PRAGMA query_only = " + readOnly.get()));
+    SequenceDefinition d = new SequenceDefinition("moved", 1, Long.MAX_VALUE, 1, 100, 10_000);
+    store.create(d);
+    IdRange before = store.reserve(d, 0, 10);
+    readOnly.set(true);
+    store.pragma("query_only = true");
+    assertThatThrownBy(() -> store.reserve(d, 0, 10)).isInstanceOf(StoreUnavailableException.class);
+
+    // As when its file system is unmounted: the store's files are gone from the directory.
+    readOnly.set(false);
+    List<String> names = List.of(EmbeddedRangeStore.FILE_NAME, EmbeddedRangeStore.FILE_NAME + "-wal",
+        EmbeddedRangeStore.FILE_NAME + "-shm");
+    for (String name : names) {
+      if (Files.exists(dir.resolve(name))) {
+        Files.move(dir.resolve(name), elsewhere.resolve(name));
+      }
+    }
+    assertThatThrownBy(() -> store.reserve(d, 0, 10)).isInstanceOf(StoreUnavailableException.class)
+        .hasMessageContaining("missing: " + file());
+    assertThat(file()).as("no empty store in its place").doesNotExist();
+
+    for (String name : names) {
+      if (Files.exists(elsewhere.resolve(name))) {
+        Files.move(elsewhere.resolve(name), dir.resolve(name));
+      }
+    }
+    assertThat(store.reserve(d, 0, 10).first()).isEqualTo(before.last() + 1);
   }
 
   // ---- damaged pages
