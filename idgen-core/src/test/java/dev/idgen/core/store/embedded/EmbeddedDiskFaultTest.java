@@ -218,8 +218,8 @@ class EmbeddedDiskFaultTest {
     store = EmbeddedRangeStore.open(dir, c -> execute(c, "PRAGMA cache_size = 0")); // passes the check
     breakPageHeaders(file());
 
-    StoreUnavailableException damaged = catchThrowableOfType(() -> store.list("", 1000),
-        StoreUnavailableException.class);
+    StoreUnavailableException damaged = catchThrowableOfType(StoreUnavailableException.class,
+        () -> store.list("", 1000));
 
     assertThat(damaged).as("reading the damaged pages").isNotNull()
         .hasMessageContaining(file().toString()).hasMessageContaining("damaged").hasMessageContaining("SQLITE_CORRUPT");
