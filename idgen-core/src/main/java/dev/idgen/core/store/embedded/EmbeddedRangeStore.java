@@ -23,7 +23,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -41,8 +40,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteErrorCode;
 import org.sqlite.SQLiteException;
+import org.sqlite.SQLiteOpenMode;
 
 /**
  * A {@link RangeStore} in one SQLite database file ({@value #FILE_NAME}) on local disk, so that idgen
@@ -59,7 +60,20 @@ import org.sqlite.SQLiteException;
  * {@code BEGIN IMMEDIATE … COMMIT}, committed before the method returns, so a range is on disk before
  * anyone sees it: after {@code kill -9} or power loss, a new process resumes at or past it. If a commit
  * fails its outcome is unknown; the method throws and the range is never handed out, so at worst it is
- * lost (a gap), never issued twice.
+ * lost (a gap), never issued twice. No cursor is kept in memory: every reservation reads its cursor
+ * from the file under the write lock, so whether a failed commit reached the disk or not (SQLite
+ * may even recover its write-ahead log frames at the next open), the next reservation starts above
+ * whatever the file holds.
+ *
+ * <p><b>Disk faults.</b> A write that fails (a full disk, a read-only file system, an I/O error) fails the
+ * operation with {@link StoreUnavailableException} naming the file and the cause ({@link DiskFaults}), and
+ * the connection is discarded: sqlite-jdbc closes a prepared statement that fails that way, and a connection
+ * whose files sit on a file system that was remounted never writes again. The next operation opens a new
+ * connection, so the store serves again as soon as the disk does, with no restart. A file found damaged
+ * ({@code SQLITE_CORRUPT}) is different: the store refuses every operation from then on, and at the next
+ * start {@link IntegrityCheck} refuses the file, so that no cursor read from a damaged page is ever used.
+ * {@link #open} checks the file ({@link IntegrityCheck}) and writes to it once, so that a store that cannot
+ * be written (a read-only or full file system) is refused at start, not at the first call.
  *
  * <p><b>Concurrency.</b> The threads of one process share one connection, serialised by {@code lock};
  * a reserve is short (one indexed read, one write, one fsync). Instances and processes on the same
@@ -91,30 +105,64 @@ public final class EmbeddedRangeStore implements RangeStore {
   private static final Logger logger = LoggerFactory.getLogger(EmbeddedRangeStore.class);
 
   private final Path file;
+  private final ConnectionSetup setup;
   private final Object lock = new Object();
 
-  /** The connection; used only under {@code lock}, which hands it to the work it runs. */
+  /**
+   * The connection; used only under {@code lock}, which hands it to the work it runs. Null after a failure
+   * discarded it, until the next operation opens a new one.
+   */
   @GuardedBy("lock")
-  private final Session session;
+  @Nullable
+  private Session session;
 
   @GuardedBy("lock")
   private boolean closed;
 
+  /** Why the store refuses every operation: the file was found damaged. Null while it was not. */
+  @GuardedBy("lock")
+  @Nullable
+  private String damage;
+
+  /** The disk fault that failed the last write, logged once; null once a write succeeded again. */
+  @GuardedBy("lock")
+  @Nullable
+  private String writeFault;
+
   private final AtomicLong reservations = new AtomicLong();
 
-  private EmbeddedRangeStore(Path file, Connection connection) {
+  private EmbeddedRangeStore(Path file, ConnectionSetup setup, Connection connection) {
     this.file = file;
+    this.setup = setup;
     this.session = new Session(connection);
+  }
+
+  /**
+   * Runs on every connection the store opens, after the store's own settings: a seam for tests
+   * ({@code PRAGMA max_page_count}, which makes SQLite fail with {@code SQLITE_FULL} as a full disk does).
+   */
+  @FunctionalInterface
+  interface ConnectionSetup {
+    ConnectionSetup NONE = connection -> {};
+
+    void apply(Connection connection) throws SQLException;
   }
 
   /**
    * Opens the store in {@code dir}, creating the directory and an empty store if missing.
    *
    * @throws StoreUnavailableException if the directory cannot be created or written, or its
-   *     {@value #FILE_NAME} is not an idgen store (of this or an older version)
+   *     {@value #FILE_NAME} is not an idgen store (of this or an older version), is damaged
+   *     ({@link IntegrityCheck}), or cannot be written (a full or read-only file system)
    */
   public static EmbeddedRangeStore open(Path dir) {
+    return open(dir, ConnectionSetup.NONE);
+  }
+
+  /** {@link #open(Path)}, with {@code setup} run on every connection the store opens. */
+  static EmbeddedRangeStore open(Path dir, ConnectionSetup setup) {
     Objects.requireNonNull(dir, "dir");
+    Objects.requireNonNull(setup, "setup");
     Path absoluteDir = dir.toAbsolutePath();
     try {
       Files.createDirectories(absoluteDir);
@@ -131,13 +179,13 @@ public final class EmbeddedRangeStore implements RangeStore {
     Path file = absoluteDir.resolve(FILE_NAME);
     Connection connection;
     try {
-      connection = DriverManager.getConnection("jdbc:sqlite:" + file);
-    } catch (SQLException e) {
-      throw new StoreUnavailableException(
-          "embedded store " + file + ": cannot open the database: " + e.getMessage(), e);
+      connection = connect(file, setup, true);
+    } catch (SQLException | RuntimeException e) {
+      throw refusal(file, e);
     }
     try {
-      configure(file, connection);
+      // Before anything is read from the file, and before a migration writes to it.
+      IntegrityCheck.verify(file, connection);
       migrate(file, connection);
     } catch (SQLException | RuntimeException e) {
       try {
@@ -145,15 +193,53 @@ public final class EmbeddedRangeStore implements RangeStore {
       } catch (SQLException suppressed) {
         e.addSuppressed(suppressed);
       }
-      if (e instanceof StoreUnavailableException s) {
-        throw s;
-      }
-      String detail = e instanceof SQLiteException s && primary(s) == SQLiteErrorCode.SQLITE_NOTADB.code
-          ? "it is not an idgen store (not a SQLite database)"
-          : "cannot open the database: " + e.getMessage();
-      throw new StoreUnavailableException("embedded store " + file + ": " + detail, e);
+      throw refusal(file, e);
     }
-    return new EmbeddedRangeStore(file, connection);
+    return new EmbeddedRangeStore(file, setup, connection);
+  }
+
+  /** Why {@link #open} refuses the file, for the operator. */
+  private static StoreUnavailableException refusal(Path file, Exception e) {
+    if (e instanceof StoreUnavailableException s) {
+      return s;
+    }
+    String detail = e instanceof SQLiteException s && primary(s) == SQLiteErrorCode.SQLITE_NOTADB.code
+        ? "it is not an idgen store (not a SQLite database, or its header is damaged)"
+        : "cannot open the database: " + (e instanceof SQLException q ? describe(file, q) : e.getMessage());
+    return new StoreUnavailableException("embedded store " + file + ": " + detail, e);
+  }
+
+  /**
+   * A new connection to {@code file} with the store's settings, then {@code setup}'s. Only {@link #open}
+   * may {@code create} the file: opened again after a failure, a missing file is an error, not an empty
+   * store (it is missing when its file system was unmounted, and then a new file would land in the mount
+   * point's directory).
+   */
+  private static Connection connect(Path file, ConnectionSetup setup, boolean create) throws SQLException {
+    SQLiteConfig config = new SQLiteConfig();
+    if (!create) {
+      config.resetOpenMode(SQLiteOpenMode.CREATE);
+    }
+    Connection connection = config.createConnection("jdbc:sqlite:" + file);
+    try {
+      configure(file, connection);
+      setup.apply(connection);
+      return connection;
+    } catch (SQLException | RuntimeException e) {
+      try {
+        connection.close();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+  }
+
+  /** SQLite's message, or for a disk fault what it says about the disk. */
+  private static String describe(Path file, SQLException e) {
+    return e instanceof SQLiteException s && DiskFaults.kindOf(s) != DiskFaults.Kind.OTHER
+        ? DiskFaults.describe(file, s).description()
+        : e.getMessage();
   }
 
   private static void configure(Path file, Connection connection) throws SQLException {
@@ -220,6 +306,10 @@ public final class EmbeddedRangeStore implements RangeStore {
           addLeases(s);
           s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
           logger.info("Upgraded embedded store {} to schema version {}", file, SCHEMA_VERSION);
+        } else if (applicationId == APPLICATION_ID && version == SCHEMA_VERSION) {
+          // Unchanged, but written: a store that cannot be written (a read-only or full file system) is
+          // refused now, at start, rather than serving nothing and failing every call.
+          s.execute("PRAGMA user_version = " + SCHEMA_VERSION);
         } else if (applicationId != APPLICATION_ID) {
           throw new StoreUnavailableException("embedded store " + file + ": it is not an idgen store "
               + "(a SQLite database with application_id " + applicationId + " and " + tables
@@ -763,8 +853,12 @@ public final class EmbeddedRangeStore implements RangeStore {
         return;
       }
       closed = true;
+      if (session == null) {
+        return; // a failure discarded it
+      }
       try {
         session.close();
+        session = null;
         logger.debug("Closed embedded store {}", file);
       } catch (SQLException e) {
         // Every commit is already durable; a failed close loses nothing, so it must not fail a shutdown.
@@ -778,11 +872,17 @@ public final class EmbeddedRangeStore implements RangeStore {
     return "EmbeddedRangeStore[" + file + "]";
   }
 
-  /** A pragma's value on this store's connection, for tests. */
-  String pragma(String name) {
-    return read("read pragma " + name, db -> {
-      try (Statement s = db.connection.createStatement(); ResultSet rs = s.executeQuery("PRAGMA " + name)) {
-        return rs.next() ? rs.getString(1) : null;
+  /** Runs {@code PRAGMA <pragma>} on this store's connection, for tests: its value, null if none. */
+  @Nullable
+  String pragma(String pragma) {
+    return read("run pragma " + pragma, db -> {
+      try (Statement s = db.connection.createStatement()) {
+        if (!s.execute("PRAGMA " + pragma)) {
+          return null;
+        }
+        try (ResultSet rs = s.getResultSet()) {
+          return rs.next() ? rs.getString(1) : null;
+        }
       }
     });
   }
@@ -834,16 +934,20 @@ public final class EmbeddedRangeStore implements RangeStore {
   /** Runs {@code work} in one write transaction, committed (and fsync'd) before this returns. */
   private <T> T inWriteTransaction(String operation, SqlWork<T> work) {
     synchronized (lock) {
-      checkOpen();
       try {
-        session.execute("BEGIN IMMEDIATE");
+        Session db = session();
+        db.execute("BEGIN IMMEDIATE");
         T result;
         try {
-          result = work.run(session);
-          session.execute("COMMIT");
+          result = work.run(db);
+          db.execute("COMMIT");
         } catch (Throwable t) {
-          rollback(t);
+          rollback(db, t);
           throw t;
+        }
+        if (writeFault != null) {
+          logger.info("Embedded store {}: writes succeed again (they failed with: {})", file, writeFault);
+          writeFault = null;
         }
         return result;
       } catch (SQLException e) {
@@ -855,30 +959,60 @@ public final class EmbeddedRangeStore implements RangeStore {
   /** Runs one read; a single statement reads a consistent snapshot, so no transaction is needed. */
   private <T> T read(String operation, SqlWork<T> work) {
     synchronized (lock) {
-      checkOpen();
       try {
-        return work.run(session);
+        return work.run(session());
       } catch (SQLException e) {
         throw failure(operation, e);
       }
     }
   }
 
+  /** The connection, opened again if a failure discarded it; refused once closed or found damaged. */
   @GuardedBy("lock")
-  private void checkOpen() {
+  private Session session() throws SQLException {
     if (closed) {
       throw new IllegalStateException("embedded store " + file + " is closed");
     }
+    if (damage != null) {
+      throw new StoreUnavailableException("embedded store " + file + ": refused since the file was found "
+          + damage);
+    }
+    if (session == null) {
+      session = new Session(connect(file, setup, false));
+      logger.debug("Embedded store {}: opened a new connection after a failure", file);
+    }
+    return session;
   }
 
   @GuardedBy("lock")
-  private void rollback(Throwable cause) {
+  private void rollback(Session db, Throwable cause) {
     try {
-      session.execute("ROLLBACK");
+      db.execute("ROLLBACK");
     } catch (SQLException e) {
-      // Also when SQLite already rolled back by itself (after an I/O error, for instance).
+      // Also when SQLite already rolled back by itself (after an I/O error or a full disk, say); then
+      // sqlite-jdbc has closed the ROLLBACK statement: start afresh.
+      cause.addSuppressed(e);
+      discardSession(cause);
+    }
+  }
+
+  /**
+   * Closes the connection after a failure; the next operation opens a new one. Closing ends an open
+   * transaction (a rollback) and drops every prepared statement, some of which sqlite-jdbc may have closed
+   * (it does so on most errors, and then every later use fails with "statement is not executing").
+   */
+  @GuardedBy("lock")
+  private void discardSession(Throwable cause) {
+    if (session == null) {
+      return;
+    }
+    try {
+      session.close();
+    } catch (SQLException e) {
+      // On a failing disk the connection may not close cleanly; a new one is opened all the same.
       cause.addSuppressed(e);
     }
+    session = null;
   }
 
   private static Optional<SequenceDefinition> storedDefinition(Session db, String name) throws SQLException {
@@ -939,14 +1073,30 @@ public final class EmbeddedRangeStore implements RangeStore {
   }
 
   /**
-   * Maps a failure to the exception a caller can act on: the store failing (I/O, a full disk, another
-   * process holding the lock too long) is {@link StoreUnavailableException}; SQL that SQLite rejects is
-   * a bug, hence {@link IllegalStateException}.
+   * Maps a failure to the exception a caller can act on, and discards the connection: the store failing
+   * (a disk fault named by {@link DiskFaults}, another process holding the lock too long) is
+   * {@link StoreUnavailableException}; SQL that SQLite rejects is a bug, hence {@link IllegalStateException}.
+   * A damaged file makes the store refuse every later operation.
    */
+  @GuardedBy("lock")
   private RuntimeException failure(String operation, SQLException e) {
+    discardSession(e);
     String message = "embedded store " + file + ": " + operation + " failed: " + e.getMessage();
     if (e instanceof SQLiteException s) {
       int code = primary(s);
+      DiskFaults.Kind kind = DiskFaults.kindOf(s);
+      if (kind != DiskFaults.Kind.OTHER) {
+        DiskFaults.Fault fault = DiskFaults.describe(file, s);
+        if (fault.kind() == DiskFaults.Kind.DAMAGED) {
+          damage = fault.description();
+          logger.error("Embedded store {}: {} failed: {}", file, operation, damage);
+        } else if (writeFault == null) {
+          writeFault = fault.description();
+          logger.warn("Embedded store {}: {} failed: {}", file, operation, writeFault);
+        }
+        return new StoreUnavailableException(
+            "embedded store " + file + ": " + operation + " failed: " + fault.description(), e);
+      }
       if (code == SQLiteErrorCode.SQLITE_BUSY.code) {
         message += " (another process held the store's write lock for more than "
             + BUSY_TIMEOUT_MILLIS + " ms)";
@@ -961,8 +1111,7 @@ public final class EmbeddedRangeStore implements RangeStore {
     return new StoreUnavailableException(message, e);
   }
 
-  /** The primary result code: extended codes carry it in their low byte. */
   private static int primary(SQLiteException e) {
-    return e.getResultCode().code & 0xff;
+    return DiskFaults.primary(e);
   }
 }
