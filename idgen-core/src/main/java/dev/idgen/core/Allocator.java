@@ -352,6 +352,27 @@ public final class Allocator implements AutoCloseable {
     return null;
   }
 
+  /**
+   * What to do with an {@code Allocate} call of {@code count} IDs, in one answer: its IDs if they are in
+   * memory ({@link #tryAllocate}), else, when {@code mayForward} (the call was not forwarded to this server
+   * already), the owner to forward a strict sequence's call to ({@link #forwardTarget}), else wait. Never
+   * blocks beyond a pool's lock and does no store I/O.
+   */
+  public Route route(String sequence, long count, boolean mayForward) {
+    List<IdRange> now = tryAllocate(sequence, count);
+    if (now != null) {
+      return new Route.Served(now);
+    }
+    // Counts out of range are left to allocate(), which says what is wrong.
+    if (mayForward && count >= 1 && count <= maxIdsPerCall) {
+      Optional<String> owner = forwardTarget(sequence);
+      if (owner.isPresent()) {
+        return new Route.Forward(owner.get());
+      }
+    }
+    return Route.WAIT;
+  }
+
   /** The largest count one {@link #allocate} call may ask for. */
   public long maxIdsPerCall() {
     return maxIdsPerCall;

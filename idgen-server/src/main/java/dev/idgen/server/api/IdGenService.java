@@ -12,6 +12,7 @@ import dev.idgen.api.v1.ErrorReason;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.KnownSequence;
 import dev.idgen.core.NotOwnerException;
+import dev.idgen.core.Route;
 import dev.idgen.core.SequenceExhaustedException;
 import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.metrics.IdGenMetrics;
@@ -24,7 +25,6 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -39,8 +39,9 @@ import org.slf4j.LoggerFactory;
  * ranges and the final status.
  *
  * <p>Threads: the gRPC module ({@code GrpcModule}) runs Allocate calls on the network thread that read
- * them (no hand-off to a worker per call, which cost more than the allocation itself). A call whose IDs
- * are in memory is served right there ({@link Allocator#tryAllocate}, which never blocks); only a call that must wait for a refill
+ * them (no hand-off to a worker per call, which cost more than the allocation itself). The allocator
+ * answers each call once ({@link Allocator#route}, which never blocks): a call whose IDs are in memory is
+ * served right there; only a call that must wait for a refill
  * or touch the store (a sequence not loaded yet, a request larger than the reserve, an error to report)
  * moves to the {@link WorkerPool}, so that a slow store never stalls a network thread. A call of a strict
  * sequence that another server owns is forwarded to it from the network thread ({@link StrictForwarder},
@@ -88,21 +89,18 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     RangeStream stream = new RangeStream(request.getSequence(), (ServerCallStreamObserver<IdRange>) responses,
         abandoned, validFor, allocator);
     stream.start();
-    List<dev.idgen.core.IdRange> now = allocator.tryAllocate(request.getSequence(), request.getCount());
-    if (now != null) {
-      stream.send(now, null);
+    Context context = Context.current();
+    // One answer from the allocator: IDs from memory, an owner to forward to from here (no worker thread:
+    // the hot path of forwarding servers), or a worker that may wait.
+    Route route = allocator.route(request.getSequence(), request.getCount(),
+        forwarder != null && StrictForwarder.FORWARDED.get(context) == null);
+    if (route instanceof Route.Served served) {
+      stream.send(served.ranges(), null);
       return;
     }
-    Context context = Context.current();
-    // A strict sequence another server owns: forwarded from here, no worker thread (the hot path of
-    // forwarding servers). Counts out of range are left to the allocator, which says what is wrong.
-    if (forwarder != null && StrictForwarder.FORWARDED.get(context) == null && request.getCount() >= 1
-        && request.getCount() <= allocator.maxIdsPerCall()) {
-      Optional<String> owner = allocator.forwardTarget(request.getSequence());
-      if (owner.isPresent()) {
-        forward(owner.get(), request, stream, context, true);
-        return;
-      }
+    if (route instanceof Route.Forward owner) {
+      forward(owner.target(), request, stream, context, true);
+      return;
     }
     long arrived = System.nanoTime();
     try {
