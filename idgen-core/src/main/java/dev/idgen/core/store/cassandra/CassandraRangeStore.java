@@ -1356,7 +1356,8 @@ public final class CassandraRangeStore implements RangeStore {
         // A plain local read: informational, and possible while other datacenters are cut off.
         Row p = read(st().selectPool.bind(d.name(), stripe, datacenter), ConsistencyLevel.LOCAL_QUORUM,
             datacenter + "'s pool of sequence '" + d.name() + "'");
-        if (p != null) {
+        // A row an advance created at its floor before the datacenter ever refilled holds nothing, ever.
+        if (p != null && !(p.getLong("taken") == 0 && p.getList("blocks", Long.class).isEmpty())) {
           reserves.add(new SequenceState.DatacenterReserve(datacenter, stripe, size(p.getList("blocks", Long.class))));
         }
       }
