@@ -507,7 +507,7 @@ Commands:
                               Leftovers of an earlier run (namespaces, veths, bridge) are removed first
                             netns-3x1: dc1a dc1b dc1c in dc1, dc2a in dc2 (less memory)
       --base-dir DIR        run directory (default $DEFAULT_BASE_DIR)
-      --heap SIZE           heap of each node (default 256M)
+      --heap SIZE           heap of each node (default 512M)
       --timeout SECONDS     give up waiting after this long (default 120; 300 for netns-*), printing the
                             node logs
       --keep-data           keep the previous data directories (default: start empty)
@@ -614,7 +614,7 @@ take_down() {
 }
 
 cmd_start() {
-  local topology=single base="$DEFAULT_BASE_DIR" heap=256M timeout="" keep_data=false
+  local topology=single base="$DEFAULT_BASE_DIR" heap=512M timeout="" keep_data=false
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --topology) topology="${2:?--topology needs a value}"; shift 2 ;;
@@ -754,7 +754,7 @@ cmd_start_node() {
   if [[ -n "$ns" ]] && ! ip netns list | awk '{print $1}' | grep -qx "$ns"; then
     die "namespace $ns is gone: start the topology again"
   fi
-  heap="$(cat "$base/$node/heap" 2>/dev/null || echo 256M)"
+  heap="$(cat "$base/$node/heap" 2>/dev/null || echo 512M)"
   local t0
   t0="$(now_ms)"
   launch_node "$base" "$node" "$heap"
