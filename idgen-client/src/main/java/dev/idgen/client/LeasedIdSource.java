@@ -82,7 +82,7 @@ import java.util.logging.Logger;
  * that long has passed since the request was sent, because {@code AdvanceSequence} waits that long
  * after every server confirmed a new floor before it promises that no client stub hands out an ID at
  * or below the floor any more. Each attempt notes the {@link Ticker} reading just before its call is
- * started ({@code Attempt.sentNanos}); each range of that call expires at {@code sent + valid_for},
+ * started ({@code LeaseCall.sentNanos}); each range of that call expires at {@code sent + valid_for},
  * or never if {@code valid_for} is unset or zero (older servers). A negative {@code valid_for} makes
  * the range malformed: ignored, with a warning, like a range with no IDs. A range that expires stops
  * being handed out in three places:
@@ -313,27 +313,16 @@ final class LeasedIdSource implements IdSource {
   /** What a failed bulk call leaves where it had written an ID it then dropped: IDs are never negative. */
   private static final long NO_ID = -1;
 
-  /** The longest {@code valid_for} taken as a limit: about 73 years; beyond it, none. */
-  private static final long MAX_VALID_FOR_NANOS = Long.MAX_VALUE / 4;
-
-  /** A failed call: its status, where, and the exception that carried it. */
-  private record Failure(Status status, String endpoint, Throwable cause) {
-    String describe() {
-      String description = status.getDescription();
-      return status.getCode() + " from " + endpoint + (description == null ? "" : ": " + description);
-    }
-  }
-
-  private final String sequence;
-  private final ClientSettings settings;
-  private final Endpoints endpoints;
-  private final ScheduledExecutorService executor;
+  final String sequence;
+  final ClientSettings settings;
+  final Endpoints endpoints;
+  final ScheduledExecutorService executor;
   private final Runnable attemptTask = this::attempt;
 
   /** The lease being handed out; replaced only under {@code lock}, read without it. */
   private volatile Lease current = Lease.empty();
 
-  private final ReentrantLock lock = new ReentrantLock();
+  final ReentrantLock lock = new ReentrantLock();
   /** Signalled when ranges arrive, a request ends, or the source closes. */
   private final Condition changed = lock.newCondition();
 
@@ -343,21 +332,21 @@ final class LeasedIdSource implements IdSource {
   @GuardedBy("lock") private Range currentRange;
   /** Request the next lease when the IDs left fall to this: half of what was held at the last arrival. */
   @GuardedBy("lock") private long threshold;
-  @GuardedBy("lock") private boolean closed;
+  @GuardedBy("lock") boolean closed;
   /**
    * Set for good, under the lock, once a range said the sequence is {@code ORDERING_STRICT}; read by
    * the slow paths without it. See "Strict sequences" in the class comment.
    */
   private volatile boolean strict;
   /** The strict requests not finished yet, for close(). */
-  @GuardedBy("lock") private final Set<StrictRequest> strictRequests = new HashSet<>();
+  @GuardedBy("lock") final Set<StrictRequest> strictRequests = new HashSet<>();
 
   // The request: decided, being attempted, or waiting for a retry.
   @GuardedBy("lock") private boolean inFlight;
   @GuardedBy("lock") private long requestCount;
   @GuardedBy("lock") private int failedAttempts;
   @GuardedBy("lock") private int lastEndpoint = -1;
-  @GuardedBy("lock") private Attempt active;
+  @GuardedBy("lock") private LeaseCall active;
   /** IDs the {@code active} attempt delivered so far. */
   @GuardedBy("lock") private long activeDelivered;
   /** Of those, IDs of ranges that had already expired when they arrived. */
@@ -366,7 +355,7 @@ final class LeasedIdSource implements IdSource {
 
   // Outcomes callers need to see.
   /** Set for good once a server said the sequence is exhausted. */
-  @GuardedBy("lock") private Failure exhausted;
+  @GuardedBy("lock") Failure exhausted;
   /**
    * The last non-retryable failure, and how many there were. A waiter reports those that came after
    * it began to wait; a caller that begins to wait reports one that nobody reported yet.
@@ -385,7 +374,7 @@ final class LeasedIdSource implements IdSource {
   /** The {@code valid_for} of the last range that had one, 0 before any: caps the lifetime. */
   @GuardedBy("lock") private long validForNanos;
   /** The lowest per-call limit a server named (COUNT_ABOVE_LIMIT): a lease is never larger. */
-  @GuardedBy("lock") private long serverLimit = Long.MAX_VALUE;
+  @GuardedBy("lock") long serverLimit = Long.MAX_VALUE;
   /** IDs that waiting callers still need: a lease is never smaller (unless a server's limit is). */
   @GuardedBy("lock") private long waitingDemand;
   @GuardedBy("lock") private int waiting;
@@ -395,19 +384,19 @@ final class LeasedIdSource implements IdSource {
   // Stats.
   /** IDs of leases that were current and are used up. */
   @GuardedBy("lock") private long retiredIds;
-  @GuardedBy("lock") private long leases;
-  @GuardedBy("lock") private long waits;
-  @GuardedBy("lock") private long waitNanos;
-  @GuardedBy("lock") private long failedCalls;
+  @GuardedBy("lock") long leases;
+  @GuardedBy("lock") long waits;
+  @GuardedBy("lock") long waitNanos;
+  @GuardedBy("lock") long failedCalls;
   /** IDs dropped unused because their range expired (or, strict, because nobody asked for them in time). */
-  @GuardedBy("lock") private long idsExpired;
+  @GuardedBy("lock") long idsExpired;
   /**
    * Of those, IDs that were taken from a lease (counted in its {@code used()}) by a bulk caller and dropped
    * before it returned, because their lease expired meanwhile: not served.
    */
   @GuardedBy("lock") private long takenThenExpired;
   /** IDs strict requests handed to their callers. */
-  @GuardedBy("lock") private long strictServed;
+  @GuardedBy("lock") long strictServed;
 
   LeasedIdSource(
       String sequence, ClientSettings settings, Endpoints endpoints, ScheduledExecutorService executor) {
@@ -453,7 +442,7 @@ final class LeasedIdSource implements IdSource {
   private long nextSlow() {
     if (strict) {
       long[] id = new long[1];
-      strictFill(id, 0, 1, System.nanoTime() + settings.waitDeadlineNanos(), false);
+      StrictRequest.fill(this, id, 0, 1, System.nanoTime() + settings.waitDeadlineNanos(), false);
       return id[0];
     }
     Waiter w = new Waiter();
@@ -475,7 +464,7 @@ final class LeasedIdSource implements IdSource {
       w.done();
     }
     long[] id = new long[1];
-    strictFill(id, 0, 1, w.deadlineOr(System.nanoTime() + settings.waitDeadlineNanos()), w.counted);
+    StrictRequest.fill(this, id, 0, 1, w.deadlineOr(System.nanoTime() + settings.waitDeadlineNanos()), w.counted);
     return id[0];
   }
 
@@ -546,7 +535,7 @@ final class LeasedIdSource implements IdSource {
   private CompletableFuture<Long> nextAsyncSlow() {
     if (strict) {
       CompletableFuture<Long> f = new CompletableFuture<>();
-      strictAsync(f, System.nanoTime() + settings.waitDeadlineNanos(), false);
+      StrictRequest.complete(this, f, System.nanoTime() + settings.waitDeadlineNanos(), false);
       return f;
     }
     AsyncWaiter w = null;
@@ -593,7 +582,7 @@ final class LeasedIdSource implements IdSource {
     }
     if (w == null) {
       CompletableFuture<Long> f = new CompletableFuture<>();
-      strictAsync(f, System.nanoTime() + settings.waitDeadlineNanos(), false);
+      StrictRequest.complete(this, f, System.nanoTime() + settings.waitDeadlineNanos(), false);
       return f;
     }
     scheduleAsyncTimeout(w);
@@ -666,7 +655,7 @@ final class LeasedIdSource implements IdSource {
         asyncWaiters.pollFirst();
         leaveAsyncLocked(w, after);
         long deadline = w.startNanos + settings.waitDeadlineNanos();
-        after.add(() -> strictAsync(w.future, deadline, true));
+        after.add(() -> StrictRequest.complete(this, w.future, deadline, true));
         continue;
       }
       Lease l = current;
@@ -791,7 +780,7 @@ final class LeasedIdSource implements IdSource {
         pos = from;
       }
       long deadline = System.nanoTime() + settings.waitDeadlineNanos();
-      strictFill(ids, pos, to, w == null ? deadline : w.deadlineOr(deadline), w != null && w.counted);
+      StrictRequest.fill(this, ids, pos, to, w == null ? deadline : w.deadlineOr(deadline), w != null && w.counted);
     }
   }
 
@@ -909,7 +898,7 @@ final class LeasedIdSource implements IdSource {
    * {@link IdGenClientException.Reason#CLOSED}.
    */
   void close() {
-    Attempt a;
+    LeaseCall a;
     ScheduledFuture<?> f;
     List<ScheduledFuture<?>> expiryTasks = new ArrayList<>();
     List<Runnable> after = new ArrayList<>();
@@ -1123,7 +1112,7 @@ final class LeasedIdSource implements IdSource {
     return exhaustedFailure(exhausted);
   }
 
-  private IdGenClientException exhaustedFailure(Failure f) {
+  IdGenClientException exhaustedFailure(Failure f) {
     return failure(IdGenClientException.Reason.EXHAUSTED, f.status(), "the sequence is exhausted: " + f.describe(),
         f.cause());
   }
@@ -1141,7 +1130,7 @@ final class LeasedIdSource implements IdSource {
   }
 
   /** {@code TIMED_OUT}: {@code what} (e.g. "no lease arrived") and the last retryable failure, if any. */
-  private IdGenClientException timedOut(String what, Failure last) {
+  IdGenClientException timedOut(String what, Failure last) {
     String waited = what + " within " + TimeUnit.NANOSECONDS.toMillis(settings.waitDeadlineNanos())
         + " ms (the client's wait deadline)";
     if (last == null) {
@@ -1152,7 +1141,7 @@ final class LeasedIdSource implements IdSource {
         waited + "; last failure: " + last.describe(), last.cause());
   }
 
-  private IdGenClientException failure(
+  IdGenClientException failure(
       IdGenClientException.Reason reason, Status status, String message, Throwable cause) {
     return new IdGenClientException(sequence, reason, status, message, cause);
   }
@@ -1438,7 +1427,7 @@ final class LeasedIdSource implements IdSource {
 
   /** One attempt of the request in flight, on the executor. */
   private void attempt() {
-    Attempt a;
+    LeaseCall a;
     lock.lock();
     try {
       if (closed || !inFlight || active != null) {
@@ -1446,7 +1435,7 @@ final class LeasedIdSource implements IdSource {
       }
       int endpoint = endpoints.pick(failedAttempts == 0 ? -1 : lastEndpoint);
       lastEndpoint = endpoint;
-      a = new Attempt(endpoint, requestCount);
+      a = new LeaseCall(endpoint, requestCount);
       active = a;
       activeDelivered = 0;
       activeExpiredOnArrival = 0;
@@ -1454,31 +1443,14 @@ final class LeasedIdSource implements IdSource {
     } finally {
       lock.unlock();
     }
-    startCall(a);
-  }
-
-  /** Starts an attempt's {@code Allocate} call (never under the lock). */
-  private void startCall(Attempt a) {
-    AllocateRequest request =
-        AllocateRequest.newBuilder().setSequence(sequence).setCount(a.count).build();
-    try {
-      IdGenGrpc.IdGenStub stub = endpoints.get(a.endpoint).stub
-          .withDeadlineAfter(settings.callDeadlineNanos(), TimeUnit.NANOSECONDS);
-      // The "sent" time the ranges of this call expire from: read before the call can send anything.
-      a.sentNanos = settings.ticker().nanos();
-      stub.allocate(request, a);
-    } catch (RuntimeException e) {
-      a.onError(e);
-      return;
-    }
-    a.started();
+    a.start(endpoints, settings);
   }
 
   /**
    * Queues a range and serves the {@link #nextAsync()} callers that wait; once unlocked, schedules the
    * range's expiry task, completes their futures, and launches a request if one was decided.
    */
-  private void received(Attempt a, IdRange r) {
+  private void received(LeaseCall a, IdRange r) {
     List<Runnable> after = new ArrayList<>();
     boolean launch;
     Range expiring;
@@ -1500,7 +1472,7 @@ final class LeasedIdSource implements IdSource {
 
   /** Queues a range; returns it if its expiry task must be scheduled (once unlocked), else null. */
   @GuardedBy("lock")
-  private Range queueLocked(Attempt a, IdRange r) {
+  private Range queueLocked(LeaseCall a, IdRange r) {
     if (closed || active != a) {
       return null;
     }
@@ -1515,7 +1487,7 @@ final class LeasedIdSource implements IdSource {
       idsExpired += dropped;
       return null;
     }
-    long validFor = validForOf(r);
+    long validFor = AllocateCall.validForOf(r);
     if (r.getCount() < 1 || r.getStride() < 1 || validFor < 0) {
       logger.log(Level.WARNING, "sequence ''{0}'': ignoring a malformed range from {1}: {2}",
           new Object[] {sequence, endpoints.get(a.endpoint).name, r});
@@ -1525,7 +1497,7 @@ final class LeasedIdSource implements IdSource {
     if (validFor > 0) {
       validForNanos = validFor;
     }
-    boolean expires = validFor > 0 && validFor <= MAX_VALID_FOR_NANOS;
+    boolean expires = validFor > 0 && validFor <= AllocateCall.MAX_VALID_FOR_NANOS;
     Range range = new Range(r.getFirst(), r.getCount(), r.getStride(), expires, expires ? a.sentNanos + validFor : 0);
     if (expires && range.dueAt(settings.ticker().nanos())) {
       // Expired on arrival (valid_for shorter than the call took): never handed out.
@@ -1545,27 +1517,7 @@ final class LeasedIdSource implements IdSource {
     return expires ? range : null;
   }
 
-  /**
-   * The range's {@code valid_for} in nanoseconds: 0 if unset or zero (no limit), {@code -1} if
-   * negative or not a valid {@code Duration} (a malformed range), saturated at {@code Long.MAX_VALUE}.
-   */
-  private static long validForOf(IdRange r) {
-    if (!r.hasValidFor()) {
-      return 0;
-    }
-    com.google.protobuf.Duration validFor = r.getValidFor();
-    long seconds = validFor.getSeconds();
-    int nanos = validFor.getNanos();
-    if (seconds < 0 || nanos < 0 || nanos > 999_999_999) {
-      return -1;
-    }
-    if (seconds >= Long.MAX_VALUE / 1_000_000_000L) {
-      return Long.MAX_VALUE;
-    }
-    return seconds * 1_000_000_000L + nanos;
-  }
-
-  private void completed(Attempt a) {
+  private void completed(LeaseCall a) {
     boolean launch;
     List<Runnable> after = new ArrayList<>();
     lock.lock();
@@ -1596,7 +1548,7 @@ final class LeasedIdSource implements IdSource {
     }
   }
 
-  private void failed(Attempt a, Throwable t) {
+  private void failed(LeaseCall a, Throwable t) {
     ServerError error = ServerError.of(t, a.count);
     Status status = error.status();
     long delay = -1;
@@ -1632,7 +1584,7 @@ final class LeasedIdSource implements IdSource {
           lastRetryable = f;
           endpoints.markFailed(a.endpoint);
           failedAttempts++;
-          delay = retryDelayNanos(failedAttempts, error);
+          delay = AllocateCall.retryDelayNanos(settings, failedAttempts, error);
           logger.log(Level.FINE, "sequence ''{0}'': Allocate failed with {1}; retrying in {2} µs",
               new Object[] {sequence, f.describe(), delay / 1000});
         }
@@ -1658,29 +1610,6 @@ final class LeasedIdSource implements IdSource {
     if (delay >= 0) {
       scheduleRetry(delay);
     }
-  }
-
-  /** The delay before the next attempt: the back-off, or the server's RetryInfo within the client's bound. */
-  private long retryDelayNanos(int failedAttempts, ServerError error) {
-    long delay = backoffNanos(failedAttempts);
-    if (error.retryDelayNanos() > delay) {
-      delay = Math.max(delay, Math.min(error.retryDelayNanos(), settings.maxBackoffNanos()));
-    }
-    return delay;
-  }
-
-  /**
-   * A random delay that grows with the attempt number: uniform in {@code [d/2, d]} with {@code d =
-   * min(maxBackoff, initialBackoff × 2^(attempt-1))}, so that clients failing together do not retry
-   * in lock-step.
-   */
-  private long backoffNanos(int attempt) {
-    long d = settings.initialBackoffNanos();
-    for (int k = 1; k < attempt && d < settings.maxBackoffNanos(); k++) {
-      d *= 2;
-    }
-    d = Math.min(d, settings.maxBackoffNanos());
-    return d / 2 + ThreadLocalRandom.current().nextLong(d / 2 + 1);
   }
 
   private void scheduleRetry(long delayNanos) {
@@ -1726,532 +1655,10 @@ final class LeasedIdSource implements IdSource {
     after.forEach(Runnable::run);
   }
 
-  // ---- strict sequences -----------------------------------------------------------------------
-
-  /**
-   * Fills {@code out[from..to)} through a strict request, waiting until {@code deadlineNanos}
-   * ({@code System.nanoTime()}); {@code counted}: the caller's wait is already counted in
-   * {@code waits}. On failure, the IDs that arrived are written first, then the exception thrown.
-   */
-  private void strictFill(long[] out, int from, int to, long deadlineNanos, boolean counted) {
-    StrictRequest q = new StrictRequest(to - from, deadlineNanos, null);
-    q.begin(counted);
-    try {
-      for (;;) {
-        long left = deadlineNanos - System.nanoTime();
-        if (left <= 0) {
-          q.end(IdGenClientException.Reason.TIMED_OUT);
-          break;
-        }
-        try {
-          q.done.get(left, TimeUnit.NANOSECONDS);
-          break;
-        } catch (TimeoutException e) {
-          // Checked again above: the deadline has passed.
-        }
-      }
-    } catch (InterruptedException e) {
-      q.end(IdGenClientException.Reason.INTERRUPTED);
-      Thread.currentThread().interrupt();
-    } catch (ExecutionException e) {
-      throw new AssertionError("a strict request's done never fails", e);
-    }
-    q.collect(out, from);
-  }
-
-  /**
-   * Completes {@code future} with one ID through a strict request, or fails it, by
-   * {@code deadlineNanos}; cancelling the future ends the request (its call is cancelled).
-   */
-  private void strictAsync(CompletableFuture<Long> future, long deadlineNanos, boolean counted) {
-    StrictRequest q = new StrictRequest(1, deadlineNanos, future);
-    CompletableFuture<?> unused = future.whenComplete((id, t) -> {
-      if (future.isCancelled()) {
-        q.end(IdGenClientException.Reason.CLOSED); // nobody collects it: the reason is never seen
-      }
-    });
-    q.begin(counted);
-  }
-
-  /** A range a strict request kept: at {@code ids[from..to)}, valid until {@code expiresAt} if it expires. */
-  private record Got(int from, int to, boolean expires, long expiresAt) {}
-
-  /**
-   * One caller's request for IDs of a strict sequence: {@code Allocate} calls for what the caller
-   * still needs, one at a time, each started after the caller asked (see "Strict sequences" in the
-   * class comment). Its state is guarded by the source's lock; {@code done} completes (normally,
-   * outside the lock) once it is finished, and the caller then {@link #collect}s the IDs or the failure.
-   */
-  private final class StrictRequest {
-    /** The IDs received, {@code got} of them so far: written only here, copied out by collect(). */
-    final long[] ids;
-    final long deadlineNanos;
-    final long startNanos = System.nanoTime();
-    final CompletableFuture<Void> done = new CompletableFuture<>();
-    /** A {@code nextAsync} caller's future, completed once finished; null for a blocked caller. */
-    final CompletableFuture<Long> async;
-
-    @GuardedBy("LeasedIdSource.this.lock") private int got;
-    /**
-     * Where each range kept in {@code ids} is, and until when it may be handed out: checked again once
-     * every ID arrived, and before the IDs of a failed request are written (see dropExpiredLocked).
-     */
-    @GuardedBy("LeasedIdSource.this.lock") private final List<Got> ranges = new ArrayList<>();
-    @GuardedBy("LeasedIdSource.this.lock") private boolean finished;
-    /** Null once finished with every ID; else how to fail the caller (created on its thread). */
-    @GuardedBy("LeasedIdSource.this.lock") private Supplier<IdGenClientException> failure;
-    @GuardedBy("LeasedIdSource.this.lock") private StrictAttempt active;
-    /** IDs the {@code active} attempt delivered, including any it had to drop. */
-    @GuardedBy("LeasedIdSource.this.lock") private long activeDelivered;
-    /** Of those, IDs it kept (not expired on arrival): whether to ask again at once or after a back-off. */
-    @GuardedBy("LeasedIdSource.this.lock") private long activeKept;
-    @GuardedBy("LeasedIdSource.this.lock") private ScheduledFuture<?> retry;
-    /** The task for the deadline of a {@code nextAsync} caller (blocked callers time out themselves). */
-    @GuardedBy("LeasedIdSource.this.lock") private ScheduledFuture<?> timeout;
-    @GuardedBy("LeasedIdSource.this.lock") private int failedAttempts;
-    @GuardedBy("LeasedIdSource.this.lock") private int lastEndpoint = -1;
-    @GuardedBy("LeasedIdSource.this.lock") private Failure lastRetryable;
-
-    StrictRequest(int count, long deadlineNanos, CompletableFuture<Long> async) {
-      this.ids = new long[count];
-      this.deadlineNanos = deadlineNanos;
-      this.async = async;
-    }
-
-    /**
-     * Registers the request and starts its first call, or finishes it at once (nothing to ask for,
-     * the source closed or exhausted); for a {@code nextAsync} caller, schedules its deadline on the
-     * executor. {@code counted}: the caller's wait is already counted in {@code waits}.
-     */
-    void begin(boolean counted) {
-      boolean start = false;
-      lock.lock();
-      try {
-        if (!counted) {
-          waits++;
-        }
-        if (finished) {
-          // Ended before it began: a future cancelled before its request was made.
-        } else if (closed) {
-          finishLocked(() -> failure(IdGenClientException.Reason.CLOSED, null, "the IdGenClient is closed", null));
-        } else if (exhausted != null) {
-          Failure f = exhausted;
-          finishLocked(() -> exhaustedFailure(f));
-        } else if (ids.length == 0) {
-          finishLocked(null);
-        } else {
-          strictRequests.add(this);
-          start = true;
-        }
-      } finally {
-        lock.unlock();
-      }
-      if (!start) {
-        finished();
-        return;
-      }
-      if (async != null) {
-        scheduleTimeout();
-      }
-      run(0);
-    }
-
-    private void scheduleTimeout() {
-      ScheduledFuture<?> t;
-      try {
-        t = executor.schedule(this::deadlinePassed, deadlineNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
-      } catch (RejectedExecutionException e) {
-        return; // the executor is shut down: the client is closing, which ends the request
-      }
-      boolean cancel;
-      lock.lock();
-      try {
-        cancel = finished;
-        if (!cancel) {
-          timeout = t;
-        }
-      } finally {
-        lock.unlock();
-      }
-      if (cancel) {
-        t.cancel(false);
-      }
-    }
-
-    private void deadlinePassed() {
-      end(IdGenClientException.Reason.TIMED_OUT);
-    }
-
-    /** Runs the next attempt now ({@code 0}) or after a delay, on the executor. */
-    private void run(long delayNanos) {
-      try {
-        if (delayNanos == 0) {
-          executor.execute(this::attempt);
-          return;
-        }
-        ScheduledFuture<?> f = executor.schedule(this::attempt, delayNanos, TimeUnit.NANOSECONDS);
-        boolean cancel;
-        lock.lock();
-        try {
-          cancel = finished;
-          if (!cancel && active == null) {
-            retry = f;
-          }
-        } finally {
-          lock.unlock();
-        }
-        if (cancel) {
-          f.cancel(false);
-        }
-      } catch (RejectedExecutionException e) {
-        lock.lock();
-        try {
-          if (finished) {
-            return;
-          }
-          finishLocked(() -> failure(IdGenClientException.Reason.REJECTED,
-              Status.UNAVAILABLE.withDescription("the client's executor rejected the request (is it shut down?)")
-                  .withCause(e), "the client's executor rejected the request", e));
-        } finally {
-          lock.unlock();
-        }
-        finished();
-      }
-    }
-
-    /** One attempt, on the executor: a call for what is still missing, at most what one call may carry. */
-    private void attempt() {
-      StrictAttempt a;
-      lock.lock();
-      try {
-        if (finished || active != null) {
-          return;
-        }
-        int endpoint = endpoints.pick(failedAttempts == 0 ? -1 : lastEndpoint);
-        lastEndpoint = endpoint;
-        long count = Math.min(ids.length - got, Math.min(settings.maxLeaseSize(), serverLimit));
-        a = new StrictAttempt(this, endpoint, count);
-        active = a;
-        activeDelivered = 0;
-        activeKept = 0;
-        retry = null;
-      } finally {
-        lock.unlock();
-      }
-      startCall(a);
-    }
-
-    void received(StrictAttempt a, IdRange r) {
-      lock.lock();
-      try {
-        if (finished || active != a) {
-          return;
-        }
-        long validFor = validForOf(r);
-        if (r.getCount() < 1 || r.getStride() < 1 || validFor < 0) {
-          logger.log(Level.WARNING, "sequence ''{0}'': ignoring a malformed range from {1}: {2}",
-              new Object[] {sequence, endpoints.get(a.endpoint).name, r});
-          return;
-        }
-        activeDelivered += r.getCount();
-        boolean expires = validFor > 0 && validFor <= MAX_VALID_FOR_NANOS;
-        long expiresAt = expires ? a.sentNanos + validFor : 0;
-        if (expires && settings.ticker().nanos() - expiresAt >= 0) {
-          idsExpired += r.getCount(); // expired on arrival: asked for again
-          return;
-        }
-        int n = (int) Math.min(r.getCount(), ids.length - got);
-        ranges.add(new Got(got, got + n, expires, expiresAt));
-        for (int k = 0; k < n; k++) {
-          ids[got++] = r.getFirst() + k * r.getStride();
-        }
-        activeKept += n;
-        if (n < r.getCount()) {
-          logger.log(Level.WARNING, "sequence ''{0}'': {1} sent {2} IDs more than asked for; they are not used",
-              new Object[] {sequence, endpoints.get(a.endpoint).name, r.getCount() - n});
-        }
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    void completed(StrictAttempt a) {
-      long delay;
-      boolean finishedNow = false;
-      lock.lock();
-      try {
-        if (finished || active != a) {
-          return;
-        }
-        active = null;
-        if (activeDelivered > 0) {
-          leases++;
-        }
-        if (got == ids.length) {
-          dropExpiredLocked(); // what arrived first may have expired while the rest came
-        }
-        if (got == ids.length) {
-          finishLocked(null);
-          finishedNow = true;
-          delay = -1;
-        } else if (activeKept > 0) {
-          delay = 0; // more than one call may carry, or earlier ranges expired: the rest at once
-        } else {
-          failedAttempts++; // nothing usable (expired on arrival): again, after a back-off
-          delay = backoffNanos(failedAttempts);
-        }
-      } finally {
-        lock.unlock();
-      }
-      if (finishedNow) {
-        finished();
-      } else {
-        run(delay);
-      }
-    }
-
-    void failed(StrictAttempt a, Throwable t) {
-      ServerError error = ServerError.of(t, a.count);
-      long delay = -1;
-      lock.lock();
-      try {
-        if (finished || active != a) {
-          return;
-        }
-        active = null;
-        failedCalls++;
-        if (activeDelivered > 0) {
-          leases++;
-        }
-        Failure f = new Failure(error.status(), endpoints.get(a.endpoint).name, t);
-        if (got == ids.length) {
-          dropExpiredLocked();
-        }
-        if (got == ids.length) {
-          finishLocked(null); // every ID arrived before the failure (and none expired since)
-        } else {
-          switch (error.outcome()) {
-            case EXHAUSTED -> {
-              if (exhausted == null) {
-                exhausted = f;
-              }
-              finishLocked(() -> exhaustedFailure(f));
-            }
-            case CLAMP -> {
-              serverLimit = Math.min(serverLimit, error.limit());
-              delay = 0;
-            }
-            case RETRY -> {
-              lastRetryable = f;
-              endpoints.markFailed(a.endpoint);
-              failedAttempts++;
-              delay = retryDelayNanos(failedAttempts, error);
-              logger.log(Level.FINE, "sequence ''{0}'': Allocate failed with {1}; retrying in {2} µs",
-                  new Object[] {sequence, f.describe(), delay / 1000});
-            }
-            case REJECT -> finishLocked(() -> failure(IdGenClientException.Reason.REJECTED, f.status(),
-                "the request failed: " + f.describe(), f.cause()));
-          }
-        }
-      } finally {
-        lock.unlock();
-      }
-      if (delay >= 0) {
-        run(delay);
-      } else {
-        finished();
-      }
-    }
-
-    /**
-     * Ends the request now if it is not finished: its deadline passed ({@code TIMED_OUT}, with the
-     * last retryable failure), its caller was interrupted, or the client closed (also for a cancelled
-     * future, whose reason nobody sees). The call in flight and a pending retry are cancelled.
-     */
-    void end(IdGenClientException.Reason reason) {
-      StrictAttempt a;
-      ScheduledFuture<?> r;
-      lock.lock();
-      try {
-        if (finished) {
-          return;
-        }
-        Failure last = lastRetryable;
-        finishLocked(switch (reason) {
-          case TIMED_OUT -> () -> timedOut("no IDs arrived", last);
-          case INTERRUPTED -> () -> failure(reason, null, "interrupted while waiting for IDs", null);
-          default -> () -> failure(reason, null, "the IdGenClient is closed", null);
-        });
-        a = active;
-        active = null;
-        r = retry;
-        retry = null;
-      } finally {
-        lock.unlock();
-      }
-      if (a != null) {
-        a.cancel();
-      }
-      if (r != null) {
-        r.cancel(false);
-      }
-      finished();
-    }
-
-    /**
-     * Drops the ranges received that have expired by the ticker (they arrived in time, but the request
-     * waited for more since: a later call of a split request, a retry through a take-over), moving the
-     * others to the front of {@code ids}; a gap, counted in {@code idsExpired}. The request then asks
-     * for them again, or, failing, writes only the others.
-     */
-    @GuardedBy("LeasedIdSource.this.lock")
-    private void dropExpiredLocked() {
-      long now = 0;
-      boolean read = false;
-      int out = 0;
-      int kept = 0;
-      for (Got g : ranges) {
-        if (g.expires()) {
-          if (!read) {
-            now = settings.ticker().nanos();
-            read = true;
-          }
-          if (now - g.expiresAt() >= 0) {
-            idsExpired += g.to() - g.from();
-            continue;
-          }
-        }
-        int n = g.to() - g.from();
-        if (out != g.from()) {
-          System.arraycopy(ids, g.from(), ids, out, n);
-          g = new Got(out, out + n, g.expires(), g.expiresAt());
-        }
-        ranges.set(kept++, g);
-        out += n;
-      }
-      ranges.subList(kept, ranges.size()).clear();
-      got = out;
-    }
-
-    @GuardedBy("LeasedIdSource.this.lock")
-    private void finishLocked(Supplier<IdGenClientException> f) {
-      finished = true;
-      failure = f;
-      strictRequests.remove(this);
-      waitNanos += System.nanoTime() - startNanos;
-    }
-
-    /**
-     * Once finished, outside the lock: no deadline task any more, and the caller may collect (a
-     * {@code nextAsync} caller's future is completed here, unless it was cancelled).
-     */
-    private void finished() {
-      ScheduledFuture<?> t;
-      lock.lock();
-      try {
-        t = timeout;
-        timeout = null;
-      } finally {
-        lock.unlock();
-      }
-      if (t != null) {
-        t.cancel(false);
-      }
-      done.complete(null);
-      if (async != null && !async.isDone()) {
-        long[] id = new long[1];
-        try {
-          collect(id, 0);
-        } catch (IdGenClientException e) {
-          async.completeExceptionally(e);
-          return;
-        }
-        async.complete(id[0]);
-      }
-    }
-
-    /**
-     * Copies the IDs received into {@code out} from {@code from} on (all of them, or those that came
-     * before a failure), then throws the failure if there was one. Called by the caller once it stops
-     * waiting: once {@code done}, or after {@link #end}.
-     */
-    void collect(long[] out, int from) {
-      end(IdGenClientException.Reason.TIMED_OUT); // nothing once finished, the usual case
-      Supplier<IdGenClientException> f;
-      lock.lock();
-      try {
-        if (failure != null) {
-          dropExpiredLocked(); // the caller gets those that arrived before the failure, if still valid
-        }
-        System.arraycopy(ids, 0, out, from, got);
-        strictServed += got;
-        f = failure;
-      } finally {
-        lock.unlock();
-      }
-      if (f != null) {
-        throw f.get();
-      }
-    }
-  }
-
-  /**
-   * One {@code Allocate} call. Its callbacks run on the client's executor, serialized by gRPC; what
-   * they change in the source is under the source's lock, and a callback of an attempt that is no
-   * longer {@code active} (the source closed) changes nothing.
-   */
-  private class Attempt implements ClientResponseObserver<AllocateRequest, IdRange> {
-    final int endpoint;
-    /** IDs this call asks for. */
-    final long count;
-    /** The ticker reading just before the call was started: its ranges expire {@code valid_for} after it. */
-    volatile long sentNanos;
-
-    private volatile ClientCallStreamObserver<AllocateRequest> call;
-    /** Set once {@code allocate()} returned: a call is cancelled only once it has fully started. */
-    private volatile boolean started;
-    private volatile boolean cancelled;
-
-    Attempt(int endpoint, long count) {
-      this.endpoint = endpoint;
-      this.count = count;
-    }
-
-    @Override
-    public void beforeStart(ClientCallStreamObserver<AllocateRequest> requestStream) {
-      call = requestStream;
-    }
-
-    /**
-     * After the call started: if close() came meanwhile, it left the cancelling to us. Each side
-     * writes its flag then reads the other's, so at least one of them cancels.
-     */
-    void started() {
-      started = true;
-      if (cancelled) {
-        cancelCall();
-      }
-    }
-
-    /** Cancels the call, now if it has started, else as soon as it has. */
-    void cancel() {
-      cancelled = true;
-      if (started) {
-        cancelCall();
-      }
-    }
-
-    private void cancelCall() {
-      ClientCallStreamObserver<AllocateRequest> c = call;
-      if (c == null) {
-        return;
-      }
-      try {
-        c.cancel("the IdGenClient was closed", null);
-      } catch (RuntimeException e) {
-        // close() must not fail because a transport did while cancelling.
-        logger.log(Level.FINE, "sequence '" + sequence + "': cancelling a call failed", e);
-      }
+  /** One {@code Allocate} call for a lease: its callbacks go to the source, under its lock. */
+  private final class LeaseCall extends AllocateCall {
+    LeaseCall(int endpoint, long count) {
+      super(LeasedIdSource.this.sequence, endpoint, count);
     }
 
     @Override
@@ -2267,31 +1674,6 @@ final class LeasedIdSource implements IdSource {
     @Override
     public void onCompleted() {
       completed(this);
-    }
-  }
-
-  /** One {@code Allocate} call of a strict request: its callbacks go to the request. */
-  private final class StrictAttempt extends Attempt {
-    final StrictRequest request;
-
-    StrictAttempt(StrictRequest request, int endpoint, long count) {
-      super(endpoint, count);
-      this.request = request;
-    }
-
-    @Override
-    public void onNext(IdRange range) {
-      request.received(this, range);
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      request.failed(this, t);
-    }
-
-    @Override
-    public void onCompleted() {
-      request.completed(this);
     }
   }
 }
