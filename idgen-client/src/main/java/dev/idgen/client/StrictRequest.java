@@ -37,13 +37,13 @@ final class StrictRequest {
   // Logged under the source's name, as before the strict path had a class of its own.
   private static final Logger logger = Logger.getLogger(LeasedIdSource.class.getName());
 
-  private final LeasedIdSource source;
+  private final SourceState source;
   /**
    * Fills {@code out[from..to)} through a strict request, waiting until {@code deadlineNanos}
    * ({@code System.nanoTime()}); {@code counted}: the caller's wait is already counted in
    * {@code waits}. On failure, the IDs that arrived are written first, then the exception thrown.
    */
-  static void fill(LeasedIdSource source, long[] out, int from, int to, long deadlineNanos, boolean counted) {
+  static void fill(SourceState source, long[] out, int from, int to, long deadlineNanos, boolean counted) {
     StrictRequest q = new StrictRequest(source, to - from, deadlineNanos, null);
     q.begin(counted);
     try {
@@ -73,7 +73,7 @@ final class StrictRequest {
    * Completes {@code future} with one ID through a strict request, or fails it, by
    * {@code deadlineNanos}; cancelling the future ends the request (its call is cancelled).
    */
-  static void complete(LeasedIdSource source, CompletableFuture<Long> future, long deadlineNanos, boolean counted) {
+  static void complete(SourceState source, CompletableFuture<Long> future, long deadlineNanos, boolean counted) {
     StrictRequest q = new StrictRequest(source, 1, deadlineNanos, future);
     CompletableFuture<?> unused = future.whenComplete((id, t) -> {
       if (future.isCancelled()) {
@@ -115,7 +115,7 @@ final class StrictRequest {
   @GuardedBy("source.lock") private int lastEndpoint = -1;
   @GuardedBy("source.lock") private Failure lastRetryable;
 
-  private StrictRequest(LeasedIdSource source, int count, long deadlineNanos, CompletableFuture<Long> async) {
+  private StrictRequest(SourceState source, int count, long deadlineNanos, CompletableFuture<Long> async) {
     this.source = source;
     this.ids = new long[count];
     this.deadlineNanos = deadlineNanos;
