@@ -7,12 +7,14 @@ import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
  * One {@code IdGen.Allocate} call, for a lease ({@link Refiller}) or for a caller of a strict sequence
- * ({@link StrictRequest}); the subclass says where its ranges, completion and failure go. Also what the
+ * ({@link StrictRequest}); its owner says where its ranges, completion and failure go. Also what the
  * two share about calls: what a range's {@code valid_for} means, and the back-off between attempts.
  *
  * <p>Threads: the call is started by {@link #start} on the client's executor, never under a source's
@@ -23,7 +25,7 @@ import java.util.logging.Logger;
  * at least one of them cancels. {@code sentNanos} is volatile because it is written on the thread that
  * starts the call and read by the callbacks.
  */
-abstract class AllocateCall implements ClientResponseObserver<AllocateRequest, IdRange> {
+final class AllocateCall implements ClientResponseObserver<AllocateRequest, IdRange> {
   private static final Logger logger = Logger.getLogger(AllocateCall.class.getName());
 
   /** The longest {@code valid_for} taken as a limit: about 73 years; beyond it, none. */
@@ -41,14 +43,23 @@ abstract class AllocateCall implements ClientResponseObserver<AllocateRequest, I
   private volatile boolean started;
   private volatile boolean cancelled;
 
-  AllocateCall(String sequence, int endpoint, long count) {
+  private final BiConsumer<AllocateCall, IdRange> onRange;
+  private final Consumer<AllocateCall> onCompleted;
+  private final BiConsumer<AllocateCall, Throwable> onFailed;
+
+  /** A call whose ranges, completion and failure go to its owner's three methods. */
+  AllocateCall(String sequence, int endpoint, long count, BiConsumer<AllocateCall, IdRange> onRange,
+      Consumer<AllocateCall> onCompleted, BiConsumer<AllocateCall, Throwable> onFailed) {
     this.sequence = sequence;
     this.endpoint = endpoint;
     this.count = count;
+    this.onRange = onRange;
+    this.onCompleted = onCompleted;
+    this.onFailed = onFailed;
   }
 
   /** Starts the call (never under a lock); a failure to start it goes to {@link #onError}. */
-  final void start(Endpoints endpoints, ClientSettings settings) {
+  void start(Endpoints endpoints, ClientSettings settings) {
     AllocateRequest request = AllocateRequest.newBuilder().setSequence(sequence).setCount(count).build();
     try {
       IdGenGrpc.IdGenStub stub = endpoints.get(endpoint).stub
@@ -64,7 +75,22 @@ abstract class AllocateCall implements ClientResponseObserver<AllocateRequest, I
   }
 
   @Override
-  public final void beforeStart(ClientCallStreamObserver<AllocateRequest> requestStream) {
+  public void onNext(IdRange range) {
+    onRange.accept(this, range);
+  }
+
+  @Override
+  public void onError(Throwable t) {
+    onFailed.accept(this, t);
+  }
+
+  @Override
+  public void onCompleted() {
+    onCompleted.accept(this);
+  }
+
+  @Override
+  public void beforeStart(ClientCallStreamObserver<AllocateRequest> requestStream) {
     call = requestStream;
   }
 
@@ -80,7 +106,7 @@ abstract class AllocateCall implements ClientResponseObserver<AllocateRequest, I
   }
 
   /** Cancels the call, now if it has started, else as soon as it has. */
-  final void cancel() {
+  void cancel() {
     cancelled = true;
     if (started) {
       cancelCall();

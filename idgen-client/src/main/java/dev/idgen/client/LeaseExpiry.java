@@ -10,7 +10,19 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 
-/** LeaseExpiry. */
+/**
+ * Lease expiry: the task each range with a {@code valid_for} has on the client's executor, and what it
+ * does when it runs (drop every range that is due, then install the next range or request one, and serve
+ * or fail the callers that wait). Why ranges expire and the other places that drop them: docs/client.md,
+ * "Lease expiry".
+ *
+ * <p>Threads: {@link #scheduleExpiry} runs on the thread that queued a range, after it released the lock
+ * (scheduling never happens under it); the task runs on the executor and takes the source's lock. A task
+ * whose range is gone by then does nothing; a task that runs early by the {@link Ticker} schedules
+ * itself again. Tasks are cancelled only on close. The current lease is expired through {@link
+ * Lease#expire()}, one atomic step on the index the fast path takes from, so the fast path needs no clock
+ * read and no new volatile read.
+ */
 @ThreadSafe
 abstract class LeaseExpiry extends SourceState {
   LeaseExpiry(String sequence, ClientSettings settings, Endpoints endpoints, ScheduledExecutorService executor) {
@@ -76,7 +88,7 @@ abstract class LeaseExpiry extends SourceState {
   /**
    * The expiry task of {@code r} (or, {@code force}, its replacement when the executor refused it):
    * drops every range that is due, and then installs the next range or requests the next lease, as a
-   * caller that found the lease used up would. See "Lease expiry" in the class comment.
+   * caller that found the lease used up would. See "Lease expiry" in docs/client.md.
    */
   private void expiryDue(Range r, boolean force) {
     boolean early;

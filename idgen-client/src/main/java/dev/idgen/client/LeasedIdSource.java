@@ -11,7 +11,21 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 
-/** LeasedIdSource. */
+/**
+ * The {@link IdSource} of one sequence in one client: leased ranges held in memory, handed out
+ * lock-free, and refilled in the background through {@code IdGen.Allocate}. This class is the top of the
+ * chain {@link SourceState} → {@link LeaseExpiry} → {@link Refiller} → {@link Waiters}: it holds the
+ * fast paths and falls through to those rooms, and to {@link StrictRequest} for strict sequences. Its
+ * design is in docs/client.md, "Inside a source (for maintainers)".
+ *
+ * <p>Threads: the fast path ({@link #next()}, and the first take of {@link #tryNext()}, {@link
+ * #nextAsync()} and {@link #fill}) reads the volatile {@code current} lease and takes an index with one
+ * {@code getAndAdd}: no lock, no allocation, no clock read, and no call out of this class but {@link
+ * Lease}'s final methods, unless the index is the lease's refill mark. A caller that finds the lease used
+ * up takes the source's lock (see {@link SourceState}), installs the next range, or waits, or makes a
+ * strict request. {@link #close()} may run concurrently with any of them: it expires the current lease in
+ * one atomic step, so that a thread that read it before gets nothing more from it.
+ */
 @ThreadSafe
 final class LeasedIdSource extends Waiters implements IdSource {
   LeasedIdSource(

@@ -13,7 +13,20 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 
-/** Refiller. */
+/**
+ * The refill: the rule that decides when to request the next lease, its size, and the one request in
+ * flight through its calls, retries with back-off and failover to another endpoint, until the ranges are
+ * queued or the failure is reported. The rules are in docs/client.md ("Refill rule", "Lease size",
+ * "Requests").
+ *
+ * <p>Threads: {@link #requestLocked} decides under the source's lock and only says whether to launch;
+ * its caller calls {@link #launch()} once unlocked, which hands the attempt to the client's executor.
+ * Calls start there and their callbacks ({@code received}, {@code completed}, {@code failed}) run there,
+ * serialized by gRPC; each takes the lock, and a callback of a call that is no longer {@code active} (the
+ * source closed) changes nothing. {@code inFlight} stays set from the decision through retries until the
+ * call completes or fails for good, so there is at most one request. Retries are scheduled on the
+ * executor outside the lock. Everything here is guarded by the source's lock; nothing is volatile.
+ */
 @ThreadSafe
 abstract class Refiller extends LeaseExpiry {
   Refiller(String sequence, ClientSettings settings, Endpoints endpoints, ScheduledExecutorService executor) {
@@ -32,7 +45,7 @@ abstract class Refiller extends LeaseExpiry {
 
   @GuardedBy("lock") private int lastEndpoint = -1;
 
-  @GuardedBy("lock") private LeaseCall active;
+  @GuardedBy("lock") private AllocateCall active;
 
   /** IDs the {@code active} attempt delivered so far. */
   @GuardedBy("lock") private long activeDelivered;
@@ -74,7 +87,7 @@ abstract class Refiller extends LeaseExpiry {
     return true;
   }
 
-  /** The lease size for a new request: see the class comment. */
+  /** The lease size for a new request: see "Lease size" in docs/client.md. */
   @GuardedBy("lock")
   private long nextLeaseSizeLocked() {
     long now = settings.ticker().nanos();
@@ -115,7 +128,7 @@ abstract class Refiller extends LeaseExpiry {
 
   /** One attempt of the request in flight, on the executor. */
   private void attempt() {
-    LeaseCall a;
+    AllocateCall a;
     lock.lock();
     try {
       if (closed || !inFlight || active != null) {
@@ -123,7 +136,7 @@ abstract class Refiller extends LeaseExpiry {
       }
       int endpoint = endpoints.pick(failedAttempts == 0 ? -1 : lastEndpoint);
       lastEndpoint = endpoint;
-      a = new LeaseCall(endpoint, requestCount);
+      a = new AllocateCall(sequence, endpoint, requestCount, this::received, this::completed, this::failed);
       active = a;
       activeDelivered = 0;
       activeExpiredOnArrival = 0;
@@ -138,7 +151,7 @@ abstract class Refiller extends LeaseExpiry {
    * Queues a range and serves the {@link #nextAsync()} callers that wait; once unlocked, schedules the
    * range's expiry task, completes their futures, and launches a request if one was decided.
    */
-  private void received(LeaseCall a, IdRange r) {
+  private void received(AllocateCall a, IdRange r) {
     List<Runnable> after = new ArrayList<>();
     boolean launch;
     Range expiring;
@@ -160,12 +173,12 @@ abstract class Refiller extends LeaseExpiry {
 
   /** Queues a range; returns it if its expiry task must be scheduled (once unlocked), else null. */
   @GuardedBy("lock")
-  private Range queueLocked(LeaseCall a, IdRange r) {
+  private Range queueLocked(AllocateCall a, IdRange r) {
     if (closed || active != a) {
       return null;
     }
     if (strict || r.getOrdering() == Ordering.ORDERING_STRICT) {
-      // Nobody asked for these IDs before this call was sent: never handed out (see the class comment).
+      // Nobody asked for these IDs before this call was sent: never handed out (docs/client.md, "Strict sequences").
       long dropped = Math.max(0, r.getCount());
       if (!strict) {
         dropped += becomeStrictLocked();
@@ -205,20 +218,32 @@ abstract class Refiller extends LeaseExpiry {
     return expires ? range : null;
   }
 
-  private void completed(LeaseCall a) {
+  /**
+   * The call {@code a} ended: false if it is not the active one any more (the source closed), else it
+   * is no longer active, and counted as a lease if it delivered anything.
+   */
+  @GuardedBy("lock")
+  private boolean endCallLocked(AllocateCall a) {
+    if (closed || active != a) {
+      return false;
+    }
+    active = null;
+    if (activeDelivered > 0) {
+      leases++;
+    }
+    return true;
+  }
+
+  private void completed(AllocateCall a) {
     boolean launch;
     List<Runnable> after = new ArrayList<>();
     lock.lock();
     try {
-      if (closed || active != a) {
+      if (!endCallLocked(a)) {
         return;
       }
-      active = null;
       inFlight = false;
       lastRetryable = null;
-      if (activeDelivered > 0) {
-        leases++;
-      }
       if (waiting > 0) {
         changed.signalAll();
       }
@@ -236,7 +261,7 @@ abstract class Refiller extends LeaseExpiry {
     }
   }
 
-  private void failed(LeaseCall a, Throwable t) {
+  private void failed(AllocateCall a, Throwable t) {
     ServerError error = ServerError.of(t, a.count);
     Status status = error.status();
     long delay = -1;
@@ -244,14 +269,10 @@ abstract class Refiller extends LeaseExpiry {
     List<Runnable> after = new ArrayList<>();
     lock.lock();
     try {
-      if (closed || active != a) {
+      if (!endCallLocked(a)) {
         return;
       }
-      active = null;
       failedCalls++;
-      if (activeDelivered > 0) {
-        leases++;
-      }
       Failure f = new Failure(status, endpoints.get(a.endpoint).name, t);
       switch (error.outcome()) {
         case EXHAUSTED -> {
@@ -350,7 +371,7 @@ abstract class Refiller extends LeaseExpiry {
   @GuardedBy("lock")
   final Runnable stopRequestLocked() {
     inFlight = false;
-    LeaseCall a = active;
+    AllocateCall a = active;
     active = null;
     ScheduledFuture<?> f = retry;
     retry = null;
@@ -364,25 +385,4 @@ abstract class Refiller extends LeaseExpiry {
     };
   }
 
-  /** One {@code Allocate} call for a lease: its callbacks go to the source, under its lock. */
-  private final class LeaseCall extends AllocateCall {
-    LeaseCall(int endpoint, long count) {
-      super(Refiller.this.sequence, endpoint, count);
-    }
-
-    @Override
-    public void onNext(IdRange range) {
-      received(this, range);
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      failed(this, t);
-    }
-
-    @Override
-    public void onCompleted() {
-      completed(this);
-    }
-  }
 }

@@ -16,7 +16,27 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Logger;
 
-/** SourceState. */
+/**
+ * What one source holds and shares between its rooms: the lease being handed out ({@code current}), the
+ * ranges queued behind it, the outcomes callers must see (exhausted, rejections, the last retryable
+ * failure) and the counters behind {@code stats()}; installing the next range as the current lease,
+ * dropping ranges, and becoming strict. The base of the chain {@code SourceState} → {@link LeaseExpiry}
+ * → {@link Refiller} → {@link Waiters} → {@link LeasedIdSource}: one object per source, split by concern.
+ * The design (refill rule, lease size, expiry, strict sequences) is in docs/client.md, "Inside a source".
+ *
+ * <p>Threads: any caller's thread, the client's executor (call callbacks, expiry, retry and deadline
+ * tasks). One lock, {@code lock}, guards everything here but {@code current}, {@code strict} and the
+ * leases' indexes; every room of the chain uses this same lock, reached as {@code this.lock}, so Error
+ * Prone checks each access against it (a lock shared between separate objects could not be checked).
+ * It is held only for in-memory bookkeeping: nothing calls gRPC or the executor, or completes a future,
+ * while holding it (a direct executor could call back into the source on the same thread). Waiting
+ * callers wait on {@code changed}.
+ *
+ * <p>{@code current} is volatile because the fast path reads it without the lock; it is written only
+ * under the lock, and a lease is published complete (its range and refill mark are final). {@code strict}
+ * is volatile because slow paths read it before they take the lock; it is set once, under the lock,
+ * before {@code current} is replaced by an empty lease, so a caller that finds that lease empty sees it.
+ */
 @ThreadSafe
 abstract class SourceState {
   static final Logger logger = Logger.getLogger(LeasedIdSource.class.getName());
@@ -114,7 +134,7 @@ abstract class SourceState {
 
   /**
    * Set for good, under the lock, once a range said the sequence is {@code ORDERING_STRICT}; read by
-   * the slow paths without it. See "Strict sequences" in the class comment.
+   * the slow paths without it. See "Strict sequences: no cache" in docs/client.md.
    */
   volatile boolean strict;
 
@@ -291,7 +311,7 @@ abstract class SourceState {
   }
 
   /**
-   * The sequence is strict: from now on nothing is cached (see the class comment). Drops what the
+   * The sequence is strict: from now on nothing is cached (docs/client.md, "Strict sequences: no cache"). Drops what the
    * source holds and returns how many IDs that was; wakes the callers that wait, which go on with
    * strict requests of their own.
    */

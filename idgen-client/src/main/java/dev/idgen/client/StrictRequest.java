@@ -103,7 +103,7 @@ final class StrictRequest {
   @GuardedBy("source.lock") private boolean finished;
   /** Null once finished with every ID; else how to fail the caller (created on its thread). */
   @GuardedBy("source.lock") private Supplier<IdGenClientException> failure;
-  @GuardedBy("source.lock") private Call active;
+  @GuardedBy("source.lock") private AllocateCall active;
   /** IDs the {@code active} attempt delivered, including any it had to drop. */
   @GuardedBy("source.lock") private long activeDelivered;
   /** Of those, IDs it kept (not expired on arrival): whether to ask again at once or after a back-off. */
@@ -225,7 +225,7 @@ final class StrictRequest {
 
   /** One attempt, on the executor: a call for what is still missing, at most what one call may carry. */
   private void attempt() {
-    Call a;
+    AllocateCall a;
     source.lock.lock();
     try {
       if (finished || active != null) {
@@ -234,7 +234,7 @@ final class StrictRequest {
       int endpoint = source.endpoints.pick(failedAttempts == 0 ? -1 : lastEndpoint);
       lastEndpoint = endpoint;
       long count = Math.min(ids.length - got, Math.min(source.settings.maxLeaseSize(), source.serverLimit));
-      a = new Call(endpoint, count);
+      a = new AllocateCall(source.sequence, endpoint, count, this::received, this::completed, this::failed);
       active = a;
       activeDelivered = 0;
       activeKept = 0;
@@ -245,7 +245,7 @@ final class StrictRequest {
     a.start(source.endpoints, source.settings);
   }
 
-  private void received(Call a, IdRange r) {
+  private void received(AllocateCall a, IdRange r) {
     source.lock.lock();
     try {
       if (finished || active != a) {
@@ -279,7 +279,7 @@ final class StrictRequest {
     }
   }
 
-  private void completed(Call a) {
+  private void completed(AllocateCall a) {
     long delay;
     boolean finishedNow = false;
     source.lock.lock();
@@ -314,7 +314,7 @@ final class StrictRequest {
     }
   }
 
-  private void failed(Call a, Throwable t) {
+  private void failed(AllocateCall a, Throwable t) {
     ServerError error = ServerError.of(t, a.count);
     long delay = -1;
     source.lock.lock();
@@ -373,7 +373,7 @@ final class StrictRequest {
    * future, whose reason nobody sees). The call in flight and a pending retry are cancelled.
    */
   void end(IdGenClientException.Reason reason) {
-    Call a;
+    AllocateCall a;
     ScheduledFuture<?> r;
     source.lock.lock();
     try {
@@ -498,25 +498,4 @@ final class StrictRequest {
     }
   }
 
-  /** One {@code Allocate} call of this request: its callbacks go to the request. */
-  private final class Call extends AllocateCall {
-    Call(int endpoint, long count) {
-      super(StrictRequest.this.source.sequence, endpoint, count);
-    }
-
-    @Override
-    public void onNext(IdRange range) {
-      received(this, range);
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      failed(this, t);
-    }
-
-    @Override
-    public void onCompleted() {
-      completed(this);
-    }
-  }
 }

@@ -12,7 +12,21 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
-/** Waiters. */
+/**
+ * Callers that wait for a lease: blocked callers ({@link Waiter}: {@code next()}, {@code next(n)},
+ * {@code fill}) and {@code nextAsync()} callers ({@link AsyncWaiter}), with their wait deadlines, the
+ * demand they add to the next lease's size, and the check a bulk caller makes, before it returns, of
+ * the IDs it took from leases that may have expired since (docs/client.md, "Lease expiry" and
+ * "Callers that do not block").
+ *
+ * <p>Threads: a blocked caller waits on the source's {@code changed} condition, under the source's lock,
+ * bounded by its deadline; its {@code Waiter} is used by its own thread only. {@code nextAsync()} waiters
+ * are queued in {@code asyncWaiters}, under the lock; every event that may serve or fail them runs
+ * {@link #serveAsyncLocked} under the lock, which serves them in arrival order, and their futures are
+ * completed only after the lock is released (dependent stages never run under it). Each has a deadline
+ * task on the executor; its {@code timeout} field is volatile because the task is scheduled outside the
+ * lock and cancelled by whichever thread completes the future.
+ */
 @ThreadSafe
 abstract class Waiters extends Refiller {
   Waiters(String sequence, ClientSettings settings, Endpoints endpoints, ScheduledExecutorService executor) {
@@ -173,7 +187,7 @@ abstract class Waiters extends Refiller {
    * task does nothing), and moves those it keeps to the front of {@code ids[from..pos)}. Returns where
    * they end. A current lease due by the ticker is expired first, as its task will (nobody may take from
    * it after). Unless failing, if it dropped IDs once the caller's wait deadline passed, it fails the
-   * caller {@code TIMED_OUT} rather than ask again. See "Lease expiry" in the class comment.
+   * caller {@code TIMED_OUT} rather than ask again. See "Lease expiry" in docs/client.md.
    */
   final int keepUnexpired(Waiter w, long[] ids, int from, int pos, boolean failing) {
     List<Taken> taken = w.taken;
