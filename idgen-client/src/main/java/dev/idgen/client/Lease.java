@@ -15,7 +15,7 @@ import java.lang.invoke.VarHandle;
  * not IDs.
  *
  * <p>{@code refillAt} is the index whose taker asks the source to check whether the next lease should
- * be requested (see {@link LeasedIdSource}); {@code -1} for none. It is fixed before the lease is
+ * be requested (see {@link Refiller}); {@code -1} for none. It is fixed before the lease is
  * published through a volatile write, and never changes.
  *
  * <p>{@link #expire()} ends a lease early, when its range's {@code valid_for} ran out: one
