@@ -3,7 +3,6 @@ package dev.idgen.core.store.cassandra;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idgen.core.store.cassandra.CassandraChecks.NodeSettings;
-import dev.idgen.core.store.cassandra.CassandraRangeStore.Appended;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -41,11 +40,11 @@ class AppendedRecordTest {
   @Test
   void should_tell_whether_intervals_overlap_a_range() {
     List<Long> blocks = List.of(10L, 20L, 30L, 40L);
-    assertThat(CassandraRangeStore.overlaps(blocks, 15, 16)).isTrue();
-    assertThat(CassandraRangeStore.overlaps(blocks, 19, 31)).isTrue();
-    assertThat(CassandraRangeStore.overlaps(blocks, 20, 30)).isFalse();
-    assertThat(CassandraRangeStore.overlaps(blocks, 0, 10)).isFalse();
-    assertThat(CassandraRangeStore.overlaps(List.of(), 0, 100)).isFalse();
+    assertThat(Blocks.overlaps(blocks, 15, 16)).isTrue();
+    assertThat(Blocks.overlaps(blocks, 19, 31)).isTrue();
+    assertThat(Blocks.overlaps(blocks, 20, 30)).isFalse();
+    assertThat(Blocks.overlaps(blocks, 0, 10)).isFalse();
+    assertThat(Blocks.overlaps(List.of(), 0, 100)).isFalse();
   }
 
   @Test

@@ -14,16 +14,16 @@ class CassandraRangeStoreTest {
 
   @Test
   void should_take_from_the_first_interval_and_drop_it_when_used_up() {
-    assertThat(CassandraRangeStore.consume(List.of(0L, 10L, 20L, 30L), 4)).containsExactly(4L, 10L, 20L, 30L);
-    assertThat(CassandraRangeStore.consume(List.of(0L, 10L, 20L, 30L), 10)).containsExactly(20L, 30L);
-    assertThat(CassandraRangeStore.size(List.of(0L, 10L, 20L, 30L))).isEqualTo(20);
+    assertThat(Blocks.consume(List.of(0L, 10L, 20L, 30L), 4)).containsExactly(4L, 10L, 20L, 30L);
+    assertThat(Blocks.consume(List.of(0L, 10L, 20L, 30L), 10)).containsExactly(20L, 30L);
+    assertThat(Blocks.size(List.of(0L, 10L, 20L, 30L))).isEqualTo(20);
   }
 
   @Test
   void should_trim_intervals_at_a_floor_index() {
-    assertThat(CassandraRangeStore.trim(List.of(0L, 10L, 20L, 30L), 5)).containsExactly(5L, 10L, 20L, 30L);
-    assertThat(CassandraRangeStore.trim(List.of(0L, 10L, 20L, 30L), 10)).containsExactly(20L, 30L);
-    assertThat(CassandraRangeStore.trim(List.of(0L, 10L, 20L, 30L), 30)).isEmpty();
+    assertThat(Blocks.trim(List.of(0L, 10L, 20L, 30L), 5)).containsExactly(5L, 10L, 20L, 30L);
+    assertThat(Blocks.trim(List.of(0L, 10L, 20L, 30L), 10)).containsExactly(20L, 30L);
+    assertThat(Blocks.trim(List.of(0L, 10L, 20L, 30L), 30)).isEmpty();
   }
 
   @Test
@@ -56,14 +56,14 @@ class CassandraRangeStoreTest {
 
   @Test
   void should_cover_the_datacenters_a_keyspace_replicates_to_and_never_guess() {
-    assertThat(CassandraRangeStore.replicaDatacenters(Map.of("class",
+    assertThat(Datacenters.replicaDatacenters(Map.of("class",
         "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1", "3", "dc2", "0", "dc3", "2/1"),
         List.of("dc1", "dc2", "dc3"), "ks")).containsExactly("dc1", "dc3");
     // SimpleStrategy ignores datacenters: its replicas are wherever the ring puts them, so every datacenter.
-    assertThat(CassandraRangeStore.replicaDatacenters(Map.of("class",
+    assertThat(Datacenters.replicaDatacenters(Map.of("class",
         "org.apache.cassandra.locator.SimpleStrategy", "replication_factor", "1"), List.of("dc2", "dc1", "dc2"),
         "ks")).containsExactly("dc1", "dc2");
-    assertThatThrownBy(() -> CassandraRangeStore.replicaDatacenters(Map.of("class", "NetworkTopologyStrategy"),
+    assertThatThrownBy(() -> Datacenters.replicaDatacenters(Map.of("class", "NetworkTopologyStrategy"),
         List.of("dc1"), "ks"))
         .isInstanceOf(dev.idgen.core.StoreUnavailableException.class)
         .hasMessageContaining("keyspace ks has no datacenter with a replica");

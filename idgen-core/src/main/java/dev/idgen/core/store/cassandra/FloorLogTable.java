@@ -1,0 +1,173 @@
+package dev.idgen.core.store.cassandra;
+
+import static dev.idgen.core.store.cassandra.CasOutcomes.backoff;
+import static dev.idgen.core.store.cassandra.CasOutcomes.local;
+import static dev.idgen.core.store.cassandra.CasOutcomes.unavailable;
+
+import com.datastax.oss.driver.api.core.ConsistencyLevel;
+import com.datastax.oss.driver.api.core.DriverException;
+import com.datastax.oss.driver.api.core.cql.BoundStatement;
+import com.datastax.oss.driver.api.core.cql.Row;
+import com.datastax.oss.driver.api.core.metadata.Node;
+import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.AdvanceReceipt;
+import dev.idgen.core.Confirmations;
+import dev.idgen.core.FloorLog;
+import dev.idgen.core.store.cassandra.CasOutcomes.Attempts;
+import dev.idgen.core.store.cassandra.CasOutcomes.CasResult;
+import dev.idgen.core.store.cassandra.CassandraRangeStore.CasKind;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import javax.annotation.Nullable;
+
+/**
+ * How an advance reaches every server: each datacenter's floor log (table {@code floor_log}, one row per
+ * datacenter, in that datacenter's Paxos scope), the servers' announcements of the log version they applied
+ * (table {@code servers}, plain writes with a TTL), and the confirmations an advance reads back from them.
+ * Why an advance waits for them: docs/design.md, "Existing IDs and AdvanceSequence".
+ *
+ * <p>Threads: thread-safe. Appends to a log race in Cassandra (compare-and-set on the row's op id, retried
+ * with back-off; appending twice is harmless, floors only rise). The one piece of process state is
+ * {@link #announcedAt}, a concurrent map: a server's announcements come from its one announcing thread, and
+ * a withdrawal deletes with the timestamp of this process's last announcement, so it never deletes a newer
+ * incarnation's row.
+ */
+@ThreadSafe
+final class FloorLogTable {
+  /** The newest changes a floor log keeps; a server further behind re-reads every floor it holds. */
+  static final int FLOOR_LOG_CAPACITY = 256;
+
+  private final String dc;
+  private final CasOutcomes outcomes;
+  private final Datacenters datacenters;
+  /** The write timestamp of this process's last announcement per server name: a withdrawal deletes
+   *  only what it wrote, never a newer incarnation's row. */
+  private final ConcurrentMap<String, Long> announcedAt = new ConcurrentHashMap<>();
+
+  FloorLogTable(CassandraSettings settings, CasOutcomes outcomes, Datacenters datacenters) {
+    this.dc = settings.localDatacenter();
+    this.outcomes = outcomes;
+    this.datacenters = datacenters;
+  }
+
+  /**
+   * Appends "sequence's floor is now floor" to a datacenter's floor log; returns its version. Appending
+   * twice after an ambiguous outcome is harmless (floors only rise), so this simply retries.
+   */
+  long append(String datacenter, Node coordinator, String sequence, long floor, long deadline) {
+    Attempts<Long> attempts = new Attempts<>();
+    for (int attempt = 0; ; attempt++) {
+      Row row = outcomes.serialRead(outcomes.st().selectLog.bind(datacenter), ConsistencyLevel.LOCAL_SERIAL,
+          coordinator, datacenter + "'s floor log", deadline);
+      UUID current = row == null ? null : row.getUuid("op");
+      if (attempts.mine(current)) {
+        return attempts.effect(current);
+      }
+      long version = row == null ? 1 : row.getLong("version") + 1;
+      List<String> changes = new ArrayList<>(row == null ? List.of() : row.getList("changes", String.class));
+      changes.add(version + " " + floor + " " + sequence);
+      while (changes.size() > FLOOR_LOG_CAPACITY) {
+        changes.remove(0);
+      }
+      UUID op = attempts.next(version, current);
+      BoundStatement cas = row == null
+          ? local(outcomes.st().insertLog.bind(datacenter, version, changes, op))
+          : local(outcomes.st().updateLog.bind(version, changes, op, datacenter, current));
+      if (coordinator != null) {
+        cas = cas.setNode(coordinator);
+      }
+      CasResult result = outcomes.cas(outcomes.poolTier, CasKind.FLOOR_LOG, cas, op, current, attempts,
+          () -> outcomes.serialRead(outcomes.st().selectLog.bind(datacenter), ConsistencyLevel.LOCAL_SERIAL,
+              coordinator, datacenter + "'s floor log", deadline), deadline);
+      if (result.applied()) {
+        return attempts.effect(result.op());
+      }
+      backoff(attempt, deadline, "appending to " + datacenter + "'s floor log");
+    }
+  }
+
+  FloorLog floorLog(long afterVersion) {
+    // A plain local read of a LOCAL_SERIAL row: it may miss a commit in progress, which the next read
+    // shows; what it reports as applied is then only lower, never wrong.
+    Row row = outcomes.read(outcomes.st().selectLog.bind(dc), ConsistencyLevel.LOCAL_QUORUM, dc + "'s floor log");
+    if (row == null) {
+      return new FloorLog(0, List.of(), true);
+    }
+    long version = row.getLong("version");
+    List<FloorLog.Change> changes = new ArrayList<>();
+    long oldest = Long.MAX_VALUE;
+    for (String entry : row.getList("changes", String.class)) {
+      String[] f = entry.split(" ", 3);
+      long v = Long.parseLong(f[0]);
+      oldest = Math.min(oldest, v);
+      if (v > afterVersion) {
+        changes.add(new FloorLog.Change(v, f[2], Long.parseLong(f[1])));
+      }
+    }
+    boolean complete = afterVersion >= version || oldest <= afterVersion + 1;
+    return new FloorLog(Math.max(version, afterVersion), changes, complete);
+  }
+
+  void announce(String server, UUID incarnation, long appliedVersion, Duration lease,
+      @Nullable Duration leasesOutstanding) {
+    long micros = Math.max(System.currentTimeMillis() * 1000, announcedAt.getOrDefault(server, 0L) + 1);
+    // Rounded up: the advance waits that long from its read, which comes after this write.
+    Long leasesMs = leasesOutstanding == null ? null
+        : leasesOutstanding.toMillis() + (leasesOutstanding.toNanosPart() % 1_000_000 == 0 ? 0 : 1);
+    try {
+      outcomes.st().session.execute(outcomes.st().announce.bind(dc, server, incarnation, appliedVersion, leasesMs,
+          (int) Math.min(Integer.MAX_VALUE, Math.max(1, lease.toSeconds())), micros)
+          .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
+    } catch (DriverException e) {
+      throw unavailable("announcing server " + server + " in " + dc, e);
+    }
+    announcedAt.put(server, micros);
+  }
+
+  void withdraw(String server) {
+    Long micros = announcedAt.remove(server);
+    if (micros == null) {
+      return;
+    }
+    try {
+      outcomes.st().session.execute(outcomes.st().withdraw.bind(micros, dc, server)
+          .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
+    } catch (DriverException e) {
+      throw unavailable("withdrawing server " + server + " in " + dc, e);
+    }
+  }
+
+  Confirmations confirmations(AdvanceReceipt receipt) {
+    List<String> out = new ArrayList<>();
+    long[] leasesMs = {0};
+    boolean[] unknown = {false};
+    receipt.versions().forEach((datacenter, version) -> {
+      BoundStatement select = outcomes.st().selectServers.bind(datacenter)
+          .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM);
+      if (!datacenter.equals(dc)) {
+        select = select.setNode(datacenters.coordinatorIn(datacenter, "confirm an advance"));
+      }
+      outcomes.plainReads.increment();
+      try {
+        for (Row r : outcomes.st().session.execute(select)) {
+          if (r.getLong("applied") < version) {
+            out.add(datacenter + "/" + r.getString("server"));
+          }
+          if (r.isNull("leases_ms")) {
+            unknown[0] = true; // a server of an older version: the advance waits a whole lease lifetime
+          } else {
+            leasesMs[0] = Math.max(leasesMs[0], r.getLong("leases_ms"));
+          }
+        }
+      } catch (DriverException e) {
+        throw unavailable("reading the servers of " + datacenter, e);
+      }
+    });
+    return new Confirmations(out, unknown[0] ? Optional.empty() : Optional.of(Duration.ofMillis(leasesMs[0])));
+  }
+}
