@@ -124,6 +124,7 @@ class CassandraServerIT {
   }
 
   @Test
+  @Tag("full")
   void should_serve_unique_ids_from_servers_in_both_datacenters_and_honour_an_advance() throws Exception {
     ServerProcess dc1 = server("dc1", CassandraExtension.cluster().contactPoint(TestCassandra.DC1), true);
     ServerProcess dc2 = server("dc2", CassandraExtension.cluster().contactPoint(TestCassandra.DC2), false);
