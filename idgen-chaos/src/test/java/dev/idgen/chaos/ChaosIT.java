@@ -15,17 +15,17 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import picocli.CommandLine;
 
 /**
- * The short chaos run of CI: three servers over both datacenters, four clients, a first round with one fault
- * of every kind the cluster allows (advance bursts during every fault that holds), then the checker on the
+ * The short chaos run of the test command (and, longer, of CI): three servers over both datacenters, four
+ * clients, a first round with one fault of every kind the cluster allows (advance bursts during every fault that holds), then the checker on the
  * records: no duplicate, nothing out of bounds, and no ID at or below the floor of an advance that had
  * returned OK, in a range or in a stub's batch; and a row in the checker's table for every kind.
  *
  * <p>The cluster is {@link ChaosClusterExtension}'s: as root, a netns topology of the launcher (netns-3x1 by
  * default, {@code -DchaosTopology=netns-3x3} for three nodes in each datacenter; every node and every server
  * in a network namespace), which takes every kind, the network faults (dc-partition, dc-oneway,
- * server-isolate, replica-one, replica-two) and cassandra-kill included; without root, the tests'
- * two-datacenter cluster, which takes the others, and the run prints which kinds it could not inject. The seed is
- * random and printed; rerun a failure with {@code -DchaosSeed=<seed>}.
+ * server-isolate, replica-one, replica-two) and cassandra-kill included; without root or without nftables,
+ * the tests' two-datacenter cluster, which takes the others, and the run prints which kinds it could not inject
+ * and why. The seed is random and printed; rerun a failure with {@code -DchaosSeed=<seed>}.
  *
  * <p>How long: in the README's test command the run asks for {@value #DEFAULT_DURATION} of faults, which is
  * the first round (one fault of every kind, however long that takes) and little more; with
