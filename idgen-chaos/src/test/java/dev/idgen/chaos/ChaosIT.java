@@ -18,7 +18,8 @@ import picocli.CommandLine;
  * The short chaos run of the test command (and, longer, of CI): three servers over both datacenters, four
  * clients, a first round with one fault of every kind the cluster allows (advance bursts during every fault
  * that holds), then the checker on the records: no duplicate, nothing out of bounds, and no ID at or below the
- * floor of an advance that had returned OK, in a range or in a stub's batch; and a row in the checker's table for every kind.
+ * floor of an advance that had returned OK, in a range or in a stub's batch; and a row in the checker's table
+ * for every kind.
  *
  * <p>The cluster is {@link ChaosClusterExtension}'s: as root, a netns topology of the launcher (netns-3x1 by
  * default, {@code -DchaosTopology=netns-3x3} for three nodes in each datacenter; every node and every server
