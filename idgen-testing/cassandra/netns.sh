@@ -56,19 +56,28 @@ check_address() {
 
 # Why this machine cannot make the namespaces, or nothing. Tries for real: a probe namespace with an
 # nftables table in it, removed at once.
+# Every reason that needs no trying comes first, all of them, so that a machine missing two things says so
+# at once: the rights (not root), then each missing tool.
 why_not() {
-  local tool
-  for tool in ip nft; do
-    command -v "$tool" >/dev/null 2>&1 || { echo "$tool is not installed (apt-get install iproute2 nftables)"; return 0; }
-  done
+  local reasons=() tool package
   if [[ "$(id -u)" != 0 ]]; then
     local caps
     caps="$(awk '/^CapEff:/ {print $2}' /proc/self/status 2>/dev/null || echo 0)"
     # CAP_NET_ADMIN is bit 12, CAP_SYS_ADMIN (ip netns add mounts the namespace) bit 21.
     if (( (0x$caps >> 12 & 1) == 0 || (0x$caps >> 21 & 1) == 0 )); then
-      echo "not root (uid $(id -u)) and without CAP_NET_ADMIN and CAP_SYS_ADMIN: network namespaces, veths and nftables rules need them"
-      return 0
+      reasons+=("not root (uid $(id -u)) and without CAP_NET_ADMIN and CAP_SYS_ADMIN: network namespaces, veths and nftables rules need them")
     fi
+  fi
+  for tool in ip nft; do
+    package=nftables
+    [[ "$tool" == ip ]] && package=iproute2
+    command -v "$tool" >/dev/null 2>&1 || reasons+=("$tool is not installed (apt-get install $package)")
+  done
+  if ((${#reasons[@]} > 0)); then
+    local joined
+    joined="$(printf '%s; ' "${reasons[@]}")"
+    echo "${joined%; }"
+    return 0
   fi
   local probe="${NS_PREFIX}probe-$$" out
   if ! out="$(ip netns add "$probe" 2>&1)"; then

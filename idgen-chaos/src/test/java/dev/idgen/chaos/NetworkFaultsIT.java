@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -26,9 +27,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Cassandra kill also what gossip says ({@code nodetool status}: the peers down, then up again).
  *
  * <p>Needs the netns cluster ({@link ChaosClusterExtension}: root); without it every test is skipped, saying
- * why (ChaosIT then runs without these kinds and says so too).
+ * why (ChaosIT then runs without these kinds and says so too). Tagged {@code full}: it runs with
+ * {@code -Didgen.tests=full} (CI), not in the README's test command, whose ChaosIT injects the same faults.
  */
 @ExtendWith(ChaosClusterExtension.class)
+@Tag("full")
 class NetworkFaultsIT {
   private static final int STORAGE = 7000;
   private static final int CQL = 9042;

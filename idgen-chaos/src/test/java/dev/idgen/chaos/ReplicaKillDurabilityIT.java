@@ -26,6 +26,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -42,9 +43,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@code batch} mode, and this test fails if that ever changes (run it with
  * {@code IDGEN_CASSANDRA_COMMITLOG_SYNC=periodic} to see it fail).
  *
- * <p>Needs the netns cluster ({@link ChaosClusterExtension}: root), as every Cassandra kill does.
+ * <p>Needs the netns cluster ({@link ChaosClusterExtension}: root), as every Cassandra kill does. Tagged
+ * {@code full}: it runs with {@code -Didgen.tests=full} (CI), not in the README's test command.
  */
 @ExtendWith(ChaosClusterExtension.class)
+@Tag("full")
 class ReplicaKillDurabilityIT {
   private static final int KEYS = 8;
   private static final String KEYSPACE = "durability_it";

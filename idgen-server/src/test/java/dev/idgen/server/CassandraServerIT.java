@@ -30,6 +30,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -74,6 +75,7 @@ class CassandraServerIT {
   }
 
   @Test
+  @Tag("full")
   void should_honour_a_floor_set_on_another_server_at_a_read_cost_independent_of_the_sequences_loaded()
       throws Exception {
     // Two reads of a sequence's state per monitor refresh at most; the floor log is polled every 500 ms.
@@ -122,6 +124,7 @@ class CassandraServerIT {
   }
 
   @Test
+  @Tag("full")
   void should_serve_unique_ids_from_servers_in_both_datacenters_and_honour_an_advance() throws Exception {
     ServerProcess dc1 = server("dc1", CassandraExtension.cluster().contactPoint(TestCassandra.DC1), true);
     ServerProcess dc2 = server("dc2", CassandraExtension.cluster().contactPoint(TestCassandra.DC2), false);

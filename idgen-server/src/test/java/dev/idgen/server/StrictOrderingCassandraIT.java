@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -65,6 +66,7 @@ class StrictOrderingCassandraIT {
   }
 
   @Test
+  @Tag("full")
   void should_hand_out_increasing_ids_across_servers_and_datacenters_through_an_owner_kill() throws Exception {
     ServerProcess a = server("a", "dc1", true);
     ServerProcess b = server("b", "dc1", false);

@@ -27,11 +27,13 @@ import org.junit.jupiter.api.Test;
  *
  * <p>It works beside a running netns cluster without touching it: its namespaces, veths, bridge and subnet
  * have names of their own ({@code idgent-}, {@code idgt-}, 10.77.9.0/24). It needs root (or CAP_NET_ADMIN
- * and CAP_SYS_ADMIN): where {@code netns.sh check} says namespaces cannot be made, the tests that make them
- * are skipped with that reason, and the test of the reason still runs.
+ * and CAP_SYS_ADMIN) and nftables: where {@code netns.sh check} says namespaces cannot be made, the tests that
+ * make them are skipped with that reason, and the tests of the reasons (not root, nft missing) still run, on
+ * any machine: they drop the rights with setpriv and hide nft from the PATH ({@code cassandra/without.sh}).
  */
 class NetnsScriptTest {
   private static final Path SCRIPT = Path.of("cassandra", "netns.sh").toAbsolutePath();
+  private static final Path WITHOUT = Path.of("cassandra", "without.sh").toAbsolutePath();
   private static final String NET = "10.77.9";
   private static final String A = NET + ".2";
   private static final String B = NET + ".3";
@@ -170,7 +172,7 @@ class NetnsScriptTest {
     Processes.Result check;
     boolean root = "root".equals(System.getProperty("user.name"));
     if (root && Files.isExecutable(Path.of("/usr/bin/setpriv"))) {
-      // What a newcomer without root sees.
+      // What a newcomer without root sees, whether nftables is installed or not.
       check = Processes.run(List.of("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
           "--inh-caps=-all", "bash", SCRIPT.toString(), "check"), Duration.ofSeconds(30), false);
     } else {
@@ -180,6 +182,20 @@ class NetnsScriptTest {
     assertThat(check.exitStatus()).isEqualTo(1);
     assertThat(check.output()).startsWith("network namespaces unavailable: not root (uid ")
         .contains("CAP_NET_ADMIN");
+  }
+
+  /**
+   * A machine without nftables (a fresh Debian has none): {@code check} names the missing tool and its package,
+   * for root and for anyone else alike. {@code without.sh} hides nft from the PATH wherever it is installed.
+   */
+  @Test
+  void should_say_that_nftables_is_missing_when_nft_is_not_on_the_path() {
+    Processes.Result check = Processes.run(List.of("bash", WITHOUT.toString(), "nft", "bash", SCRIPT.toString(),
+        "check"), Duration.ofSeconds(30), false);
+
+    assertThat(check.exitStatus()).as(check.output()).isEqualTo(1);
+    assertThat(check.output()).startsWith("network namespaces unavailable: ")
+        .contains("nft is not installed (apt-get install nftables)");
   }
 
   private static String listNamespaces() {

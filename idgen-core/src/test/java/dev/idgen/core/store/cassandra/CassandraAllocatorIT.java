@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -57,6 +58,7 @@ class CassandraAllocatorIT {
   }
 
   @Test
+  @Tag("full")
   void should_never_hand_out_a_duplicate_across_servers_in_both_datacenters() throws Exception {
     List<Allocator> servers = List.of(server(DC1), server(DC1), server(DC2), server(DC2));
     // Small blocks in both tiers, so that both tiers refill many times while servers race.

@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -107,6 +108,7 @@ class CassandraAmbiguousCasIT {
   }
 
   @Test
+  @Tag("full")
   void should_not_append_a_block_twice_when_a_late_cas_applies_after_the_read_back() {
     AtomicReference<Runnable> heldBack = new AtomicReference<>();
     a.casExecutor = once(CasKind.POOL_APPEND, new CasExecutor() {
@@ -138,6 +140,7 @@ class CassandraAmbiguousCasIT {
   }
 
   @Test
+  @Tag("full")
   void should_count_the_gap_of_a_reservation_that_applied_while_another_store_wrote_before_the_read_back() {
     a.reserve(seq, 0, 10); // the pool has a block now
     List<IdRange> byB = new ArrayList<>();
@@ -173,6 +176,7 @@ class CassandraAmbiguousCasIT {
   }
 
   @Test
+  @Tag("full")
   void should_put_ids_given_back_at_the_front_of_the_pool_once_even_when_the_answer_is_lost() {
     IdRange held = a.reserve(seq, 0, 40); // the server's reserve at a graceful stop
     a.casExecutor = once(CasKind.POOL_GIVE_BACK, (k, st, session) -> {
@@ -192,6 +196,7 @@ class CassandraAmbiguousCasIT {
   }
 
   @Test
+  @Tag("full")
   void should_count_a_give_back_as_lost_and_never_repeat_it_when_its_outcome_cannot_be_known() {
     IdRange held = a.reserve(seq, 0, 40);
     List<IdRange> byB = new ArrayList<>();

@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -80,6 +81,7 @@ class CassandraFaultIT {
   }
 
   @Test
+  @Tag("full")
   void should_resolve_every_unknown_cas_outcome_and_never_hand_out_an_id_twice() throws Exception {
     CassandraRangeStore s1 = store(DC1);
     CassandraRangeStore s2 = store(DC1);

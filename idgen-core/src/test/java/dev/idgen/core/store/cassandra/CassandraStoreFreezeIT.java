@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * lasts at which rate is measured in BENCHMARKS.md, not asserted here.
  */
 @ExtendWith(CassandraExtension.class)
+@Tag("full")
 class CassandraStoreFreezeIT {
   private static final int RATE = 500; // calls of one ID per second
   private static final Duration FREEZE = Duration.ofSeconds(20);
