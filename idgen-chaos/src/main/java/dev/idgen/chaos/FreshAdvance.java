@@ -32,6 +32,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
@@ -74,7 +75,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *
  * <p>Threads: {@link #run} is called by the fault thread only; its calls, pauses and advance run on the run's
  * advance pool; the prober is one thread of its own. What they share is the recorder (thread-safe), the list
- * of fresh sequences and the paused servers (concurrent collections), and the servers' thread-safe reads.
+ * of fresh sequences and the paused servers (concurrent collections), and the servers' thread-safe reads. A
+ * freeze happens under {@code freezeLock}, which the end of an episode also takes to say it is over, so that no
+ * freeze drawn for later happens after the episode thawed its servers.
  */
 final class FreshAdvance implements AutoCloseable {
   static final long NODE_BLOCK = 100;
@@ -126,6 +129,8 @@ final class FreshAdvance implements AutoCloseable {
   private final List<Channel> recorded = new ArrayList<>();
   private final List<Fresh> fresh = new CopyOnWriteArrayList<>();
   private final Set<ServerNode> paused = ConcurrentHashMap.newKeySet();
+  /** Held while a server is frozen and added to {@link #paused}, and while an episode ends its freezes. */
+  private final Object freezeLock = new Object();
   private final Random proberRandom;
   private final AtomicLong probes = new AtomicLong();
   private final AtomicLong probesOk = new AtomicLong();
@@ -194,6 +199,9 @@ final class FreshAdvance implements AutoCloseable {
     }
     AtomicLongArray pausedAt = new AtomicLongArray(plan.loaders().size());
     List<Future<Boolean>> pauses = new ArrayList<>();
+    // Set, under freezeLock, when the episode thaws its servers for good: a freeze drawn for later never
+    // happens after that, however the episode ends.
+    AtomicBoolean over = new AtomicBoolean();
     long t0 = clock.nanos();
     if (plan.pause()) {
       for (int i = 0; i < plan.loaders().size(); i++) {
@@ -204,16 +212,18 @@ final class FreshAdvance implements AutoCloseable {
           go.await();
           sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(after));
           Future<Call> loader = loaders.get(k);
-          if (loader.isDone() || !node.alive()) {
-            return false; // its call is over: freezing it now would provoke nothing
+          synchronized (freezeLock) {
+            if (over.get() || loader.isDone() || !node.alive()) {
+              return false; // its call is over: freezing it now would provoke nothing
+            }
+            paused.add(node);
+            if (!node.pause()) {
+              paused.remove(node);
+              return false;
+            }
+            pausedAt.set(k, clock.nanos());
+            return true;
           }
-          paused.add(node);
-          if (!node.pause()) {
-            paused.remove(node);
-            return false;
-          }
-          pausedAt.set(k, clock.nanos());
-          return true;
         }));
       }
     }
@@ -264,6 +274,9 @@ final class FreshAdvance implements AutoCloseable {
         Thread.sleep(POLL_MILLIS);
       }
     } finally {
+      synchronized (freezeLock) {
+        over.set(true);
+      }
       thawAll();
     }
     // The loaders' appends are over once their calls are (a call is served after its refill): one last look.
@@ -311,8 +324,9 @@ final class FreshAdvance implements AutoCloseable {
         }
       }
       if (!unloadIdleAfter.isZero()) {
-        // Unloaded within the idle time plus one sweep (at most 1 s apart here): two sweeps of margin.
-        long wait = Math.min(30_000, unloadIdleAfter.toMillis() + 2_500);
+        // The sweep (every second at a few seconds' idle time) marks a runtime idle, and unloads it once it
+        // stayed so for the idle time: at most the idle time plus two sweeps after its last call; one more.
+        long wait = Math.min(30_000, unloadIdleAfter.toMillis() + 3_000);
         if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(wait) < episodeDeadline) {
           Thread.sleep(wait);
           for (Call c : callEveryServer(spec.name())) {
