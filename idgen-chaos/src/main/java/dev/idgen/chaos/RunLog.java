@@ -22,9 +22,11 @@ import java.util.TreeMap;
  *   sequence NAME START MAX STRIPES NODE_BLOCK DC_BLOCK [strict HOME_DC]
  *                                                    "strict": created with ORDERING_STRICT, owned in HOME_DC
  *                                                    (absent: ORDERING_PER_SERVER)
- *   client ID stub|raw|strict                        a client the run started: its record is client-ID.bin
+ *   client ID stub|raw|strict|fresh                  a client the run started: its record is client-ID.bin
  *                                                    (strict: 1-ID calls and small batches of raw Allocate on
- *                                                    the strict sequences, each call recorded whole)
+ *                                                    the strict sequences, each call recorded whole, and a
+ *                                                    stub's batches of them; fresh: the fresh-advance
+ *                                                    episodes' calls)
  *   kinds KIND,KIND…                                 the fault kinds the run chose (absent: runs before the
  *                                                    choice, which had the four first ones)
  *   fault AT_MILLIS KIND LOST_BOUND DETAIL…          KIND: one of ChaosRun.KINDS (a burst's DETAIL says during
