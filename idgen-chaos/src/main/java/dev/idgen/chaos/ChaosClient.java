@@ -316,7 +316,7 @@ final class ChaosClient {
       }
       int batch = 1 + random.nextInt(STUB_MAX_BATCH * scaleOf(source.sequence()));
       try {
-        served += take(source, batch, random.nextInt(3));
+        served += take(source, batch, random.nextInt(3), recorder, tries, emptyTries);
       } catch (IdGenClientException e) {
         switch (e.reason()) {
           case EXHAUSTED -> exhausted.add(source.sequence());
@@ -334,9 +334,10 @@ final class ChaosClient {
    * Takes {@code count} IDs from {@code source} one of three ways ({@code how}): {@code next(count)},
    * {@code fill}, or {@code tryNext()} for each ID, with {@code next()} when it finds nothing; records them as
    * one batch, asked for now, and returns how many. On a failure part way through a run of {@code tryNext}, the
-   * IDs already taken are recorded (they were handed out) before the exception goes on.
+   * IDs already taken are recorded (they were handed out) before the exception goes on. {@code tries} and
+   * {@code empty} count the {@code tryNext()} calls and those that found nothing.
    */
-  private int take(IdSource source, int count, int how) {
+  static int take(IdSource source, int count, int how, Recorder recorder, AtomicLong tries, AtomicLong empty) {
     long asked = recorder.clock().nanos();
     switch (how) {
       case 0 -> {
@@ -360,7 +361,7 @@ final class ChaosClient {
             if (id.isPresent()) {
               ids[n++] = id.getAsLong();
             } else {
-              emptyTries.incrementAndGet();
+              empty.incrementAndGet();
               ids[n++] = source.next();
             }
           }
@@ -407,7 +408,7 @@ final class ChaosClient {
           }
           int count = random.nextInt(10) < 7 ? 1 : 2 + random.nextInt(STRICT_MAX_COUNT - 1);
           try {
-            take(stub.sequence(sequence), count, random.nextInt(3));
+            take(stub.sequence(sequence), count, random.nextInt(3), recorder, tries, emptyTries);
           } catch (IdGenClientException e) {
             switch (e.reason()) {
               case EXHAUSTED -> exhausted.add(sequence);

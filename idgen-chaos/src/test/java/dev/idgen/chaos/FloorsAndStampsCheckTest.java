@@ -1,14 +1,20 @@
 package dev.idgen.chaos;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idgen.chaos.RunLog.SequenceSpec;
+import dev.idgen.client.IdSource;
+import dev.idgen.client.IdSourceStats;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -199,6 +205,89 @@ class FloorsAndStampsCheckTest {
     assertThat(report.strict().unmarked()).isEqualTo(1);
     assertThat(report.ok()).isFalse();
     assertThat(printed()).contains("unload-idle-after 2000 ms, idle unloads in their logs: 9 sequences");
+  }
+
+  /** A source that holds an ID for every other tryNext(), and fails its next() after {@code failAfter} IDs. */
+  private static final class FakeSource implements IdSource {
+    private long nextId = 1;
+    private long tries;
+    private final long failAfter;
+
+    FakeSource(long failAfter) {
+      this.failAfter = failAfter;
+    }
+
+    private long take() {
+      if (nextId > failAfter) {
+        throw new IllegalStateException("the servers are gone");
+      }
+      return nextId++;
+    }
+
+    @Override
+    public String sequence() {
+      return "dense";
+    }
+
+    @Override
+    public long next() {
+      return take();
+    }
+
+    @Override
+    public OptionalLong tryNext() {
+      return tries++ % 2 == 0 ? OptionalLong.of(take()) : OptionalLong.empty();
+    }
+
+    @Override
+    public CompletableFuture<Long> nextAsync() {
+      return CompletableFuture.completedFuture(take());
+    }
+
+    @Override
+    public long[] next(int count) {
+      long[] ids = new long[count];
+      fill(ids, 0, count);
+      return ids;
+    }
+
+    @Override
+    public void fill(long[] ids, int from, int to) {
+      for (int i = from; i < to; i++) {
+        ids[i] = take();
+      }
+    }
+
+    @Override
+    public IdSourceStats stats() {
+      throw new UnsupportedOperationException();
+    }
+  }
+
+  @Test
+  void should_record_each_way_of_taking_ids_as_one_batch_and_count_the_empty_tries() throws Exception {
+    AtomicLong tries = new AtomicLong();
+    AtomicLong empty = new AtomicLong();
+    FakeSource source = new FakeSource(17);
+    try (Recorder a = new Recorder(dir.resolve("client-0.bin"), clock)) {
+      a.stampedRange("dense", 0, 0, 1, 1, 20, 1, 1); // leased 1..20
+      assertThat(ChaosClient.take(source, 4, 0, a, tries, empty)).isEqualTo(4);  // next(4): 1..4
+      assertThat(ChaosClient.take(source, 3, 1, a, tries, empty)).isEqualTo(3);  // fill: 5..7
+      assertThat(ChaosClient.take(source, 6, 2, a, tries, empty)).isEqualTo(6);  // tryNext, next when empty: 8..13
+      // tryNext again: 14..17 are taken, then next() fails; the four are recorded all the same.
+      assertThatThrownBy(() -> ChaosClient.take(source, 6, 2, a, tries, empty))
+          .isInstanceOf(IllegalStateException.class);
+    }
+    assertThat(tries.get()).isEqualTo(11); // 6, then 5 (the fifth failed)
+    assertThat(empty.get()).isEqualTo(5);
+    log.line("final-stripe", "dense", 0, 21, 0);
+    log.line("final-stripe", STRICT, 0, 1, 0);
+
+    Checker.Report report = check();
+
+    assertThat(report.served()).isEqualTo(17);
+    assertThat(report.unleased()).isZero();
+    assertThat(report.duplicates()).isZero();
   }
 
   private static Optional<PoolWatch.PoolRow> row(Long floor, Long... appended) {
