@@ -411,7 +411,12 @@ final class ChaosRun {
         cassandra.resumeAll();
         FreshAdvance f = fresh;
         if (f != null) {
-          f.close();
+          try {
+            f.close();
+          } catch (InterruptedException e) {
+            f.thawAll(); // what matters here: no server left frozen; the rest is stopped below
+            Thread.currentThread().interrupt();
+          }
         }
         if (poolWatch != null) {
           poolWatch.close();
