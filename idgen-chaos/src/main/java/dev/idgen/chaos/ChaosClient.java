@@ -358,12 +358,15 @@ final class ChaosClient {
           while (n < count) {
             tries.incrementAndGet();
             OptionalLong id = source.tryNext();
+            long taken;
             if (id.isPresent()) {
-              ids[n++] = id.getAsLong();
+              taken = id.getAsLong();
             } else {
               empty.incrementAndGet();
-              ids[n++] = source.next();
+              taken = source.next();
             }
+            // Counted once taken: in `ids[n++] = source.next()` the index moves before next() can throw.
+            ids[n++] = taken;
           }
         } finally {
           if (n > 0) {

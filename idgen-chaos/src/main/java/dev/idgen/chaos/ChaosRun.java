@@ -83,8 +83,8 @@ import java.util.stream.Stream;
  *       cuts a server, and at the end. Its window runs from the kill to the restarted server's SERVING.
  *   <li>{@code fresh-advance}: an {@code AdvanceSequence} right after a sequence is created, while a server of
  *       each datacenter loads it and makes its first refill, at a floor inside the first DC block; in two
- *       episodes of three the loaders are frozen (SIGSTOP) a few milliseconds into their calls until both
- *       pools show the floor; then runtimes loaded after the advance (other servers, servers that unloaded it
+ *       episodes of three the loaders are frozen (SIGSTOP) as soon as the global cursor shows a datacenter's
+ *       first take, until both pools show the floor; then runtimes loaded after the advance (other servers, servers that unloaded it
  *       as idle, servers restarted later) allocate from it ({@link FreshAdvance}). The pool rows are read
  *       meanwhile, over CQL, for the evidence of the race ({@code fresh} lines).
  * </ul>
@@ -1195,9 +1195,9 @@ final class ChaosRun {
 
   /**
    * A fresh-advance episode ({@link FreshAdvance}), drawn here from the seed: the creating server, one loader
-   * per datacenter with its count, whether they are frozen and when (0–150 ms into their calls), when the
-   * advance starts (0–100 ms after the loaders), its floor inside the first DC block and its server (not a
-   * loader). Its lost bound: what a kill of each frozen server may lose (a freeze can cost an owner its lease),
+   * per datacenter with its count, whether they are frozen at the first global take (two in three), when the
+   * advance starts (0–30 ms after the freeze, or 0–100 ms after the loaders), its floor inside the first DC
+   * block and its server (not a loader). Its lost bound: what a kill of each frozen server may lose (a freeze can cost an owner its lease),
    * and per server a node block and a DC block of the new sequence.
    */
   private void freshAdvance() throws Exception {
@@ -1205,7 +1205,6 @@ final class ChaosRun {
     String name = FreshAdvance.PREFIX + faultNo;
     List<Integer> loaders = new ArrayList<>();
     List<Long> counts = new ArrayList<>();
-    List<Long> pauseAfter = new ArrayList<>();
     for (String dc : ChaosCassandra.DATACENTERS) {
       List<Integer> slots = new ArrayList<>();
       for (int i = 0; i < servers.size(); i++) {
@@ -1215,11 +1214,11 @@ final class ChaosRun {
       }
       loaders.add(slots.get(random.nextInt(slots.size())));
       counts.add(1L + random.nextInt(10));
-      pauseAfter.add((long) random.nextInt(150));
     }
     boolean pause = random.nextInt(3) != 0;
-    long advanceAfter = random.nextInt(100);
-    long floorOffset = random.nextInt((int) FreshAdvance.MAX_FLOOR_OFFSET);
+    long advanceAfter = random.nextInt(pause ? 30 : 100);
+    long floorOffset = FreshAdvance.MIN_FLOOR_OFFSET
+        + random.nextInt((int) (FreshAdvance.MAX_FLOOR_OFFSET - FreshAdvance.MIN_FLOOR_OFFSET));
     List<Integer> others = new ArrayList<>();
     for (int i = 0; i < servers.size(); i++) {
       if (!loaders.contains(i)) {
@@ -1228,14 +1227,14 @@ final class ChaosRun {
     }
     int advancer = others.get(random.nextInt(others.size()));
     int creator = random.nextInt(servers.size());
-    FreshAdvance.Plan plan = new FreshAdvance.Plan(name, creator, loaders, counts, pause, pauseAfter, advanceAfter,
+    FreshAdvance.Plan plan = new FreshAdvance.Plan(name, creator, loaders, counts, pause, advanceAfter,
         floorOffset, advancer);
     long bound = (pause ? loaders.size() * (blocksPerServer() + callsInFlightBound()) : 0)
         + servers.size() * (FreshAdvance.NODE_BLOCK + FreshAdvance.DC_BLOCK);
     String loaderNames = loaders.stream().map(i -> servers.get(i).name()).toList().toString().replace(" ", "");
     String detail = name + " loaders=" + loaderNames + " advance-on=" + servers.get(advancer).name()
         + " advance-after-ms=" + advanceAfter + " floor-offset=" + floorOffset
-        + (pause ? " freeze-after-ms=" + pauseAfter.toString().replace(" ", "") : "");
+        + (pause ? " freeze-at-first-take" : "");
     long at = clock.millis();
     log.fault(at, "fresh-advance", bound, detail);
     say("fresh-advance " + detail);

@@ -50,10 +50,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *       state at the end): every range of it is checked as any other's;
  *   <li>starts one {@code Allocate} on one server of each datacenter at once (the loaders: each loads the
  *       sequence and refills its datacenter's pool from the global cursor), and the advance a few
- *       milliseconds later, on another server, at a floor inside the first DC block; in two episodes of three
- *       it also freezes the loaders (SIGSTOP, as a GC pause would) a few milliseconds into their calls, and
- *       thaws them once both pools show the floor (at most 4 s): a refill frozen between its global take and
- *       its append then appends after the trim;
+ *       milliseconds later, on another server, at a floor inside the first DC block, above the first node
+ *       block; in two episodes of three it first reads the sequence's global cursor as fast as it can, freezes
+ *       both loaders (SIGSTOP, as a GC pause would) as soon as a datacenter has taken a block, starts the
+ *       advance 0–30 ms later, and thaws them once both pools show the floor (at most 4 s): the refill that
+ *       took the block, frozen before its append (unless it had appended already), appends after the trim;
  *   <li>meanwhile reads both pool rows every {@value #POLL_MILLIS} ms ({@link PoolWatch}), and says per
  *       datacenter what it saw: {@code case1} (a row the trim created, with the floor and nothing appended,
  *       then a block that starts at or below the floor appended to it: the race, seen), {@code trim-created}
@@ -82,22 +83,28 @@ import java.util.concurrent.atomic.AtomicLongArray;
 final class FreshAdvance implements AutoCloseable {
   static final long NODE_BLOCK = 100;
   static final long DC_BLOCK = 1_000;
-  /** The floor is drawn at most this far above the sequence's start: inside the first DC block. */
-  static final long MAX_FLOOR_OFFSET = 500;
+  /**
+   * The floor is drawn this far above the sequence's start: inside the first DC block (a first refill takes
+   * a whole one), above the first node block (what the refilling server reserves for itself at once).
+   */
+  static final long MIN_FLOOR_OFFSET = 100;
+  static final long MAX_FLOOR_OFFSET = 900;
   static final String PREFIX = "chaos-fresh-";
   private static final long POLL_MILLIS = 20;
   /** The longest a loader stays frozen. */
   private static final long MAX_PAUSE_MILLIS = 4_000;
   private static final long MIN_PAUSE_MILLIS = 200;
   private static final long EPISODE_MILLIS = 60_000;
+  /** How long an episode that freezes its loaders looks for their first global take. */
+  private static final long TAKE_WAIT_MILLIS = 5_000;
 
   /**
    * One episode as drawn from the seed: the sequence's name, the server slots that create it, load it (one per
-   * datacenter) and advance it, the loaders' counts, whether they are frozen and how many milliseconds into
-   * their calls, when the advance starts (ms after the loaders) and its floor above the start.
+   * datacenter) and advance it, the loaders' counts, whether they are frozen at the first global take, when the
+   * advance starts (ms after the loaders start, or after the freeze) and its floor above the start.
    */
   record Plan(String name, int creator, List<Integer> loaders, List<Long> counts, boolean pause,
-      List<Long> pauseAfterMillis, long advanceAfterMillis, long floorOffset, int advancer) {}
+      long advanceAfterMillis, long floorOffset, int advancer) {}
 
   /** What the run does with what an episode creates and leaves unfinished. */
   interface Hooks {
@@ -198,39 +205,45 @@ final class FreshAdvance implements AutoCloseable {
       }));
     }
     AtomicLongArray pausedAt = new AtomicLongArray(plan.loaders().size());
-    List<Future<Boolean>> pauses = new ArrayList<>();
-    // Set, under freezeLock, when the episode thaws its servers for good: a freeze drawn for later never
-    // happens after that, however the episode ends.
+    // Set, under freezeLock, when the episode thaws its servers for good: no freeze happens after that,
+    // however the episode ends.
     AtomicBoolean over = new AtomicBoolean();
+    go.countDown();
     long t0 = clock.nanos();
+    long takeSeenMillis = -1;
     if (plan.pause()) {
-      for (int i = 0; i < plan.loaders().size(); i++) {
-        int k = i;
-        ServerNode node = servers.get(plan.loaders().get(i));
-        long after = plan.pauseAfterMillis().get(i);
-        pauses.add(pool.submit(() -> {
-          go.await();
-          sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(after));
-          Future<Call> loader = loaders.get(k);
-          synchronized (freezeLock) {
-            if (over.get() || loader.isDone() || !node.alive()) {
-              return false; // its call is over: freezing it now would provoke nothing
+      // Freeze on the first global take: the server that made it is then between its take and its append
+      // (unless it appended already), and the advance's trim comes first.
+      takeSeenMillis = awaitFirstTake(spec.name(), t0);
+      if (takeSeenMillis >= 0) {
+        List<Future<?>> freezes = new ArrayList<>();
+        for (int i = 0; i < plan.loaders().size(); i++) {
+          int k = i;
+          ServerNode node = servers.get(plan.loaders().get(i));
+          freezes.add(pool.submit(() -> {
+            synchronized (freezeLock) {
+              if (over.get() || loaders.get(k).isDone() || !node.alive()) {
+                return null; // its call is over: freezing it now would provoke nothing
+              }
+              paused.add(node);
+              if (!node.pause()) {
+                paused.remove(node);
+                return null;
+              }
+              pausedAt.set(k, clock.nanos());
             }
-            paused.add(node);
-            if (!node.pause()) {
-              paused.remove(node);
-              return false;
-            }
-            pausedAt.set(k, clock.nanos());
-            return true;
-          }
-        }));
+            return null;
+          }));
+        }
+        for (Future<?> f : freezes) {
+          result(f, null);
+        }
       }
     }
     AtomicLongArray advanceTimes = new AtomicLongArray(new long[] {Long.MIN_VALUE, Long.MIN_VALUE});
+    long advanceFrom = clock.nanos();
     Future<String> advance = pool.submit(() -> {
-      go.await();
-      sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(plan.advanceAfterMillis()));
+      sleepUntil(advanceFrom + TimeUnit.MILLISECONDS.toNanos(plan.advanceAfterMillis()));
       long started = clock.nanos();
       advanceTimes.set(0, started);
       String outcome;
@@ -246,7 +259,6 @@ final class FreshAdvance implements AutoCloseable {
       log.line("advance", spec.name(), floor, returned, outcome, started, servers.get(plan.advancer()).name());
       return outcome;
     });
-    go.countDown();
 
     Map<String, Observation> seen = new LinkedHashMap<>();
     ChaosCassandra.DATACENTERS.forEach(dc -> seen.put(dc, new Observation()));
@@ -257,7 +269,7 @@ final class FreshAdvance implements AutoCloseable {
         for (Map.Entry<String, Observation> e : seen.entrySet()) {
           e.getValue().see(watch.read(spec.name(), e.getKey()), floor, floorIndex);
         }
-        if (!thawed && pauses.stream().allMatch(Future::isDone)) {
+        if (!thawed) {
           long firstPause = firstPause(pausedAt);
           long now = clock.nanos();
           boolean trimmed = seen.values().stream().allMatch(o -> o.floorSeen);
@@ -339,7 +351,8 @@ final class FreshAdvance implements AutoCloseable {
     StringBuilder pools = new StringBuilder();
     seen.forEach((dc, o) -> pools.append(' ').append(dc).append('=').append(o.state()));
     log.line("fresh", spec.name(), floor, outcome, created, advanceStarted, advanceReturned,
-        "loaders=" + loaderCalls.size(), "in_flight=" + inFlight, "frozen=" + frozen, "frozen_ms=" + pauseMillis,
+        "loaders=" + loaderCalls.size(), "in_flight=" + inFlight, "take_seen_ms=" + takeSeenMillis,
+        "frozen=" + frozen, "frozen_ms=" + pauseMillis,
         pools.toString().trim(), "reads=" + seen.values().stream().mapToLong(o -> o.reads).sum(),
         "unread=" + seen.values().stream().mapToLong(o -> o.unread).sum(),
         "others=" + others[0] + "/" + others[1], "idle=" + idle[0] + "/" + idle[1]);
@@ -411,6 +424,26 @@ final class FreshAdvance implements AutoCloseable {
       }
       return reads == 0 ? "unread" : "absent";
     }
+  }
+
+  /**
+   * Reads {@code sequence}'s global cursor as fast as it can until a datacenter has taken a block from it, for
+   * at most {@value #TAKE_WAIT_MILLIS} ms; returns when that was seen (ms after {@code t0}), or -1.
+   */
+  private long awaitFirstTake(String sequence, long t0) throws InterruptedException {
+    long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(TAKE_WAIT_MILLIS);
+    while (clock.nanos() < deadline) {
+      Optional<Long> reserved = watch.reserved(sequence);
+      if (reserved.isPresent() && reserved.get() > 0) {
+        return TimeUnit.NANOSECONDS.toMillis(clock.nanos() - t0);
+      }
+      if (reserved.isEmpty()) {
+        Thread.sleep(5); // a read that failed: not at once again
+      } else if (Thread.interrupted()) {
+        throw new InterruptedException(); // reads back to back: each is a round trip, the take's append is not much more
+      }
+    }
+    return -1;
   }
 
   /** One call on every live server at once (1–5 IDs each), each within 10 s. */

@@ -125,6 +125,29 @@ final class PoolWatch implements AutoCloseable {
     }
   }
 
+  /**
+   * {@code sequence}'s global cursor (stripe 0: IDs reserved by some datacenter, 0 if no row), read through
+   * dc1's session at {@code LOCAL_QUORUM} (written at {@code QUORUM}: a majority of all replicas, so at least
+   * two of dc1's three on the netns topologies); empty if it could not be read.
+   */
+  Optional<Long> reserved(String sequence) {
+    CqlSession session;
+    synchronized (lock) {
+      session = closed ? null : sessions.get(ChaosCassandra.DATACENTERS.get(0));
+    }
+    if (session == null) {
+      return Optional.empty();
+    }
+    try {
+      Row row = session.execute(SimpleStatement.newInstance("SELECT reserved FROM " + keyspace
+          + ".global_cursors WHERE sequence = ? AND stripe = 0", sequence)
+          .setConsistencyLevel(DefaultConsistencyLevel.LOCAL_QUORUM)).one();
+      return Optional.of(row == null || row.isNull("reserved") ? 0L : row.getLong("reserved"));
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+  }
+
   @Override
   public void close() {
     List<CqlSession> open;
