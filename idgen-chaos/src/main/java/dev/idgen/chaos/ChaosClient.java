@@ -20,9 +20,11 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One client of a chaos run, on its own thread, with its own channels to every server slot and its own
@@ -40,11 +42,20 @@ import java.util.concurrent.TimeUnit;
  * cuts its open calls (ranges in flight are never read) and strands the leases it held. The loop is bounded
  * by the run's deadline and by an ID budget, and ends by itself.
  *
+ * <p>A stub's caller mixes the ways an application takes IDs: {@code next(n)}, {@code fill}, and runs of
+ * {@code tryNext()} that fall back to {@code next()} when the source holds nothing (counted: {@link #tryStats()}),
+ * so that the stub's non-blocking path runs under the faults too. Each is recorded as one batch, asked for
+ * before its first ID was taken.
+ *
  * <p>A strict client ({@link Kind#STRICT}) calls {@code Allocate} itself on the strict sequences, from
  * {@value #STRICT_CALLERS} threads at once, each call on a random server (so most are forwarded to the
  * sequence's owner): 1 ID in most calls, else small batches of up to {@value #STRICT_MAX_COUNT}; at most
  * {@code rate} calls a second in all. Its interceptors record each call whole (start, end, outcome, ranges:
- * {@link Recorder#call}) for the ordering check, besides its ranges and failures as for any client.
+ * {@link Recorder#call}) for the ordering check, besides its ranges and failures as for any client. One more
+ * thread takes IDs of the strict sequences through a client stub, with the same mix as a stub's caller, and
+ * builds a new stub every {@value #STRICT_STUB_LIFE_SECONDS} s: a source learns the ordering from the first
+ * range it gets, and would cache ranges a server stamped per-server (the checker holds its batches to the
+ * strict order, as calls asked for and handed out at their recorded times).
  */
 final class ChaosClient {
   /** What a client does: a client stub, a raw Allocate caller, or a strict sequences' caller. */
@@ -57,8 +68,10 @@ final class ChaosClient {
     }
   }
 
-  /** A strict client's concurrent callers (threads, each with its calls in sequence). */
+  /** A strict client's concurrent callers of raw Allocate (threads, each with its calls in sequence). */
   static final int STRICT_CALLERS = 4;
+  /** How long a strict client's stub lives before the thread builds a new one (new sources). */
+  static final int STRICT_STUB_LIFE_SECONDS = 5;
   /** The largest count a strict client asks for. */
   static final int STRICT_MAX_COUNT = 16;
   /** A strict call's deadline: short, so that calls to an owner cut off end soon and are retried. */
@@ -94,6 +107,11 @@ final class ChaosClient {
   private volatile IdGenClient client;
   /** The stub's sources, once built (empty for a raw caller). */
   private volatile List<IdSource> stubSources = List.of();
+  /** A strict client's current stub on the strict sequences (null before the first, or for other kinds). */
+  private volatile IdGenClient strictStub;
+  /** {@code tryNext()} calls, and those that found the source empty (then {@code next()} took the ID). */
+  private final AtomicLong tries = new AtomicLong();
+  private final AtomicLong emptyTries = new AtomicLong();
 
   /**
    * A client of {@code kind}: {@code rate} is IDs a second for a stub or a raw caller, calls a second for a
@@ -121,6 +139,17 @@ final class ChaosClient {
       t.setDaemon(true);
       threads.add(t);
     }
+    if (kind == Kind.STRICT) {
+      Random own = new Random(seed * 7 + callers);
+      Thread t = new Thread(() -> runGuarded(() -> runStrictStub(own)), "chaos-strict-stub-" + id);
+      t.setDaemon(true);
+      threads.add(t);
+    }
+  }
+
+  /** {@code tryNext()} calls so far and how many found the source empty: {@code {tries, empty}}. */
+  long[] tryStats() {
+    return new long[] {tries.get(), emptyTries.get()};
   }
 
   /** The largest count a raw caller asks for at call scale {@code scale}. */
@@ -172,11 +201,19 @@ final class ChaosClient {
     stopped = true;
     channels.forEach(ManagedChannel::shutdownNow);
     joinThreads();
+    closeStubs(); // their executor threads; their calls were already cut above
+    finish();
+  }
+
+  private void closeStubs() {
     IdGenClient c = client;
     if (c != null) {
-      c.close(); // its executor thread; its calls were already cut above
+      c.close();
     }
-    finish();
+    IdGenClient s = strictStub;
+    if (s != null) {
+      s.close();
+    }
   }
 
   /**
@@ -197,10 +234,7 @@ final class ChaosClient {
     if (open > 0) {
       System.err.println("chaos: client " + id + ": " + open + " calls still open at the end; cancelling them");
     }
-    IdGenClient c = client;
-    if (c != null) {
-      c.close();
-    }
+    closeStubs();
     channels.forEach(ManagedChannel::shutdownNow);
     finish();
   }
@@ -229,12 +263,23 @@ final class ChaosClient {
   }
 
   private void run(Random random) {
-    try {
+    runGuarded(() -> {
       switch (kind) {
         case STUB -> runStub();
         case RAW -> runRaw();
         case STRICT -> runStrict(random);
       }
+    });
+  }
+
+  /** A caller's loop that may be interrupted. */
+  private interface Loop {
+    void run() throws InterruptedException;
+  }
+
+  private void runGuarded(Loop loop) {
+    try {
+      loop.run();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (RuntimeException e) {
@@ -271,10 +316,7 @@ final class ChaosClient {
       }
       int batch = 1 + random.nextInt(STUB_MAX_BATCH * scaleOf(source.sequence()));
       try {
-        long asked = recorder.clock().nanos();
-        long[] ids = source.next(batch);
-        recorder.served(source.sequence(), asked, ids, ids.length);
-        served += ids.length;
+        served += take(source, batch, random.nextInt(3), recorder, tries, emptyTries);
       } catch (IdGenClientException e) {
         switch (e.reason()) {
           case EXHAUSTED -> exhausted.add(source.sequence());
@@ -285,6 +327,106 @@ final class ChaosClient {
         }
       }
       pace(served, startNanos);
+    }
+  }
+
+  /**
+   * Takes {@code count} IDs from {@code source} one of three ways ({@code how}): {@code next(count)},
+   * {@code fill}, or {@code tryNext()} for each ID, with {@code next()} when it finds nothing; records them as
+   * one batch, asked for now, and returns how many. On a failure part way through a run of {@code tryNext}, the
+   * IDs already taken are recorded (they were handed out) before the exception goes on. {@code tries} and
+   * {@code empty} count the {@code tryNext()} calls and those that found nothing.
+   */
+  static int take(IdSource source, int count, int how, Recorder recorder, AtomicLong tries, AtomicLong empty) {
+    long asked = recorder.clock().nanos();
+    switch (how) {
+      case 0 -> {
+        long[] ids = source.next(count);
+        recorder.served(source.sequence(), asked, ids, ids.length);
+        return ids.length;
+      }
+      case 1 -> {
+        long[] ids = new long[count];
+        source.fill(ids, 0, count);
+        recorder.served(source.sequence(), asked, ids, count);
+        return count;
+      }
+      default -> {
+        long[] ids = new long[count];
+        int n = 0;
+        try {
+          while (n < count) {
+            tries.incrementAndGet();
+            OptionalLong id = source.tryNext();
+            long taken;
+            if (id.isPresent()) {
+              taken = id.getAsLong();
+            } else {
+              empty.incrementAndGet();
+              taken = source.next();
+            }
+            // Counted once taken: in `ids[n++] = source.next()` the index moves before next() can throw.
+            ids[n++] = taken;
+          }
+        } finally {
+          if (n > 0) {
+            recorder.served(source.sequence(), asked, ids, n);
+          }
+        }
+        return n;
+      }
+    }
+  }
+
+  /**
+   * A strict client's stub caller: takes IDs of the strict sequences through a client stub, a few at a time
+   * ({@link #take}, each way in turn drawn), paced as one strict caller, and replaces the stub with a new one
+   * every {@value #STRICT_STUB_LIFE_SECONDS} s (closing the old one abandons nothing: a strict source holds no
+   * ID; a request of it in flight is cancelled, as at any close).
+   */
+  private void runStrictStub(Random random) throws InterruptedException {
+    long perCaller = Math.max(1, rate / STRICT_CALLERS);
+    long startNanos = System.nanoTime();
+    long batches = 0;
+    Set<String> exhausted = new HashSet<>();
+    while (running() && batches < MAX_STRICT_CALLS_PER_CALLER && exhausted.size() < sequences.size()) {
+      IdGenClientBuilder builder = IdGenClient.builder()
+          .name("chaos-strict-stub-" + id)
+          .callDeadline(Duration.ofMillis(STRICT_DEADLINE_MILLIS))
+          .waitDeadline(Duration.ofMillis(STRICT_DEADLINE_MILLIS))
+          // A source's first request (made when it is created, its IDs dropped once the range says strict)
+          // no larger than a strict call: what a client kill may cut stays within clientBound.
+          .minLeaseSize(1)
+          .maxLeaseSize(STRICT_MAX_COUNT)
+          .retryBackoff(Duration.ofMillis(20), Duration.ofMillis(500));
+      recorded.forEach(builder::channel);
+      IdGenClient stub = builder.build();
+      strictStub = stub;
+      try {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(STRICT_STUB_LIFE_SECONDS);
+        while (running() && System.nanoTime() < until && exhausted.size() < sequences.size()) {
+          String sequence = sequences.get(random.nextInt(sequences.size()));
+          if (exhausted.contains(sequence)) {
+            continue;
+          }
+          int count = random.nextInt(10) < 7 ? 1 : 2 + random.nextInt(STRICT_MAX_COUNT - 1);
+          try {
+            take(stub.sequence(sequence), count, random.nextInt(3), recorder, tries, emptyTries);
+          } catch (IdGenClientException e) {
+            switch (e.reason()) {
+              case EXHAUSTED -> exhausted.add(sequence);
+              case CLOSED -> {
+                return;
+              }
+              default -> Thread.sleep(20 + random.nextInt(30));
+            }
+          }
+          batches++;
+          pace(batches, startNanos, perCaller);
+        }
+      } finally {
+        stub.close();
+      }
     }
   }
 

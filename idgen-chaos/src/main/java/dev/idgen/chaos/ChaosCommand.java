@@ -89,8 +89,8 @@ public final class ChaosCommand implements Callable<Integer> {
 
   @Option(names = "--faults", split = ",", paramLabel = "KIND",
       description = "the fault kinds to inject, comma-separated, from: server-kill, cassandra-pause, client-kill, "
-          + "advance-burst, server-restart, rolling-restart, cassandra-kill, owner-kill; and on a netns topology "
-          + "also dc-partition, dc-oneway, server-isolate, replica-one, replica-two, owner-isolate (default: every "
+          + "advance-burst, server-restart, rolling-restart, cassandra-kill, owner-kill, fresh-advance; and on a "
+          + "netns topology also dc-partition, dc-oneway, server-isolate, replica-one, replica-two, owner-isolate (default: every "
           + "kind the topology allows but rolling-restart; the owner kinds only with strict clients). A run of "
           + "server-restart and rolling-restart only must lose no ID: the checker fails it if lost > 0")
   List<String> faults;
@@ -110,6 +110,13 @@ public final class ChaosCommand implements Callable<Integer> {
       description = "the servers' idgen.strict.owner-lease, e.g. 4s (default: theirs, 10 s): how long a strict "
           + "sequence is unavailable after its owner dies")
   Duration strictOwnerLease;
+
+  @Option(names = "--unload-idle-after", converter = DurationConverter.class, defaultValue = "2s",
+      description = "the servers' idgen.allocator.unload-idle-after (theirs: 1h): sequences idle this long on a "
+          + "server are unloaded (a fresh-advance sequence between its calls; a strict sequence on a server that "
+          + "only forwards it, unless forwarding counts as use) and loaded again at their next call; 0s: never "
+          + "(default: ${DEFAULT-VALUE})")
+  Duration unloadIdleAfter;
 
   public static void main(String[] args) {
     System.exit(new CommandLine(new ChaosCommand()).execute(args));
@@ -183,7 +190,7 @@ public final class ChaosCommand implements Callable<Integer> {
     Path dir = out.toAbsolutePath().normalize();
     new ChaosRun(new ChaosRun.Settings(duration, s, servers, clients, dir, useRunningCassandra,
         jar.toAbsolutePath(), root, rate, int32Space, kinds, maxHold, callScale, strictClients, strictRate,
-        strictOwnerLease), cassandra, launcher).run();
+        strictOwnerLease, unloadIdleAfter), cassandra, launcher).run();
     return Checker.check(dir, System.out);
   }
 

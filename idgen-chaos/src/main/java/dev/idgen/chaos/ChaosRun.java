@@ -13,7 +13,9 @@ import dev.idgen.client.IdSourceStats;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -42,6 +44,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -77,7 +81,16 @@ import java.util.stream.Stream;
  *       kill, but on a thread of its own: the fault thread goes on meanwhile (a server's start takes tens of
  *       seconds on a busy machine), and waits for the restart only before a fault that starts, stops, kills or
  *       cuts a server, and at the end. Its window runs from the kill to the restarted server's SERVING.
+ *   <li>{@code fresh-advance}: an {@code AdvanceSequence} right after a sequence is created, while a server of
+ *       each datacenter loads it and makes its first refill, at a floor inside the first DC block; in two
+ *       episodes of three the loaders are frozen (SIGSTOP) as soon as the global cursor shows a datacenter's
+ *       first take, until both pools show the floor; then runtimes loaded after the advance (other servers, servers that unloaded it
+ *       as idle, servers restarted later) allocate from it ({@link FreshAdvance}). The pool rows are read
+ *       meanwhile, over CQL, for the evidence of the race ({@code fresh} lines).
  * </ul>
+ * The servers run with a short {@code idgen.allocator.unload-idle-after} ({@link Settings#unloadIdleAfter()},
+ * 2 s by default), so that sequences idle on a server (a fresh one between calls; a strict one on a server
+ * that only forwards it, unless forwarding counts as use) are unloaded and loaded again under the faults.
  * Runs with strict clients ({@link Settings#strictClients()}, 0: none) also create {@link #STRICT}
  * ({@code ORDERING_STRICT}, home datacenter dc1), on which strict clients make 1-ID calls and small batches of
  * raw {@code Allocate} on random servers, each call recorded whole ({@link ChaosClient.Kind#STRICT}); a
@@ -140,21 +153,26 @@ final class ChaosRun {
   /** What a run is told; {@code maxHold} bounds how long a network, replica or Cassandra-kill fault holds. */
   record Settings(Duration duration, long seed, int servers, int clients, Path out, boolean useRunningCassandra,
       Path serverJar, Path repoRoot, long rate, long int32Space, List<String> faultKinds, Duration maxHold,
-      int callScale, int strictClients, long strictRate, Duration strictOwnerLease) {
+      int callScale, int strictClients, long strictRate, Duration strictOwnerLease, Duration unloadIdleAfter) {
 
     /** As before fault kinds could be chosen: the kinds every cluster allows ({@link #DEFAULT_FAULTS}). */
     Settings(Duration duration, long seed, int servers, int clients, Path out, boolean useRunningCassandra,
         Path serverJar, Path repoRoot, long rate, long int32Space) {
       this(duration, seed, servers, clients, out, useRunningCassandra, serverJar, repoRoot, rate, int32Space,
-          DEFAULT_FAULTS, DEFAULT_MAX_HOLD, 1, DEFAULT_STRICT_CLIENTS, DEFAULT_STRICT_RATE, null);
+          DEFAULT_FAULTS, DEFAULT_MAX_HOLD, 1, DEFAULT_STRICT_CLIENTS, DEFAULT_STRICT_RATE, null,
+          DEFAULT_UNLOAD_IDLE_AFTER);
     }
 
     /**
      * {@code strictClients} strict clients (0: no strict sequence, and no owner faults), each at most
      * {@code strictRate} calls a second; {@code strictOwnerLease} the servers' {@code idgen.strict.owner-lease}
-     * (null: their default, {@value #DEFAULT_OWNER_LEASE_MILLIS} ms).
+     * (null: their default, {@value #DEFAULT_OWNER_LEASE_MILLIS} ms); {@code unloadIdleAfter} the servers'
+     * {@code idgen.allocator.unload-idle-after} (zero: never).
      */
     Settings {
+      if (unloadIdleAfter == null || unloadIdleAfter.isNegative()) {
+        throw new IllegalArgumentException("unload idle after " + unloadIdleAfter + " (expected: >= 0)");
+      }
       if (strictClients < 0 || strictRate < 1) {
         throw new IllegalArgumentException("strict clients " + strictClients + ", strict rate " + strictRate
             + " (expected: >= 0 and >= 1)");
@@ -181,12 +199,15 @@ final class ChaosRun {
   /** Every fault kind. */
   static final List<String> KINDS = List.of("server-kill", "cassandra-pause", "client-kill", "advance-burst",
       "server-restart", "rolling-restart", "dc-partition", "dc-oneway", "server-isolate", "replica-one",
-      "replica-two", "cassandra-kill", "owner-kill", "owner-isolate");
+      "replica-two", "cassandra-kill", "owner-kill", "owner-isolate", "fresh-advance");
   /** Kinds aimed at the owner of a strict sequence: only in runs with one (strict clients > 0). */
   static final Set<String> OWNER_KINDS = Set.of("owner-kill", "owner-isolate");
-  /** Kinds that start, stop, kill or cut a server: they wait first for an owner kill's restart under way. */
+  /**
+   * Kinds that start, stop, kill, freeze or cut a server, or need every server up (fresh-advance: its loaders
+   * and its advance): they wait first for an owner kill's restart under way.
+   */
   private static final Set<String> SERVER_KINDS = Set.of("server-kill", "server-restart", "rolling-restart",
-      "server-isolate", "owner-kill", "owner-isolate");
+      "server-isolate", "owner-kill", "owner-isolate", "fresh-advance");
   static final int DEFAULT_STRICT_CLIENTS = 2;
   static final long DEFAULT_STRICT_RATE = 400;
   /** The servers' default {@code idgen.strict.owner-lease}. */
@@ -214,12 +235,17 @@ final class ChaosRun {
       Map.entry("server-restart", 1), Map.entry("rolling-restart", 1), Map.entry("dc-partition", 4),
       Map.entry("dc-oneway", 2), Map.entry("server-isolate", 2), Map.entry("replica-one", 2),
       Map.entry("replica-two", 2), Map.entry("cassandra-kill", 4), Map.entry("owner-kill", 2),
-      Map.entry("owner-isolate", 2));
+      Map.entry("owner-isolate", 2), Map.entry("fresh-advance", 3));
   /** Planned stops: in a run of only these the restarts must lose nothing ({@code restart_lost} = 0). */
   static final Set<String> GRACEFUL = Set.of("server-restart", "rolling-restart");
   /** How long a graceful stop may take (SIGTERM to exit) before the server is killed and the run fails. */
   static final Duration STOP_TIMEOUT = Duration.ofSeconds(60);
   static final Duration DEFAULT_MAX_HOLD = Duration.ofSeconds(20);
+  /**
+   * The servers' {@code idgen.allocator.unload-idle-after} (theirs: 1 h): short, so that their idle sweep
+   * (every second at this setting) unloads sequences under the faults.
+   */
+  static final Duration DEFAULT_UNLOAD_IDLE_AFTER = Duration.ofSeconds(2);
   /** How long clients may run beyond the run's duration if the first round is not over (then they are stopped). */
   private static final Duration CLIENT_GRACE = Duration.ofMinutes(30);
   private static final long MIN_HOLD_MILLIS = 3_000;
@@ -278,7 +304,8 @@ final class ChaosRun {
   private final CassandraCluster launcher;
   private final List<ServerNode> servers = new ArrayList<>();
   private final List<ChaosClient> clients = new CopyOnWriteArrayList<>();
-  private final List<SequenceSpec> sequences = new ArrayList<>();
+  /** Written by the main and fault threads (fresh-advance adds its sequences); read at the end too. */
+  private final List<SequenceSpec> sequences = new CopyOnWriteArrayList<>();
   private final String keyspace;
   private RunLog log;
   private int nextClientId;
@@ -290,6 +317,10 @@ final class ChaosRun {
     return t;
   });
   private final List<Future<?>> bursts = new ArrayList<>();
+  /** The fresh-advance episodes' calls and prober (null until the first); the fault thread makes it. */
+  private volatile FreshAdvance fresh;
+  /** Reads the pool rows for the fresh-advance episodes; opened at the first. */
+  private PoolWatch poolWatch;
   /** Owner kills' restarts run here, beside the fault thread ({@link #awaitRestarts}). */
   private final ExecutorService restarts = Executors.newSingleThreadExecutor(r -> {
     Thread t = new Thread(r, "chaos-restart");
@@ -378,6 +409,18 @@ final class ChaosRun {
         }
         network.ifPresent(ChaosNetwork::healAll);
         cassandra.resumeAll();
+        FreshAdvance f = fresh;
+        if (f != null) {
+          try {
+            f.close();
+          } catch (InterruptedException e) {
+            f.thawAll(); // what matters here: no server left frozen; the rest is stopped below
+            Thread.currentThread().interrupt();
+          }
+        }
+        if (poolWatch != null) {
+          poolWatch.close();
+        }
         for (ChaosClient c : clients) {
           c.kill();
         }
@@ -422,6 +465,10 @@ final class ChaosRun {
 
   /** The shutdown hook: never leave a node frozen or a server running. */
   private void emergencyStop() {
+    FreshAdvance f = fresh;
+    if (f != null) {
+      f.thawAll(); // a frozen server would not die of SIGTERM
+    }
     advancePool.shutdownNow();
     restarts.shutdownNow();
     monitorStopped = true;
@@ -482,6 +529,7 @@ final class ChaosRun {
           "idgen.cassandra.replication.dc1=" + cassandra.replication("dc1"),
           "idgen.cassandra.replication.dc2=" + cassandra.replication("dc2"),
           "idgen.cassandra.floor-refresh=500ms",
+          "idgen.allocator.unload-idle-after=" + settings.unloadIdleAfter().toMillis() + "ms",
           // Advances wait this (+ a margin) after every live server confirmed; stubs drop leases this old.
           "idgen.advance.client-lease-lifetime=" + CLIENT_LEASE_LIFETIME,
           // Each server's metrics endpoint on a port of its own, kept across restarts.
@@ -492,6 +540,7 @@ final class ChaosRun {
       }
       ServerNode node = new ServerNode("server-" + i, dc, host, exec, freePort(), jar, dir, serverSettings);
       servers.add(node);
+      log.line("server", node.name(), i, node.target(), dc);
       startServer(node);
       say("started " + node);
     }
@@ -546,10 +595,14 @@ final class ChaosRun {
     }
   }
 
-  /** The per-server sequences (stubs and raw callers) or the strict ones (strict clients). */
+  /**
+   * The per-server sequences (stubs and raw callers) or the strict ones (strict clients); not the fresh-advance
+   * episodes' sequences, which only their own calls use.
+   */
   private List<SequenceSpec> sequencesOf(ChaosClient.Kind kind) {
     boolean strict = kind == ChaosClient.Kind.STRICT;
-    return sequences.stream().filter(s -> s.strict() == strict).toList();
+    return sequences.stream().filter(s -> s.strict() == strict && !s.name().startsWith(FreshAdvance.PREFIX))
+        .toList();
   }
 
   private void startClient(ChaosClient.Kind kind) {
@@ -746,6 +799,7 @@ final class ChaosRun {
         case "replica-one" -> replicas(1, withBurst);
         case "replica-two" -> replicas(2, withBurst);
         case "cassandra-kill" -> killCassandra(withBurst);
+        case "fresh-advance" -> freshAdvance();
         default -> advanceBurst();
       }
       faults++;
@@ -782,7 +836,7 @@ final class ChaosRun {
     return switch (kind) {
       case STUB -> sequencesOf(kind).size() * ChaosClient.stubMaxLease(settings.callScale());
       case RAW -> ChaosClient.rawMaxCount(settings.callScale());
-      case STRICT -> (long) ChaosClient.STRICT_CALLERS * ChaosClient.STRICT_MAX_COUNT;
+      case STRICT -> (long) (ChaosClient.STRICT_CALLERS + 1) * ChaosClient.STRICT_MAX_COUNT; // + its stub
     };
   }
 
@@ -1139,6 +1193,84 @@ final class ChaosRun {
     log.window(Integer.toString(faultNo), "client-kill", at, at, victim.toString());
   }
 
+  /**
+   * A fresh-advance episode ({@link FreshAdvance}), drawn here from the seed: the creating server, one loader
+   * per datacenter with its count, whether they are frozen at the first global take (two in three), when the
+   * advance starts (0–30 ms after the freeze, or 0–100 ms after the loaders), its floor inside the first DC
+   * block and its server (not a loader). Its lost bound: what a kill of each frozen server may lose (a freeze can cost an owner its lease),
+   * and per server a node block and a DC block of the new sequence.
+   */
+  private void freshAdvance() throws Exception {
+    FreshAdvance episodes = fresh();
+    String name = FreshAdvance.PREFIX + faultNo;
+    List<Integer> loaders = new ArrayList<>();
+    List<Long> counts = new ArrayList<>();
+    for (String dc : ChaosCassandra.DATACENTERS) {
+      List<Integer> slots = new ArrayList<>();
+      for (int i = 0; i < servers.size(); i++) {
+        if (servers.get(i).datacenter().equals(dc)) {
+          slots.add(i);
+        }
+      }
+      loaders.add(slots.get(random.nextInt(slots.size())));
+      counts.add(1L + random.nextInt(10));
+    }
+    boolean pause = random.nextInt(3) != 0;
+    long advanceAfter = random.nextInt(pause ? 30 : 100);
+    long floorOffset = FreshAdvance.MIN_FLOOR_OFFSET
+        + random.nextInt((int) (FreshAdvance.MAX_FLOOR_OFFSET - FreshAdvance.MIN_FLOOR_OFFSET));
+    List<Integer> others = new ArrayList<>();
+    for (int i = 0; i < servers.size(); i++) {
+      if (!loaders.contains(i)) {
+        others.add(i);
+      }
+    }
+    int advancer = others.get(random.nextInt(others.size()));
+    int creator = random.nextInt(servers.size());
+    FreshAdvance.Plan plan = new FreshAdvance.Plan(name, creator, loaders, counts, pause, advanceAfter,
+        floorOffset, advancer);
+    long bound = (pause ? loaders.size() * (blocksPerServer() + callsInFlightBound()) : 0)
+        + servers.size() * (FreshAdvance.NODE_BLOCK + FreshAdvance.DC_BLOCK);
+    String loaderNames = loaders.stream().map(i -> servers.get(i).name()).toList().toString().replace(" ", "");
+    String detail = name + " loaders=" + loaderNames + " advance-on=" + servers.get(advancer).name()
+        + " advance-after-ms=" + advanceAfter + " floor-offset=" + floorOffset
+        + (pause ? " freeze-at-first-take" : "");
+    long at = clock.millis();
+    log.fault(at, "fresh-advance", bound, detail);
+    say("fresh-advance " + detail);
+    String outcome = name;
+    try {
+      outcome = episodes.run(plan, new FreshAdvance.Hooks() {
+        @Override
+        public void created(SequenceSpec spec) {
+          sequences.add(spec);
+          log.sequence(spec);
+        }
+
+        @Override
+        public void advanceFailed(String sequence, long floor) {
+          unfinishedFloors.merge(sequence, floor, Math::max);
+        }
+      });
+      say("fresh-advance: " + outcome);
+    } finally {
+      log.window(Integer.toString(faultNo), "fresh-advance", at, clock.millis(), outcome);
+    }
+    episodes.startProber();
+  }
+
+  /** The fresh-advance episodes' helper, made at the first (its record file is a client's). */
+  private FreshAdvance fresh() {
+    FreshAdvance f = fresh;
+    if (f == null) {
+      poolWatch = new PoolWatch(cassandra, keyspace);
+      f = new FreshAdvance(nextClientId++, settings.out(), log, clock, servers, poolWatch,
+          settings.unloadIdleAfter(), advancePool, settings.seed() * 13 + 5);
+      fresh = f;
+    }
+    return f;
+  }
+
   /** An advance burst as drawn from the seed: the sequence, the calls' floors above the cursor, their servers. */
   private record Burst(SequenceSpec seq, ServerNode asked, long offset, long[] extra, ServerNode[] targets,
       String during, String faultSeq) {}
@@ -1247,10 +1379,14 @@ final class ChaosRun {
     return lastCursor.getOrDefault(seq.name(), seq.start());
   }
 
-  /** A stub's own counters, per sequence, when it ends (killed or stopped). */
+  /** A stub's own counters, per sequence, and its caller's tryNext() counts, when it ends (killed or stopped). */
   private void logStubStats(ChaosClient c) {
     for (IdSourceStats st : c.stubStats()) {
       log.line("stub", "client-" + c.id(), st.sequence(), st.idsServed(), st.idsExpired());
+    }
+    long[] tries = c.tryStats();
+    if (c.kind() != ChaosClient.Kind.RAW) {
+      log.line("stub-try", "client-" + c.id(), tries[0], tries[1]);
     }
   }
 
@@ -1275,6 +1411,10 @@ final class ChaosRun {
     }
     say("stopping the clients");
     stopOwnerMonitor();
+    FreshAdvance f = fresh;
+    if (f != null) {
+      f.close(); // its prober's calls finish and are recorded first
+    }
     for (ChaosClient c : clients) {
       c.stop();
       logStubStats(c);
@@ -1296,9 +1436,37 @@ final class ChaosRun {
     for (ServerNode node : servers) {
       report(node, "end");
     }
+    logUnloads();
     log.line("faults-injected", faults);
     log.line("end", clock.millis());
   }
+
+  /** What the servers unloaded as idle, from every incarnation's log: an {@code unloads} line. */
+  private void logUnloads() {
+    long lines = 0;
+    long unloaded = 0;
+    try (Stream<Path> logs = Files.list(settings.out().resolve("servers"))) {
+      for (Path p : logs.filter(p -> p.getFileName().toString().matches("server-\\d+-\\d+\\.log")).toList()) {
+        try (Stream<String> text = Files.lines(p, StandardCharsets.ISO_8859_1)) {
+          for (String line : (Iterable<String>) text::iterator) {
+            Matcher m = UNLOADED.matcher(line);
+            if (m.find()) {
+              lines++;
+              unloaded += Long.parseLong(m.group(1));
+            }
+          }
+        }
+      }
+    } catch (IOException | UncheckedIOException e) {
+      say("could not read the servers' logs for their idle unloads: " + e);
+      lines = -1;
+      unloaded = -1;
+    }
+    log.line("unloads", settings.unloadIdleAfter().toMillis(), lines, unloaded);
+  }
+
+  /** The line a server logs after an idle sweep that unloaded something (Allocator). */
+  private static final Pattern UNLOADED = Pattern.compile("unloaded (\\d+) sequence\\(s\\) idle for");
 
   /**
    * Logs what a server says it holds in memory (GetSequence), has counted as lost, and its compare-and-set

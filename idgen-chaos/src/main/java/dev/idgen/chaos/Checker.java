@@ -1,5 +1,6 @@
 package dev.idgen.chaos;
 
+import dev.idgen.api.v1.Ordering;
 import dev.idgen.chaos.RunLog.Advance;
 import dev.idgen.chaos.RunLog.Contents;
 import dev.idgen.chaos.RunLog.FinalStripe;
@@ -58,6 +59,15 @@ import picocli.CommandLine.Parameters;
  *       {@code ORDERING_STRICT} (0, printed when not). The line before the verdict, {@code strict: …}, says how
  *       many calls were made and judged, how many failed and why ({@code OWNER_UNAVAILABLE} …), the longest
  *       stretch without a successful strict call, and the owner take-overs the run saw;
+ *   <li>{@code wrong_stamps} (runs that recorded the ranges' stamps): ranges of a strict sequence not stamped
+ *       {@code ORDERING_STRICT}, and ranges of a per-server sequence stamped so, over every client: stubs, raw
+ *       callers, strict clients and the fresh-advance calls (0). A strict client's stub batches are held to the
+ *       strict order as its raw calls are (asked for before, handed out after their calls);
+ *   <li>the cases the fault kinds are there to provoke, counted (not verdicts: what the verdicts above were
+ *       judged on): {@code fresh-advance} episodes and what the pool rows showed ({@code case1}: a refill taken
+ *       before the advance appended after the trim had created the row at the floor), the IDs of their
+ *       sequences judged against their floors and {@code below_floor} among them; for strict sequences, the
+ *       strict calls answered through a forwarder and the servers' idle unloads;
  *   <li>{@code failed_stops}: planned stops (SIGTERM) after which the server did not exit in time and was
  *       killed (0). With {@code restarts} (planned stops) and {@code returned} (IDs the stopped servers
  *       logged as given back to the store), printed when the run had planned restarts.
@@ -81,7 +91,7 @@ public final class Checker implements Callable<Integer> {
       long unleased, long badCalls, long lost, long lostBound, long reported, long faults, long advances,
       long advancesOk, long advancesDuringPause, long advancesDuringKill, long stubJudged, Map<String, Long> cas,
       String seed, boolean complete, boolean restartsOnly, long restarts, long failedStops, long returned,
-      long restartLost, List<FaultTable.Row> byKind, Strict strict) {
+      long restartLost, List<FaultTable.Row> byKind, Strict strict, long stamped, long wrongStamps, Cases cases) {
 
     /** The row of fault kind {@code kind} in {@link #byKind()}, if any was applied. */
     public Optional<FaultTable.Row> kind(String kind) {
@@ -97,12 +107,13 @@ public final class Checker implements Callable<Integer> {
     public boolean ok() {
       return complete && duplicates == 0 && outOfBounds == 0 && belowFloor == 0 && unleased == 0
           && badCalls == 0 && failedStops == 0 && lost <= lostBound && lost >= 0
-          && (!restartsOnly || restartLost == 0) && strict.ok();
+          && (!restartsOnly || restartLost == 0) && strict.ok() && wrongStamps == 0;
     }
 
     public String line() {
       return "checked ids=" + ids + " duplicates=" + duplicates + " out_of_bounds=" + outOfBounds
           + " below_floor=" + belowFloor + " unleased=" + unleased + " bad_calls=" + badCalls
+          + (stamped > 0 ? " wrong_stamps=" + wrongStamps : "")
           + (strict.sequences() > 0 ? " order_violations=" + strict.violations()
               + (strict.unmarked() != 0 ? " unmarked=" + strict.unmarked() : "") : "")
           + " lost=" + lost + " lost_bound=" + lostBound + " reported=" + reported + " faults=" + faults
@@ -129,6 +140,19 @@ public final class Checker implements Callable<Integer> {
   }
 
   /**
+   * What the fault kinds provoked, counted from the records (not verdicts). {@code fresh…}: fresh-advance
+   * episodes, those whose advance returned OK, the datacenter pools where the race was seen ({@code case1}),
+   * the loaders' first calls in flight when their advance started, the episodes with frozen loaders, the IDs of
+   * fresh sequences in calls started after their advance returned OK (judged against the floor) and how many of
+   * them were at or below it; {@code forwarded…}: strict calls answered through a server that did not own the
+   * sequence (by the owner lines), and their ranges not stamped strict; {@code idleUnloads}: sequences the
+   * servers' logs say they unloaded as idle (-1: not recorded).
+   */
+  public record Cases(long freshEpisodes, long freshOk, long freshCase1, long freshInFlight, long freshFrozen,
+      long freshJudgedIds, long freshBelowFloor, long forwardedCalls, long forwardedUnmarked, long idleUnloads,
+      long stubTries, long stubEmptyTries) {}
+
+  /**
    * The strict sequences' calls: {@code calls} recorded whole (every outcome), {@code succeeded} of them OK,
    * {@code judged} those that handed out IDs (held to the order), {@code ids} their IDs; {@code violations}
    * calls out of order ({@link StrictOrder}), {@code unmarked} ranges not marked {@code ORDERING_STRICT};
@@ -139,8 +163,8 @@ public final class Checker implements Callable<Integer> {
    */
   public record Strict(int sequences, long calls, long succeeded, long judged, long ids, long violations, long unmarked,
       Map<String, Long> failures, long longestGapNanos, long gapFromNanos, long takeovers, long firstEpoch,
-      long lastEpoch) {
-    static final Strict NONE = new Strict(0, 0, 0, 0, 0, 0, 0, Map.of(), 0, 0, 0, -1, -1);
+      long lastEpoch, long stubBatches) {
+    static final Strict NONE = new Strict(0, 0, 0, 0, 0, 0, 0, Map.of(), 0, 0, 0, -1, -1, 0);
 
     /** No call out of order, no range unmarked. */
     public boolean ok() {
@@ -156,7 +180,8 @@ public final class Checker implements Callable<Integer> {
     public String line() {
       return "strict: sequences=" + sequences + " calls=" + calls + " ok=" + succeeded + " failed="
           + (calls - succeeded)
-          + " owner_unavailable=" + ownerUnavailable() + " judged=" + judged + " ids=" + ids
+          + " owner_unavailable=" + ownerUnavailable() + " judged=" + judged
+          + (stubBatches > 0 ? " stub_batches=" + stubBatches : "") + " ids=" + ids
           + " order_violations=" + violations + " unmarked=" + unmarked
           + String.format(Locale.ROOT, " max_unavailable_s=%.3f (from %.3fs)", longestGapNanos / 1e9,
               gapFromNanos / 1e9)
@@ -197,6 +222,8 @@ public final class Checker implements Callable<Integer> {
     long servedIds;
     /** Strict clients' calls that handed out IDs (held to the order if the sequence is strict). */
     final List<StrictOrder.Call> calls = new ArrayList<>();
+    /** A strict sequence's stub batches, as calls: asked for, handed out (held to the order with the calls). */
+    final List<StrictOrder.Call> stubBatches = new ArrayList<>();
     /** The ends of their successful calls. */
     final List<Long> okEnds = new ArrayList<>();
     long wholeCalls;
@@ -271,6 +298,13 @@ public final class Checker implements Callable<Integer> {
     }
     long ids = 0;
     long served = 0;
+    long stamped = 0;
+    long wrongStamps = 0;
+    long forwardedCalls = 0;
+    long forwardedUnmarked = 0;
+    Map<Integer, String> targets = new HashMap<>();
+    run.servers().forEach(sl -> targets.put(sl.slot(), sl.target()));
+    Owners owners = new Owners(run.owners());
     long outOfBounds = 0;
     long badCalls = 0;
     long failedOutstanding = 0;
@@ -300,11 +334,21 @@ public final class Checker implements Callable<Integer> {
           String name = in.readUTF();
           PerSequence seq = sequences.get(name);
           switch (tag) {
-            case Recorder.RANGE, Recorder.SERVER_RANGE -> {
-              int server = tag == Recorder.SERVER_RANGE ? in.readUnsignedByte() : -1;
+            case Recorder.RANGE, Recorder.SERVER_RANGE, Recorder.STAMPED_RANGE -> {
+              int server = tag == Recorder.RANGE ? -1 : in.readUnsignedByte();
               // The call's start decides "after an advance"; the time the range was read is for people.
               Range r = new Range(client, server, in.readLong(), in.readLong(), in.readLong(), in.readLong(),
                   in.readLong());
+              if (tag == Recorder.STAMPED_RANGE) {
+                int ordering = in.readUnsignedByte();
+                stamped++;
+                if (seq != null && (seq.spec.strict() ? ordering != Ordering.ORDERING_STRICT_VALUE
+                    : ordering == Ordering.ORDERING_STRICT_VALUE)) {
+                  wrongStamps++;
+                  note(evidence, "wrong_stamps", name + " (" + (seq.spec.strict() ? "strict" : "per-server")
+                      + ") stamped " + Ordering.forNumber(ordering) + ": " + r.describe());
+                }
+              }
               ids += r.count();
               table.received(r.receivedNanos(), r.count());
               if (seq == null) {
@@ -328,6 +372,9 @@ public final class Checker implements Callable<Integer> {
               long asked = in.readLong();
               long handed = in.readLong();
               int runs = in.readInt();
+              long min = Long.MAX_VALUE;
+              long max = Long.MIN_VALUE;
+              long count = 0;
               for (int i = 0; i < runs; i++) {
                 Run r = new Run(client, asked, handed, in.readLong(), in.readLong(), in.readLong());
                 served += r.count();
@@ -335,6 +382,17 @@ public final class Checker implements Callable<Integer> {
                   seq.served.add(r);
                   seq.servedIds += r.count();
                 }
+                long last = lastId(r.first(), r.count(), r.stride());
+                if (r.count() >= 1 && r.stride() >= 1 && last != Long.MIN_VALUE) {
+                  min = Math.min(min, r.first());
+                  max = Math.max(max, last);
+                  count += r.count();
+                }
+              }
+              if (seq != null && seq.spec.strict() && count > 0) {
+                // Asked for before its calls started, handed out after they ended: held to the order as a call.
+                seq.stubBatches.add(new StrictOrder.Call(client, StrictOrder.STUB, asked, handed, min, max, count,
+                    "OK"));
               }
             }
             case Recorder.SERVED_IDS -> { // the format before batches: IDs one by one, no time
@@ -377,6 +435,12 @@ public final class Checker implements Callable<Integer> {
               if (seq != null) {
                 seq.wholeCalls++;
                 seq.unmarked += unmarked;
+                String owner = owners.ownerAt(name, TimeUnit.NANOSECONDS.toMillis(start));
+                String target = targets.get(server);
+                if (owner != null && target != null && !owner.equals(target)) {
+                  forwardedCalls++;
+                  forwardedUnmarked += unmarked;
+                }
                 boolean ok = outcome.equals("OK");
                 table.strictCall(end, ok);
                 if (ok) {
@@ -404,6 +468,8 @@ public final class Checker implements Callable<Integer> {
     long stubJudged = 0;
     long stubSoonAfter = 0;
     long stubStraddling = 0;
+    long freshJudged = 0;
+    long freshBelow = 0;
     for (PerSequence seq : sequences.values()) {
       SequenceSpec spec = seq.spec;
       int n = spec.stripes();
@@ -480,9 +546,14 @@ public final class Checker implements Callable<Integer> {
       // call started, or before a stub was asked for a batch.
       Floors floors = new Floors(run.advances().stream()
           .filter(a -> a.ok() && a.name().equals(spec.name())).toList());
+      boolean isFresh = spec.name().startsWith(FreshAdvance.PREFIX);
       for (Range r : seq.ranges) {
         int i = floors.before(r.callStartNanos());
         long below = i < 0 ? 0 : idsAtOrBelow(r.first(), r.count(), r.stride(), floors.maxFloor[i]);
+        if (isFresh && i >= 0) {
+          freshJudged += r.count();
+          freshBelow += below;
+        }
         if (below > 0) {
           belowFloor += below;
           note(evidence, "below_floor", spec.name() + ": " + below + " IDs of " + r.describe()
@@ -736,13 +807,16 @@ public final class Checker implements Callable<Integer> {
     List<FaultTable.Row> byKind = table.rows(run);
     FaultTable.print(byKind, out);
     table.printStrict(run, out);
+    Cases cases = cases(run, freshJudged, freshBelow, forwardedCalls, forwardedUnmarked);
+    printCases(run, cases, strict, stamped, wrongStamps, out);
     for (String line : evidence) {
       out.println(line);
     }
     Report report = new Report(ids, served, duplicates, outOfBounds, belowFloor, unleased, badCalls, lost,
         lostBound, reported, run.faults().size(), run.advances().size(), advancesOk,
         advancesDuringPause, advancesDuringKill, stubJudged, Collections.unmodifiableMap(cas), run.seed(), run.ended(),
-        restartsOnly, run.stopped().size(), failedStops, returned, restartLost, List.copyOf(byKind), strict);
+        restartsOnly, run.stopped().size(), failedStops, returned, restartLost, List.copyOf(byKind), strict,
+        stamped, wrongStamps, cases);
     if (lost < 0) {
       out.println("WARNING: lost < 0: more IDs received or held than were ever reserved");
     }
@@ -778,15 +852,19 @@ public final class Checker implements Callable<Integer> {
     long unmarked = 0;
     Map<String, Long> failures = new TreeMap<>();
     long[] longest = {0, 0};
+    long stubBatches = 0;
     for (PerSequence seq : strict) {
-      StrictOrder.Result result = StrictOrder.check(seq.calls, EVIDENCE);
+      List<StrictOrder.Call> judgedCalls = new ArrayList<>(seq.calls);
+      judgedCalls.addAll(seq.stubBatches);
+      stubBatches += seq.stubBatches.size();
+      StrictOrder.Result result = StrictOrder.check(judgedCalls, EVIDENCE);
       for (StrictOrder.Violation v : result.examples()) {
         note(evidence, "order_violations", seq.spec.name() + ": " + v.describe());
       }
       calls += seq.wholeCalls;
       ok += seq.okCalls;
       judged += result.calls();
-      ids += seq.calls.stream().mapToLong(StrictOrder.Call::ids).sum();
+      ids += judgedCalls.stream().mapToLong(StrictOrder.Call::ids).sum();
       violations += result.violations();
       unmarked += seq.unmarked;
       if (seq.unmarked > 0) {
@@ -823,7 +901,105 @@ public final class Checker implements Callable<Integer> {
     }
     return new Strict(strict.size(), calls, ok, judged, ids, violations, unmarked,
         Collections.unmodifiableMap(failures), longest[1] - longest[0], longest[0], takeovers, firstEpoch,
-        lastEpoch);
+        lastEpoch, stubBatches);
+  }
+
+  /** The strict sequences' owners over time, as the run's owner lines show them. */
+  private static final class Owners {
+    private final Map<String, List<RunLog.OwnerSeen>> byName = new HashMap<>();
+
+    Owners(List<RunLog.OwnerSeen> seen) {
+      for (RunLog.OwnerSeen o : seen) {
+        byName.computeIfAbsent(o.name(), k -> new ArrayList<>()).add(o);
+      }
+      byName.values().forEach(l -> l.sort(Comparator.comparingLong(RunLog.OwnerSeen::atMillis)));
+    }
+
+    /** {@code name}'s owner target as last seen at or before {@code millis}; null if none or unknown. */
+    String ownerAt(String name, long millis) {
+      List<RunLog.OwnerSeen> l = byName.get(name);
+      if (l == null) {
+        return null;
+      }
+      String owner = null;
+      for (RunLog.OwnerSeen o : l) { // a few dozen lines per run
+        if (o.atMillis() > millis) {
+          break;
+        }
+        owner = o.target().equals("-") ? null : o.target();
+      }
+      return owner;
+    }
+  }
+
+  private static Cases cases(Contents run, long freshJudged, long freshBelow, long forwardedCalls,
+      long forwardedUnmarked) {
+    long ok = run.fresh().stream().filter(RunLog.FreshRun::ok).count();
+    long case1 = 0;
+    for (RunLog.FreshRun f : run.fresh()) {
+      for (String dc : ChaosCassandra.DATACENTERS) {
+        if ("case1".equals(f.fields().get(dc))) {
+          case1++;
+        }
+      }
+    }
+    long inFlight = run.fresh().stream().mapToLong(f -> f.number("in_flight")).sum();
+    long frozen = run.fresh().stream().filter(f -> f.number("frozen") > 0).count();
+    long tries = run.tries().stream().mapToLong(RunLog.StubTries::tries).sum();
+    long empty = run.tries().stream().mapToLong(RunLog.StubTries::empty).sum();
+    return new Cases(run.fresh().size(), ok, case1, inFlight, frozen, freshJudged, freshBelow, forwardedCalls,
+        forwardedUnmarked, run.unloads().sequences(), tries, empty);
+  }
+
+  /** The lines that say how often each new kind provoked its case, and the stamps' check. */
+  private static void printCases(Contents run, Cases c, Strict strict, long stamped, long wrongStamps,
+      PrintStream out) {
+    if (!run.fresh().isEmpty()) {
+      long[] delays = run.fresh().stream().filter(f -> f.advanceStartedNanos() != Long.MIN_VALUE)
+          .mapToLong(f -> TimeUnit.NANOSECONDS.toMillis(f.advanceStartedNanos() - f.createdNanos())).sorted()
+          .toArray();
+      Map<String, Long> states = new TreeMap<>();
+      long loaders = 0;
+      long[] others = new long[2];
+      long[] idle = new long[2];
+      long frozenMax = 0;
+      for (RunLog.FreshRun f : run.fresh()) {
+        for (String dc : ChaosCassandra.DATACENTERS) {
+          states.merge(f.fields().getOrDefault(dc, "-"), 1L, Long::sum);
+        }
+        loaders += f.number("loaders");
+        others[0] += f.pair("others")[0];
+        others[1] += f.pair("others")[1];
+        idle[0] += f.pair("idle")[0];
+        idle[1] += f.pair("idle")[1];
+        frozenMax = Math.max(frozenMax, f.number("frozen_ms"));
+      }
+      out.printf("fresh-advance: %d episodes, advances ok %d, failed %d; each advance started %s ms after its"
+          + " sequence's creation returned; loaders' first calls in flight when it started: %d of %d; loaders"
+          + " frozen mid-call in %d episodes (at most %d ms); datacenter pools seen: %s%n", c.freshEpisodes(),
+          c.freshOk(), c.freshEpisodes() - c.freshOk(), delays.length == 0 ? "-" : delays[0] + "–"
+              + delays[delays.length - 1] + " (median " + delays[delays.length / 2] + ")",
+          c.freshInFlight(), loaders, c.freshFrozen(), frozenMax, states);
+      Map<String, Long> probes = run.freshProbes();
+      out.printf("fresh-advance: runtimes loaded after the advance: %d calls on servers that had not loaded the"
+          + " sequence (%d ok), %d after its idle unload (%d ok), %d later probes (%d ok), %d of them on servers"
+          + " restarted since the advance (%d ok); IDs in calls started after an advance returned OK: %d,"
+          + " below_floor among them: %d%n", others[0], others[1], idle[0], idle[1],
+          probes.getOrDefault("calls", 0L), probes.getOrDefault("ok", 0L), probes.getOrDefault("restarted", 0L),
+          probes.getOrDefault("restarted_ok", 0L), c.freshJudgedIds(), c.freshBelowFloor());
+      out.printf("case 1 (an advance racing a datacenter's first refill: a block taken from the global cursor"
+          + " before the advance, appended after its trim created the pool row at the floor) seen in the pool"
+          + " rows: %d times%n", c.freshCase1());
+    }
+    if (stamped > 0 || run.unloads().lines() >= 0 || c.forwardedCalls() > 0) {
+      out.printf("case 6 (ranges stamped from the definition): servers' unload-idle-after %s, idle unloads in"
+          + " their logs: %s sequences; strict calls answered through a forwarder: %d (their ranges not stamped"
+          + " strict: %d); strict stub batches judged for order: %d; ranges with their stamp recorded: %d,"
+          + " stamped wrong: %d; stubs' tryNext: %d calls, %d found the source empty%n",
+          run.unloads().idleAfterMillis() < 0 ? "?" : run.unloads().idleAfterMillis() + " ms",
+          c.idleUnloads() < 0 ? "?" : Long.toString(c.idleUnloads()), c.forwardedCalls(), c.forwardedUnmarked(),
+          strict.stubBatches(), stamped, wrongStamps, c.stubTries(), c.stubEmptyTries());
+    }
   }
 
   /** "Soon after an advance returned": within the client lease lifetime and margin the harness sets. */

@@ -16,9 +16,13 @@ import java.util.Arrays;
  *
  * <p>File format ({@code client-*.bin}, {@link DataOutputStream} encoding, big-endian), a sequence of records:
  * <pre>
- *   'T' name:UTF server:u8 callStartNanos:long receivedNanos:long first:long count:long stride:long
+ *   'U' name:UTF server:u8 callStartNanos:long receivedNanos:long first:long count:long stride:long ordering:u8
  *                                                                                            a range received from
- *                                                                                            server slot `server`
+ *                                                                                            server slot `server`, with
+ *                                                                                            the ordering it was stamped
+ *                                                                                            with (IdRange.ordering's
+ *                                                                                            number: 1 per-server, 2 strict)
+ *   'T' the same without the ordering (written by runs before stamps were recorded, and by tests)
  *   'F' name:UTF requested:long received:long code:UTF                                      a call that failed
  *   'B' name:UTF askedNanos:long handedNanos:long runs:int (first:long count:long stride:long) × runs
  *                                                                                            a batch a stub handed out
@@ -54,6 +58,7 @@ import java.util.Arrays;
 final class Recorder implements AutoCloseable {
   static final byte RANGE = 'R';
   static final byte SERVER_RANGE = 'T';
+  static final byte STAMPED_RANGE = 'U';
   static final byte SERVED_IDS = 'S';
   static final byte FAILED_CALL = 'F';
   static final byte BATCH = 'B';
@@ -87,12 +92,26 @@ final class Recorder implements AutoCloseable {
 
   /** {@link #range}, read at {@code received} (tests write records of their own times). */
   void range(String sequence, int server, long callStartNanos, long received, long first, long count, long stride) {
+    writeRange(SERVER_RANGE, sequence, server, callStartNanos, received, first, count, stride, -1);
+  }
+
+  /**
+   * A range received from server slot {@code server} on a call started at {@code callStartNanos}, stamped with
+   * {@code ordering} (the number of its {@code IdRange.ordering}, 0–255), read at {@code received}.
+   */
+  void stampedRange(String sequence, int server, long callStartNanos, long received, long first, long count,
+      long stride, int ordering) {
+    writeRange(STAMPED_RANGE, sequence, server, callStartNanos, received, first, count, stride, ordering);
+  }
+
+  private void writeRange(byte tag, String sequence, int server, long callStartNanos, long received, long first,
+      long count, long stride, int ordering) {
     synchronized (lock) {
       if (closed) {
         return;
       }
       try {
-        out.writeByte(SERVER_RANGE);
+        out.writeByte(tag);
         out.writeUTF(sequence);
         out.writeByte(server);
         out.writeLong(callStartNanos);
@@ -100,6 +119,9 @@ final class Recorder implements AutoCloseable {
         out.writeLong(first);
         out.writeLong(count);
         out.writeLong(stride);
+        if (tag == STAMPED_RANGE) {
+          out.writeByte(ordering);
+        }
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -156,7 +178,11 @@ final class Recorder implements AutoCloseable {
    * before the call that produced it) and handed out now.
    */
   void served(String sequence, long askedNanos, long[] ids, int n) {
-    long handed = clock.nanos();
+    served(sequence, askedNanos, clock.nanos(), ids, n);
+  }
+
+  /** {@link #served}, handed out at {@code handed} (tests write records of their own times). */
+  void served(String sequence, long askedNanos, long handed, long[] ids, int n) {
     long[] runs = runs(ids, n);
     synchronized (lock) {
       if (closed) {

@@ -21,9 +21,10 @@ import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Records every range of every {@code Allocate} call on a channel, as the client receives it, and every call
- * that ends without delivering all it asked for. Client stubs and raw callers both talk through it, so the
- * record is taken at the one place where IDs enter a client, whatever the client then does with them.
+ * Records every range of every {@code Allocate} call on a channel, as the client receives it (with the
+ * {@code ordering} it is stamped with), and every call that ends without delivering all it asked for. Client
+ * stubs and raw callers both talk through it, so the record is taken at the one place where IDs enter a
+ * client, whatever the client then does with them.
  *
  * <p>Each range is stamped with the time its call started: a call started after an {@code AdvanceSequence}
  * returned was necessarily served after it, so its ranges must lie above the floor. (The time a range is
@@ -79,7 +80,10 @@ final class RecordingInterceptor implements ClientInterceptor {
           public void onMessage(RespT message) {
             IdRange range = (IdRange) message;
             received.addAndGet(range.getCount());
-            recorder.range(sequence, server, startNanos, range.getFirst(), range.getCount(), range.getStride());
+            // With its stamp: the checker holds every range of a strict sequence to ORDERING_STRICT, whoever
+            // asked (a stub caches a range that says per-server).
+            recorder.stampedRange(sequence, server, startNanos, recorder.clock().nanos(), range.getFirst(),
+                range.getCount(), range.getStride(), range.getOrderingValue());
             if (wholeCalls) {
               if (n + 3 > ranges.length) {
                 ranges = Arrays.copyOf(ranges, 2 * ranges.length);

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -21,9 +22,11 @@ import java.util.TreeMap;
  *   sequence NAME START MAX STRIPES NODE_BLOCK DC_BLOCK [strict HOME_DC]
  *                                                    "strict": created with ORDERING_STRICT, owned in HOME_DC
  *                                                    (absent: ORDERING_PER_SERVER)
- *   client ID stub|raw|strict                        a client the run started: its record is client-ID.bin
+ *   client ID stub|raw|strict|fresh                  a client the run started: its record is client-ID.bin
  *                                                    (strict: 1-ID calls and small batches of raw Allocate on
- *                                                    the strict sequences, each call recorded whole)
+ *                                                    the strict sequences, each call recorded whole, and a
+ *                                                    stub's batches of them; fresh: the fresh-advance
+ *                                                    episodes' calls)
  *   kinds KIND,KIND…                                 the fault kinds the run chose (absent: runs before the
  *                                                    choice, which had the four first ones)
  *   fault AT_MILLIS KIND LOST_BOUND DETAIL…          KIND: one of ChaosRun.KINDS (a burst's DETAIL says during
@@ -71,6 +74,29 @@ import java.util.TreeMap;
  *                                                    highest epoch of the live servers' answers), logged when
  *                                                    it changed (polled every 500 ms): the owner's gRPC target
  *                                                    and its record's fencing epoch ("-": none)
+ *   server NAME SLOT TARGET DC                       a server slot: its gRPC target (host:port), which the
+ *                                                    strict calls' records name by slot and the owner lines
+ *                                                    by target
+ *   fresh NAME FLOOR ok|failed:CODE CREATED_NANOS ADVANCE_STARTED_NANOS ADVANCE_RETURNED_NANOS KEY=VALUE…
+ *                                                    one fresh-advance episode (FreshAdvance): the sequence,
+ *                                                    the advance's floor and outcome, when the creation
+ *                                                    returned and the advance started and returned (run
+ *                                                    clock; MIN_VALUE: never), then loaders=, in_flight=
+ *                                                    (loaders' first calls in flight when the advance
+ *                                                    started), frozen=, frozen_ms=, dc1= and dc2= (what the
+ *                                                    pool rows showed: case1, trim-created, append-first,
+ *                                                    seen-late, floor, no-floor, absent, unread), reads=,
+ *                                                    unread=, others=CALLS/OK (after the advance, on servers
+ *                                                    that had not loaded it), idle=CALLS/OK (after their idle
+ *                                                    unload)
+ *   fresh-probes KEY=VALUE…                          the prober's calls on the fresh sequences: calls=, ok=,
+ *                                                    restarted= and restarted_ok= (on a server restarted since
+ *                                                    the sequence's advance)
+ *   stub-try CLIENT TRIES EMPTY                      a stub caller's tryNext() calls and those that found the
+ *                                                    source empty (then next() took the ID), when it ended
+ *   unloads IDLE_AFTER_MILLIS LINES SEQUENCES         the servers' idgen.allocator.unload-idle-after (0: never)
+ *                                                    and what their logs say they unloaded as idle: log lines,
+ *                                                    sequences in all (every incarnation's log, at the end)
  *   end DURATION_MILLIS
  * </pre>
  */
@@ -138,12 +164,51 @@ final class RunLog implements AutoCloseable {
   /** A server incarnation's counters at the start of fault {@code seq} (or "end"); see {@code counters}. */
   record Snapshot(String seq, String server, int incarnation, long lost, Map<String, Long> counts) {}
 
+  /** A server slot and its gRPC target. */
+  record ServerSlot(String name, int slot, String target, String datacenter) {}
+
+  /**
+   * One fresh-advance episode: its sequence, floor and advance outcome, run-clock times ({@link Long#MIN_VALUE}:
+   * never), and its {@code KEY=VALUE} fields.
+   */
+  record FreshRun(String name, long floor, String outcome, long createdNanos, long advanceStartedNanos,
+      long advanceReturnedNanos, Map<String, String> fields) {
+    boolean ok() {
+      return outcome.equals("ok");
+    }
+
+    /** A numeric field, 0 if absent. */
+    long number(String key) {
+      String v = fields.get(key);
+      return v == null ? 0 : Long.parseLong(v);
+    }
+
+    /** A {@code CALLS/OK} field as {@code {calls, ok}}, zeros if absent. */
+    long[] pair(String key) {
+      String v = fields.get(key);
+      if (v == null) {
+        return new long[2];
+      }
+      int slash = v.indexOf('/');
+      return new long[] {Long.parseLong(v.substring(0, slash)), Long.parseLong(v.substring(slash + 1))};
+    }
+  }
+
+  /** A stub caller's tryNext() calls and those that found its source empty. */
+  record StubTries(String client, long tries, long empty) {}
+
+  /** The servers' unload-idle-after and the idle unloads their logs show (-1 each: not recorded). */
+  record Unloads(long idleAfterMillis, long lines, long sequences) {
+    static final Unloads NONE = new Unloads(-1, -1, -1);
+  }
+
   /** Everything a run.txt says. */
   record Contents(String seed, List<SequenceSpec> sequences, List<Fault> faults, List<Advance> advances,
       List<FinalStripe> finalStripes, List<FinalHeld> finalHeld, List<Reported> reported,
       List<CasReport> cas, List<StubStats> stubs, List<Integer> clients, List<Down> down, List<String> kinds,
       List<Stopped> stopped, List<Window> windows, List<Snapshot> snapshots, List<OwnerSeen> owners,
-      boolean ended) {
+      boolean ended, List<ServerSlot> servers, List<FreshRun> fresh, Map<String, Long> freshProbes,
+      List<StubTries> tries, Unloads unloads) {
 
     /** Whether the run chose planned restarts only: then nothing may be lost. */
     boolean restartsOnly() {
@@ -237,6 +302,11 @@ final class RunLog implements AutoCloseable {
     List<Window> windows = new ArrayList<>();
     List<Snapshot> snapshots = new ArrayList<>();
     List<OwnerSeen> owners = new ArrayList<>();
+    List<ServerSlot> servers = new ArrayList<>();
+    List<FreshRun> fresh = new ArrayList<>();
+    Map<String, Long> freshProbes = new TreeMap<>();
+    List<StubTries> tries = new ArrayList<>();
+    Unloads unloads = Unloads.NONE;
     boolean ended = false;
     for (String line : Files.readAllLines(dir.resolve(FILE), StandardCharsets.UTF_8)) {
       String[] t = line.split(" ");
@@ -266,12 +336,30 @@ final class RunLog implements AutoCloseable {
             line.split(" ", 6).length == 6 ? line.split(" ", 6)[5] : ""));
         case "counters" -> snapshots.add(new Snapshot(t[1], t[2], Integer.parseInt(t[3]), Long.parseLong(t[4]),
             counts(t, 5)));
+        case "server" -> servers.add(new ServerSlot(t[1], Integer.parseInt(t[2]), t[3], t[4]));
+        case "fresh" -> fresh.add(new FreshRun(t[1], Long.parseLong(t[2]), t[3], Long.parseLong(t[4]),
+            Long.parseLong(t[5]), Long.parseLong(t[6]), fields(t, 7)));
+        case "fresh-probes" -> fields(t, 1).forEach((k, v) -> freshProbes.put(k, Long.parseLong(v)));
+        case "stub-try" -> tries.add(new StubTries(t[1], Long.parseLong(t[2]), Long.parseLong(t[3])));
+        case "unloads" -> unloads = new Unloads(Long.parseLong(t[1]), Long.parseLong(t[2]), Long.parseLong(t[3]));
         case "end" -> ended = true;
         default -> { } // informational lines (e.g. "note"), ignored
       }
     }
     return new Contents(seed, sequences, faults, advances, stripes, held, reported, cas, stubs, clients, down, kinds,
-        stopped, windows, snapshots, owners, ended);
+        stopped, windows, snapshots, owners, ended, servers, fresh, freshProbes, tries, unloads);
+  }
+
+  /** {@code KEY=VALUE} tokens from index {@code from} on, in order. */
+  private static Map<String, String> fields(String[] t, int from) {
+    Map<String, String> fields = new LinkedHashMap<>();
+    for (int i = from; i < t.length; i++) {
+      int eq = t[i].indexOf('=');
+      if (eq > 0) {
+        fields.put(t[i].substring(0, eq), t[i].substring(eq + 1));
+      }
+    }
+    return fields;
   }
 
   /** {@code TIER:OUTCOME=N} tokens from index {@code from} on. */

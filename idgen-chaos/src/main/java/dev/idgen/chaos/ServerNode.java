@@ -267,6 +267,33 @@ final class ServerNode implements AutoCloseable {
     }
   }
 
+  /**
+   * Freezes the process (SIGSTOP), as a long GC pause or a stalled VM would: its sockets stay open, it answers
+   * nothing until {@link #resume}. Returns false if there is no live process to freeze.
+   */
+  boolean pause() throws IOException, InterruptedException {
+    return signal("-STOP");
+  }
+
+  /** Thaws a process {@link #pause} froze (SIGCONT); harmless on one that runs. */
+  boolean resume() throws IOException, InterruptedException {
+    return signal("-CONT");
+  }
+
+  private boolean signal(String signal) throws IOException, InterruptedException {
+    Process p = process;
+    if (p == null || !p.isAlive()) {
+      return false;
+    }
+    // `ip netns exec` execs java, so the pid is the server's JVM's on a netns cluster too.
+    Process kill = new ProcessBuilder("kill", signal, Long.toString(p.pid())).redirectErrorStream(true).start();
+    if (!kill.waitFor(10, TimeUnit.SECONDS)) {
+      kill.destroyForcibly();
+      throw new IOException("kill " + signal + " " + p.pid() + " did not return within 10 s");
+    }
+    return kill.exitValue() == 0;
+  }
+
   /** SIGKILL ({@code kill -9}), and wait until the process is gone and its port is free. */
   void kill() throws InterruptedException {
     if (process != null) {

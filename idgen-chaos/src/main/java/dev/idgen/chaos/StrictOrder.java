@@ -34,10 +34,19 @@ final class StrictOrder {
    */
   record Call(int client, int server, long startNanos, long endNanos, long min, long max, long ids, String outcome) {
     String describe() {
-      return String.format(Locale.ROOT, "client-%d server-%d call %.6fs-%.6fs IDs %d..%d (%d) %s", client, server,
-          startNanos / 1e9, endNanos / 1e9, min, max, ids, outcome);
+      return server == STUB
+          ? String.format(Locale.ROOT, "client-%d stub batch asked %.6fs handed %.6fs IDs %d..%d (%d)", client,
+              startNanos / 1e9, endNanos / 1e9, min, max, ids)
+          : String.format(Locale.ROOT, "client-%d server-%d call %.6fs-%.6fs IDs %d..%d (%d) %s", client, server,
+              startNanos / 1e9, endNanos / 1e9, min, max, ids, outcome);
     }
   }
+
+  /**
+   * The server of a {@link Call} that is a client stub's batch (asked for before its calls started, handed out
+   * after they ended), not one call.
+   */
+  static final int STUB = -1;
 
   /** A call ({@code later}) with IDs at or below the highest ID of a call ({@code earlier}) that ended before it started. */
   record Violation(Call later, Call earlier) {
