@@ -15,6 +15,8 @@ IFS=, read -r -a hidden <<<"$1"
 shift
 
 bin="$(mktemp -d "${TMPDIR:-/tmp}/idgen-without.XXXXXX")"
+# Readable by everyone: a program under it may drop its rights (the tests run netns.sh as nobody).
+chmod 755 "$bin"
 trap 'rm -rf "$bin"' EXIT
 
 declare -A seen=()
