@@ -39,10 +39,7 @@ public final class AllocatorBuilder {
 
   /** The largest count one {@link Allocator#allocate} call may ask for. Default 1,000,000. */
   public AllocatorBuilder maxIdsPerCall(long max) {
-    if (max < 1) {
-      throw new IllegalArgumentException("maxIdsPerCall: " + max + " (expected: >= 1)");
-    }
-    this.maxIdsPerCall = max;
+    this.maxIdsPerCall = atLeastOne("maxIdsPerCall", max);
     return this;
   }
 
@@ -68,10 +65,7 @@ public final class AllocatorBuilder {
    * than half of it.
    */
   public AllocatorBuilder ownerLeaseMargin(Duration margin) {
-    if (margin.isNegative()) {
-      throw new IllegalArgumentException("ownerLeaseMargin: " + margin + " (expected: >= 0)");
-    }
-    this.ownerLeaseMargin = margin;
+    this.ownerLeaseMargin = atLeast("ownerLeaseMargin", margin, Duration.ZERO, ">= 0");
     return this;
   }
 
@@ -96,10 +90,7 @@ public final class AllocatorBuilder {
 
   /** The smallest block a node reserves (the sequence's node_block_size caps it). Default 100. */
   public AllocatorBuilder minNodeBlock(long min) {
-    if (min < 1) {
-      throw new IllegalArgumentException("minNodeBlock: " + min + " (expected: >= 1)");
-    }
-    this.minNodeBlock = min;
+    this.minNodeBlock = atLeastOne("minNodeBlock", min);
     return this;
   }
 
@@ -133,19 +124,13 @@ public final class AllocatorBuilder {
    * crashed server that does not come back under its name. Default 10 minutes.
    */
   public AllocatorBuilder serverLease(Duration lease) {
-    if (lease.compareTo(Duration.ofSeconds(4)) < 0) {
-      throw new IllegalArgumentException("serverLease: " + lease + " (expected: >= 4s)");
-    }
-    this.serverLease = lease;
+    this.serverLease = atLeast("serverLease", lease, Duration.ofSeconds(4), ">= 4s");
     return this;
   }
 
   /** How long an advance waits for every live server to confirm it. Default 10 s. */
   public AllocatorBuilder advanceConfirmTimeout(Duration timeout) {
-    if (timeout.isNegative()) {
-      throw new IllegalArgumentException("advanceConfirmTimeout: " + timeout + " (expected: >= 0)");
-    }
-    this.confirmTimeout = timeout;
+    this.confirmTimeout = atLeast("advanceConfirmTimeout", timeout, Duration.ZERO, ">= 0");
     return this;
   }
 
@@ -154,10 +139,7 @@ public final class AllocatorBuilder {
    * servers confirmed. Zero (the default here) for callers that hand IDs on at once.
    */
   public AllocatorBuilder clientLeaseLifetime(Duration lifetime) {
-    if (lifetime.isNegative()) {
-      throw new IllegalArgumentException("clientLeaseLifetime: " + lifetime + " (expected: >= 0)");
-    }
-    this.clientLeaseLifetime = lifetime;
+    this.clientLeaseLifetime = atLeast("clientLeaseLifetime", lifetime, Duration.ZERO, ">= 0");
     return this;
   }
 
@@ -166,10 +148,7 @@ public final class AllocatorBuilder {
    * loaded again by its next call). Zero: never. Default 1 hour.
    */
   public AllocatorBuilder unloadIdleAfter(Duration idle) {
-    if (idle.isNegative()) {
-      throw new IllegalArgumentException("unloadIdleAfter: " + idle + " (expected: >= 0)");
-    }
-    this.unloadIdleAfter = idle;
+    this.unloadIdleAfter = atLeast("unloadIdleAfter", idle, Duration.ZERO, ">= 0");
     return this;
   }
 
@@ -197,10 +176,7 @@ public final class AllocatorBuilder {
    * (4 per lease per strict sequence). Default 10 s; at least 1 s.
    */
   public AllocatorBuilder ownerLease(Duration lease) {
-    if (lease.compareTo(Duration.ofSeconds(1)) < 0) {
-      throw new IllegalArgumentException("ownerLease: " + lease + " (expected: >= 1s)");
-    }
-    this.ownerLease = lease;
+    this.ownerLease = atLeast("ownerLease", lease, Duration.ofSeconds(1), ">= 1s");
     return this;
   }
 
@@ -210,6 +186,21 @@ public final class AllocatorBuilder {
           + " the owner lease, " + ownerLease + ")");
     }
     return new Allocator(this);
+  }
+
+  /** {@code value}, if it is at least {@code min}; else the setting's error, which says what is {@code expected}. */
+  private static Duration atLeast(String setting, Duration value, Duration min, String expected) {
+    if (value.compareTo(min) < 0) {
+      throw new IllegalArgumentException(setting + ": " + value + " (expected: " + expected + ")");
+    }
+    return value;
+  }
+
+  private static long atLeastOne(String setting, long value) {
+    if (value < 1) {
+      throw new IllegalArgumentException(setting + ": " + value + " (expected: >= 1)");
+    }
+    return value;
   }
 
   private static String defaultServerName() {
