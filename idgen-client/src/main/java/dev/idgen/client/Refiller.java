@@ -235,22 +235,38 @@ abstract class Refiller extends LeaseExpiry {
   }
 
   private void completed(AllocateCall a) {
+    endCall(a, null, null);
+  }
+
+  private void failed(AllocateCall a, Throwable t) {
+    endCall(a, t, ServerError.of(t, a.count));
+  }
+
+  /**
+   * The call {@code a} completed ({@code failure} null) or failed: if it is still the active one, decides
+   * under the lock what comes next ({@link #completedLocked}, {@link #failedLocked}), wakes the callers that
+   * wait and serves the {@link #nextAsync()} callers; then, unlocked, completes their futures, launches a
+   * request if one was decided and schedules a retry if one is due.
+   */
+  private void endCall(AllocateCall a, Throwable failure, ServerError error) {
     boolean launch;
+    long retryDelay;
     List<Runnable> after = new ArrayList<>();
     lock.lock();
     try {
       if (!endCallLocked(a)) {
         return;
       }
-      inFlight = false;
-      lastRetryable = null;
+      if (error == null) {
+        launch = completedLocked();
+        retryDelay = -1;
+      } else {
+        launch = false;
+        retryDelay = failedLocked(a, failure, error);
+      }
       if (waiting > 0) {
         changed.signalAll();
       }
-      // Much may have been used while the call was in flight (a mark taken meanwhile was ignored).
-      // Unless everything the call delivered had expired on arrival: asking again at once would only
-      // repeat that, in a loop; a caller that finds nothing left still asks (and waits for it).
-      launch = (activeDelivered == 0 || activeExpiredOnArrival < activeDelivered) && requestLocked(false);
       launch |= serveAsyncLocked(after);
     } finally {
       lock.unlock();
@@ -259,66 +275,61 @@ abstract class Refiller extends LeaseExpiry {
     if (launch) {
       launch();
     }
+    if (retryDelay >= 0) {
+      scheduleRetry(retryDelay);
+    }
   }
 
-  private void failed(AllocateCall a, Throwable t) {
-    ServerError error = ServerError.of(t, a.count);
+  /** The request completed: whether to launch the next one at once. */
+  @GuardedBy("lock")
+  private boolean completedLocked() {
+    inFlight = false;
+    lastRetryable = null;
+    // Much may have been used while the call was in flight (a mark taken meanwhile was ignored).
+    // Unless everything the call delivered had expired on arrival: asking again at once would only
+    // repeat that, in a loop; a caller that finds nothing left still asks (and waits for it).
+    return (activeDelivered == 0 || activeExpiredOnArrival < activeDelivered) && requestLocked(false);
+  }
+
+  /** The call failed: records why, and returns in how many nanoseconds to retry (-1: not retried). */
+  @GuardedBy("lock")
+  private long failedLocked(AllocateCall a, Throwable t, ServerError error) {
     Status status = error.status();
     long delay = -1;
-    boolean launch;
-    List<Runnable> after = new ArrayList<>();
-    lock.lock();
-    try {
-      if (!endCallLocked(a)) {
-        return;
+    failedCalls++;
+    Failure f = new Failure(status, endpoints.get(a.endpoint).name, t);
+    switch (error.outcome()) {
+      case EXHAUSTED -> {
+        exhausted = f;
+        inFlight = false;
+        logger.log(Level.FINE, "sequence ''{0}'' is exhausted: {1}", new Object[] {sequence, f.describe()});
       }
-      failedCalls++;
-      Failure f = new Failure(status, endpoints.get(a.endpoint).name, t);
-      switch (error.outcome()) {
-        case EXHAUSTED -> {
-          exhausted = f;
-          inFlight = false;
-          logger.log(Level.FINE, "sequence ''{0}'' is exhausted: {1}", new Object[] {sequence, f.describe()});
-        }
-        case CLAMP -> {
-          // A server's max-ids-per-call below the lease size: ask again at once for what it allows, and
-          // never for more from now on (the lowest limit any server named).
-          serverLimit = Math.min(serverLimit, error.limit());
-          requestCount = Math.min(requestCount, serverLimit);
-          delay = 0;
-          logger.log(Level.FINE, "sequence ''{0}'': {1}; asking for {2} IDs instead",
-              new Object[] {sequence, f.describe(), requestCount});
-        }
-        case RETRY -> {
-          lastRetryable = f;
-          endpoints.markFailed(a.endpoint);
-          failedAttempts++;
-          delay = AllocateCall.retryDelayNanos(settings, failedAttempts, error);
-          logger.log(Level.FINE, "sequence ''{0}'': Allocate failed with {1}; retrying in {2} µs",
-              new Object[] {sequence, f.describe(), delay / 1000});
-        }
-        case REJECT -> {
-          rejection = f;
-          rejections++;
-          inFlight = false;
-          logger.log(Level.FINE, "sequence ''{0}'': Allocate failed with {1}; not retried",
-              new Object[] {sequence, f.describe()});
-        }
+      case CLAMP -> {
+        // A server's max-ids-per-call below the lease size: ask again at once for what it allows, and
+        // never for more from now on (the lowest limit any server named).
+        serverLimit = Math.min(serverLimit, error.limit());
+        requestCount = Math.min(requestCount, serverLimit);
+        delay = 0;
+        logger.log(Level.FINE, "sequence ''{0}'': {1}; asking for {2} IDs instead",
+            new Object[] {sequence, f.describe(), requestCount});
       }
-      if (waiting > 0) {
-        changed.signalAll();
+      case RETRY -> {
+        lastRetryable = f;
+        endpoints.markFailed(a.endpoint);
+        failedAttempts++;
+        delay = AllocateCall.retryDelayNanos(settings, failedAttempts, error);
+        logger.log(Level.FINE, "sequence ''{0}'': Allocate failed with {1}; retrying in {2} µs",
+            new Object[] {sequence, f.describe(), delay / 1000});
       }
-      launch = serveAsyncLocked(after);
-    } finally {
-      lock.unlock();
+      case REJECT -> {
+        rejection = f;
+        rejections++;
+        inFlight = false;
+        logger.log(Level.FINE, "sequence ''{0}'': Allocate failed with {1}; not retried",
+            new Object[] {sequence, f.describe()});
+      }
     }
-    after.forEach(Runnable::run);
-    if (launch) {
-      launch();
-    }
-    if (delay >= 0) {
-      scheduleRetry(delay);
-    }
+    return delay;
   }
 
   private void scheduleRetry(long delayNanos) {

@@ -8,13 +8,11 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -43,8 +41,15 @@ import org.slf4j.LoggerFactory;
  * floor applied), also after an idle unload: responses are stamped, and ranges checked before they are sent,
  * from them. Each runtime notes, without a write on the hot path once set, whether a call took IDs since a
  * floor last looked ({@code SequenceRuntime#touch}), which tells an advance how long client leases may still
- * hold IDs below its floor ({@link #leasesUntil}); a runtime being unloaded stays reachable for floors
- * ({@code unloading}) until its pools are closed.
+ * hold IDs below its floor ({@code Runtimes#leasesUntil}, {@link ClientLeases}); a runtime being unloaded
+ * stays reachable for floors ({@code unloading}) until its pools are closed.
+ *
+ * <p>Where things live: this class is the facade that the server calls; it is configured by
+ * {@link AllocatorBuilder}. The work is done by the rooms of this package: {@link Runtimes} (the sequences
+ * loaded here: load, idle unload, close and give back) with one {@link SequenceRuntime} per sequence and one
+ * {@link StripePool} per stripe; {@link FloorSync} and {@link FloorPoller} (floors set elsewhere,
+ * announcements, readiness); {@link ClientLeases} (what an advance waits for); {@link StrictOwner} (owner
+ * leases of strict sequences) and {@link Route} (what to do with a call: serve, forward or wait).
  */
 @ThreadSafe
 public final class Allocator implements AutoCloseable {
@@ -77,21 +82,14 @@ public final class Allocator implements AutoCloseable {
   private final StripePool.Settings poolSettings;
   /** The sequences loaded here, and their lifecycle (load, unload, close and give back). */
   private final Runtimes runtimes;
-  /** How long past a client lease's lifetime an advance waits for it: a client's expiry may run late. */
-  private final long clientLeaseMarginNanos;
-  /**
-   * Whether a server that stops renewing its announcement has seen its client leases expire before the
-   * announcement does (it stops serving a quarter of the server lease before): only then may an advance skip
-   * the servers whose announcements expired. Otherwise every advance waits a whole lease lifetime.
-   */
-  private final boolean leasesEndBeforeAnnouncements;
+  /** How long clients may use what they are handed, and so how long an advance waits for them. */
+  private final ClientLeases clientLeases;
   /** How an advance waits for client leases; a seam for tests with a fake ticker. */
   volatile Sleeper sleeper = TimeUnit.NANOSECONDS::sleep;
-  /** Runs {@link FloorSync#cycle} when other processes share the store; null for a store of one process. */
-  private final ScheduledExecutorService floorPoller;
+  /** Runs {@link FloorSync#cycle} when other processes share the store, and says when this allocator is ready. */
+  private final FloorPoller poller;
   private final FloorSync sync;
   private final long confirmTimeoutNanos;
-  private final long clientLeaseLifetimeNanos;
   private final Ticker ticker;
   /** Unloads idle sequences; null when unloading is off. */
   private final ScheduledExecutorService unloader;
@@ -100,10 +98,8 @@ public final class Allocator implements AutoCloseable {
   private final StrictOwner.Identity identity;
   /** Renews owner leases and watches owners of the strict sequences loaded here, every quarter lease. */
   private final ScheduledExecutorService owners;
-  /** See {@link #ready()}. */
-  private final CompletableFuture<Void> ready = new CompletableFuture<>();
 
-  private Allocator(Builder b) {
+  Allocator(AllocatorBuilder b) {
     this.store = b.store;
     this.maxIdsPerCall = b.maxIdsPerCall;
     if (b.executor != null) {
@@ -118,14 +114,7 @@ public final class Allocator implements AutoCloseable {
         b.ticker, RunwayPolicy.of(b.outageRunway, b.refillStep, b.minNodeBlock), executor, directExecutor);
     this.confirmTimeoutNanos = b.confirmTimeout.toNanos();
     this.ticker = b.ticker;
-    this.clientLeaseLifetimeNanos = b.clientLeaseLifetime.toNanos();
-    this.clientLeaseMarginNanos = Math.max(TimeUnit.SECONDS.toNanos(1), clientLeaseLifetimeNanos / 4);
-    this.leasesEndBeforeAnnouncements =
-        clientLeaseLifetimeNanos + clientLeaseMarginNanos <= b.serverLease.toNanos() / 4;
-    if (!leasesEndBeforeAnnouncements && clientLeaseLifetimeNanos > 0) {
-      log.warn("the client lease lifetime ({}) plus its margin is longer than a quarter of the server lease ({}):"
-          + " every AdvanceSequence waits a whole client lease lifetime", b.clientLeaseLifetime, b.serverLease);
-    }
+    this.clientLeases = new ClientLeases(b.clientLeaseLifetime, b.serverLease);
     String serverName = b.serverName;
     this.identity = new StrictOwner.Identity(b.serverName, UUID.randomUUID(),
         b.ownerTarget == null ? () -> serverName : b.ownerTarget, b.ownerLease,
@@ -136,8 +125,7 @@ public final class Allocator implements AutoCloseable {
     Future<?> unusedOwners = owners.scheduleWithFixedDelay(this::tickOwnersQuietly, ownerPeriod, ownerPeriod,
         TimeUnit.NANOSECONDS);
     long unloadIdleAfterNanos = b.unloadIdleAfter.toNanos();
-    this.runtimes = new Runtimes(store, poolSettings, identity, b.ticker, unloadIdleAfterNanos,
-        clientLeaseLifetimeNanos, clientLeaseMarginNanos);
+    this.runtimes = new Runtimes(store, poolSettings, identity, b.ticker, unloadIdleAfterNanos, clientLeases);
     if (unloadIdleAfterNanos > 0) {
       long period = Math.max(TimeUnit.SECONDS.toNanos(1), Math.min(TimeUnit.MINUTES.toNanos(1), unloadIdleAfterNanos / 4));
       unloader = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-unload-idle-"));
@@ -158,47 +146,12 @@ public final class Allocator implements AutoCloseable {
         return runtimes.reloadFloors();
       }
     }, b.ticker, b.wall, b.serverName, b.serverLease, runtimes.leasesUntil(null));
-    long refreshNanos = store.floorRefreshInterval().toNanos();
     if (sync.enabled() && b.outageRunway.compareTo(b.serverLease.multipliedBy(3).dividedBy(4)) > 0) {
       log.warn("the outage runway ({}) is longer than 3/4 of the server lease ({}): a server cut off from the"
           + " store stops serving after {}, whatever it still holds", b.outageRunway, b.serverLease,
           b.serverLease.multipliedBy(3).dividedBy(4));
     }
-    CompletableFuture<Void> storeReady = store.ready().toCompletableFuture();
-    if (sync.enabled()) {
-      if (storeReady.isDone() && !storeReady.isCompletedExceptionally()) {
-        syncFloors(); // serve from the start when the store is there
-      }
-      floorPoller = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-floor-sync-"));
-      Future<?> unused = floorPoller.scheduleWithFixedDelay(this::syncFloors, refreshNanos, refreshNanos,
-          TimeUnit.NANOSECONDS); // catches its own failures; shutdownNow() in close() ends it
-      if (!storeReady.isDone()) {
-        // A store that connects in the background: the first cycle as soon as it answers, not a refresh
-        // interval later (until that cycle, this server hands out no IDs).
-        CompletableFuture<?> unusedFirstSync = storeReady.thenRun(() -> {
-          try {
-            floorPoller.execute(this::syncFloors);
-          } catch (RejectedExecutionException e) {
-            // closed meanwhile
-          }
-        });
-      }
-    } else {
-      floorPoller = null;
-      CompletableFuture<?> unusedReady = storeReady.thenRun(() -> ready.complete(null));
-    }
-    CompletableFuture<?> unusedFailed = storeReady.exceptionally(error -> {
-      ready.completeExceptionally(error);
-      return null;
-    });
-  }
-
-  /** One floor-sync cycle; the allocator is {@link #ready} once one has let it serve. */
-  private void syncFloors() {
-    sync.cycleQuietly();
-    if (sync.serving()) {
-      ready.complete(null);
-    }
+    this.poller = new FloorPoller(store, sync);
   }
 
   /**
@@ -207,7 +160,7 @@ public final class Allocator implements AutoCloseable {
    * connecting. Servers report NOT_SERVING until then.
    */
   public CompletionStage<Void> ready() {
-    return ready.copy();
+    return poller.ready();
   }
 
   /** Sets the hook that runs at the start of every floor-sync cycle: for tests of a stalled poller. */
@@ -216,8 +169,8 @@ public final class Allocator implements AutoCloseable {
   }
 
   /** A builder over {@code store}, which the allocator does not close. */
-  public static Builder builder(RangeStore store) {
-    return new Builder(store);
+  public static AllocatorBuilder builder(RangeStore store) {
+    return new AllocatorBuilder(store);
   }
 
   /**
@@ -470,16 +423,10 @@ public final class Allocator implements AutoCloseable {
     AdvanceReceipt receipt = store.advance(def, floor);
     // Client leases handed out before the floor was in force: this server's own, and those the other
     // servers announce with their confirmations (each knows when its last one for a floored sequence ends).
-    long until = runtimes.applyFloor(sequence, floor);
+    long own = runtimes.applyFloor(sequence, floor);
     long others = sync.confirm(receipt, sequence, floor, System.nanoTime() + confirmTimeoutNanos,
-        clientLeaseLifetimeNanos + clientLeaseMarginNanos);
-    if (others != Long.MIN_VALUE && (until == Long.MIN_VALUE || others - until > 0)) {
-      until = others;
-    }
-    if (!leasesEndBeforeAnnouncements && clientLeaseLifetimeNanos > 0) {
-      long all = ticker.nanos() + clientLeaseLifetimeNanos + clientLeaseMarginNanos;
-      until = until == Long.MIN_VALUE || all - until > 0 ? all : until;
-    }
+        clientLeases.heldNanos());
+    long until = clientLeases.advanceWaitsUntil(own, others, ticker.nanos());
     long wait = until == Long.MIN_VALUE ? 0 : until - ticker.nanos();
     if (wait > 0) {
       try {
@@ -496,7 +443,7 @@ public final class Allocator implements AutoCloseable {
 
   /** How long a client stub may use a range it was handed (zero: no limit); stamped on responses. */
   public Duration clientLeaseLifetime() {
-    return Duration.ofNanos(clientLeaseLifetimeNanos);
+    return clientLeases.lifetime();
   }
 
   /**
@@ -559,9 +506,7 @@ public final class Allocator implements AutoCloseable {
       return;
     }
     closed = true;
-    if (floorPoller != null) {
-      floorPoller.shutdownNow();
-    }
+    poller.close();
     if (unloader != null) {
       unloader.shutdownNow();
     }
@@ -637,216 +582,5 @@ public final class Allocator implements AutoCloseable {
   @FunctionalInterface
   interface Sleeper {
     void sleep(long nanos) throws InterruptedException;
-  }
-
-  /** Configures an {@link Allocator}. Defaults are the public constants of {@link Allocator}. */
-  public static final class Builder {
-    private final RangeStore store;
-    private long maxIdsPerCall = DEFAULT_MAX_IDS_PER_CALL;
-    private Executor executor;
-    private Ticker ticker = Ticker.system();
-    private Duration outageRunway = DEFAULT_OUTAGE_RUNWAY;
-    private long minNodeBlock = DEFAULT_MIN_NODE_BLOCK;
-    private double refillStep = DEFAULT_REFILL_STEP;
-    private String serverName = defaultServerName();
-    private Duration serverLease = DEFAULT_SERVER_LEASE;
-    private Duration confirmTimeout = DEFAULT_ADVANCE_CONFIRM_TIMEOUT;
-    private Duration clientLeaseLifetime = Duration.ZERO;
-    private Duration unloadIdleAfter = DEFAULT_UNLOAD_IDLE_AFTER;
-    private java.util.function.Supplier<String> ownerTarget;
-    private Duration ownerLease = DEFAULT_OWNER_LEASE;
-    private Duration ownerLeaseMargin;
-    private WallClock wall = WallClock.system();
-
-    Builder(RangeStore store) {
-      this.store = Objects.requireNonNull(store, "store");
-    }
-
-    /** The largest count one {@link #allocate} call may ask for. Default 1,000,000. */
-    public Builder maxIdsPerCall(long max) {
-      if (max < 1) {
-        throw new IllegalArgumentException("maxIdsPerCall: " + max + " (expected: >= 1)");
-      }
-      this.maxIdsPerCall = max;
-      return this;
-    }
-
-    /** Where refills run. Default: a daemon thread pool owned (and shut down) by the allocator. */
-    public Builder executor(Executor executor) {
-      this.executor = Objects.requireNonNull(executor, "executor");
-      return this;
-    }
-
-    /**
-     * The wall clock that leases are checked against besides the ticker (a suspended VM's monotonic clock
-     * stands still). Default {@link WallClock#system()}.
-     */
-    public Builder wallClock(WallClock wall) {
-      this.wall = Objects.requireNonNull(wall, "wall");
-      return this;
-    }
-
-    /**
-     * How long before its owner lease ends, on its own clocks, an owner stops serving a strict sequence: what
-     * clock drift between servers may eat over one lease (another server takes over a lease after the
-     * owner's row has not changed for a whole lease on its clock). Default a tenth of the owner lease; less
-     * than half of it.
-     */
-    public Builder ownerLeaseMargin(Duration margin) {
-      if (margin.isNegative()) {
-        throw new IllegalArgumentException("ownerLeaseMargin: " + margin + " (expected: >= 0)");
-      }
-      this.ownerLeaseMargin = margin;
-      return this;
-    }
-
-    /** The time source for rate estimates and back-off. Default {@link Ticker#system()}. */
-    public Builder ticker(Ticker ticker) {
-      this.ticker = Objects.requireNonNull(ticker, "ticker");
-      return this;
-    }
-
-    /**
-     * How long this server's reserve of a stripe must last at its measured rate when the store stops
-     * answering: a refill starts as soon as less than this is left. Longer: fewer store writes, and a
-     * larger gap when the server crashes. Default 5 minutes.
-     */
-    public Builder outageRunway(Duration runway) {
-      if (runway.isNegative() || runway.isZero()) {
-        throw new IllegalArgumentException("outageRunway: " + runway + " (expected: > 0)");
-      }
-      this.outageRunway = runway;
-      return this;
-    }
-
-    /** The smallest block a node reserves (the sequence's node_block_size caps it). Default 100. */
-    public Builder minNodeBlock(long min) {
-      if (min < 1) {
-        throw new IllegalArgumentException("minNodeBlock: " + min + " (expected: >= 1)");
-      }
-      this.minNodeBlock = min;
-      return this;
-    }
-
-    /**
-     * How far beyond the low-water mark a refill tops the reserve up, as a fraction of the mark (above 0,
-     * at most 4). Larger: fewer store writes, a larger gap on a crash. Default 0.25.
-     */
-    public Builder refillStep(double fraction) {
-      if (!(fraction > 0 && fraction <= 4)) {
-        throw new IllegalArgumentException("refillStep: " + fraction + " (expected: > 0 and <= 4)");
-      }
-      this.refillStep = fraction;
-      return this;
-    }
-
-    /**
-     * This server's name in the store's announcements, unique among live servers (host and port).
-     * Default: host name, process id and a per-process counter.
-     */
-    public Builder serverName(String name) {
-      if (name == null || name.isBlank()) {
-        throw new IllegalArgumentException("serverName: '" + name + "' (expected: not blank)");
-      }
-      this.serverName = name;
-      return this;
-    }
-
-    /**
-     * How long this server's announcement lasts without renewal; it stops serving after 3/4 of it if it
-     * cannot renew. Longer keeps a cut-off server serving longer, and makes advances wait longer for a
-     * crashed server that does not come back under its name. Default 10 minutes.
-     */
-    public Builder serverLease(Duration lease) {
-      if (lease.compareTo(Duration.ofSeconds(4)) < 0) {
-        throw new IllegalArgumentException("serverLease: " + lease + " (expected: >= 4s)");
-      }
-      this.serverLease = lease;
-      return this;
-    }
-
-    /** How long an advance waits for every live server to confirm it. Default 10 s. */
-    public Builder advanceConfirmTimeout(Duration timeout) {
-      if (timeout.isNegative()) {
-        throw new IllegalArgumentException("advanceConfirmTimeout: " + timeout + " (expected: >= 0)");
-      }
-      this.confirmTimeout = timeout;
-      return this;
-    }
-
-    /**
-     * How long a client stub may use a range it was handed; an advance waits this long after the
-     * servers confirmed. Zero (the default here) for callers that hand IDs on at once.
-     */
-    public Builder clientLeaseLifetime(Duration lifetime) {
-      if (lifetime.isNegative()) {
-        throw new IllegalArgumentException("clientLeaseLifetime: " + lifetime + " (expected: >= 0)");
-      }
-      this.clientLeaseLifetime = lifetime;
-      return this;
-    }
-
-    /**
-     * Unload a sequence not allocated from for this long, giving its reserve back to the store (it is
-     * loaded again by its next call). Zero: never. Default 1 hour.
-     */
-    public Builder unloadIdleAfter(Duration idle) {
-      if (idle.isNegative()) {
-        throw new IllegalArgumentException("unloadIdleAfter: " + idle + " (expected: >= 0)");
-      }
-      this.unloadIdleAfter = idle;
-      return this;
-    }
-
-    /**
-     * The gRPC target ({@code host:port}) other servers forward calls of strict sequences to when this
-     * server owns them. Default: the server name.
-     */
-    public Builder ownerTarget(String target) {
-      if (target == null || target.isBlank()) {
-        throw new IllegalArgumentException("ownerTarget: '" + target + "' (expected: host:port)");
-      }
-      this.ownerTarget = () -> target;
-      return this;
-    }
-
-    /** {@link #ownerTarget(String)}, asked for when this server first claims a sequence (after it bound its port). */
-    public Builder ownerTarget(java.util.function.Supplier<String> target) {
-      this.ownerTarget = Objects.requireNonNull(target, "target");
-      return this;
-    }
-
-    /**
-     * How long an owner lease of a strict sequence lasts without renewal (renewed every quarter of it).
-     * Shorter: a faster take-over when an owner dies (calls fail for about 1.25 of it), more store writes
-     * (4 per lease per strict sequence). Default 10 s; at least 1 s.
-     */
-    public Builder ownerLease(Duration lease) {
-      if (lease.compareTo(Duration.ofSeconds(1)) < 0) {
-        throw new IllegalArgumentException("ownerLease: " + lease + " (expected: >= 1s)");
-      }
-      this.ownerLease = lease;
-      return this;
-    }
-
-    public Allocator build() {
-      if (ownerLeaseMargin != null && ownerLeaseMargin.multipliedBy(2).compareTo(ownerLease) >= 0) {
-        throw new IllegalArgumentException("ownerLeaseMargin: " + ownerLeaseMargin + " (expected: less than half"
-            + " the owner lease, " + ownerLease + ")");
-      }
-      return new Allocator(this);
-    }
-
-    private static final AtomicInteger INSTANCES = new AtomicInteger();
-
-    private static String defaultServerName() {
-      String host;
-      try {
-        host = java.net.InetAddress.getLocalHost().getHostName();
-      } catch (java.io.IOException e) {
-        host = "localhost";
-      }
-      return host + "/" + ProcessHandle.current().pid() + "#" + INSTANCES.incrementAndGet();
-    }
   }
 }

@@ -41,8 +41,7 @@ final class Runtimes {
   private final StrictOwner.Identity identity;
   private final Ticker ticker;
   private final long unloadIdleAfterNanos;
-  private final long clientLeaseLifetimeNanos;
-  private final long clientLeaseMarginNanos;
+  private final ClientLeases clientLeases;
   private final ConcurrentMap<String, SequenceRuntime> sequences = new ConcurrentHashMap<>();
   /**
    * Every sequence loaded here, kept after unloads: its definition (immutable) and the highest floor it
@@ -59,14 +58,13 @@ final class Runtimes {
   private volatile boolean closed;
 
   Runtimes(RangeStore store, StripePool.Settings poolSettings, StrictOwner.Identity identity, Ticker ticker,
-      long unloadIdleAfterNanos, long clientLeaseLifetimeNanos, long clientLeaseMarginNanos) {
+      long unloadIdleAfterNanos, ClientLeases clientLeases) {
     this.store = store;
     this.poolSettings = poolSettings;
     this.identity = identity;
     this.ticker = ticker;
     this.unloadIdleAfterNanos = unloadIdleAfterNanos;
-    this.clientLeaseLifetimeNanos = clientLeaseLifetimeNanos;
-    this.clientLeaseMarginNanos = clientLeaseMarginNanos;
+    this.clientLeases = clientLeases;
     this.lastUnloadNanos = ticker.nanos();
   }
 
@@ -183,7 +181,7 @@ final class Runtimes {
    * process under this name may have).
    */
   long leasesUntil(@Nullable SequenceRuntime rt) {
-    if (clientLeaseLifetimeNanos <= 0) {
+    if (!clientLeases.enabled()) {
       return Long.MIN_VALUE;
     }
     long now = ticker.nanos();
@@ -191,7 +189,7 @@ final class Runtimes {
     if (!unloading.isEmpty()) {
       since = now; // an earlier runtime of it may still hand out until its pools close
     }
-    long until = since + clientLeaseLifetimeNanos + clientLeaseMarginNanos;
+    long until = since + clientLeases.heldNanos();
     return until - now > 0 ? until : Long.MIN_VALUE;
   }
 

@@ -35,7 +35,7 @@ class AllocatorTest {
     allocators.forEach(Allocator::close);
   }
 
-  private Allocator allocator(Allocator.Builder b) {
+  private Allocator allocator(AllocatorBuilder b) {
     Allocator a = b.build();
     allocators.add(a);
     return a;

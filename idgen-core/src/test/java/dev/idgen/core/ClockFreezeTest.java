@@ -30,7 +30,7 @@ class ClockFreezeTest {
     allocators.forEach(Allocator::close);
   }
 
-  private Allocator server(InMemoryRangeStore store, String name, Allocator.Builder extra) {
+  private Allocator server(InMemoryRangeStore store, String name, AllocatorBuilder extra) {
     Executor inline = Runnable::run;
     Allocator a = extra.serverName(name).ownerTarget(name + ":7070").ticker(nanos::get).wallClock(millis::get)
         .executor(inline).unloadIdleAfter(Duration.ZERO).minNodeBlock(100).build();

@@ -32,7 +32,7 @@ class FloorSyncTest {
     allocators.forEach(Allocator::close);
   }
 
-  private Allocator server(String name, Allocator.Builder b) {
+  private Allocator server(String name, AllocatorBuilder b) {
     Allocator a = b.serverName(name).minNodeBlock(1_000).build();
     allocators.add(a);
     return a;

@@ -4,6 +4,7 @@ import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
 import dev.idgen.core.Allocator;
+import dev.idgen.core.AllocatorBuilder;
 import dev.idgen.core.RangeStore;
 import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.metrics.IdGenMetrics;
@@ -19,7 +20,7 @@ final class AllocatorModule extends AbstractModule {
   @Singleton
   Allocator allocator(RangeStore store, ServerSettings settings, IdGenMetrics metrics,
       com.google.inject.Provider<io.grpc.Server> server) {
-    Allocator.Builder b = Allocator.builder(metrics.metered(store));
+    AllocatorBuilder b = Allocator.builder(metrics.metered(store));
     if (!settings.serverName().isEmpty() || settings.grpcPort() != 0) {
       b.serverName(settings.effectiveServerName(settings.grpcPort()));
     } // else: any free port, so no stable name: the allocator's own (host, process, instance)

@@ -83,17 +83,9 @@ public final class AccessInterceptor implements ServerInterceptor {
   @Override
   public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers,
       ServerCallHandler<Q, A> next) {
-    if (!enabled) {
-      return next.startCall(call, headers);
-    }
-    String service = call.getMethodDescriptor().getServiceName();
-    Operation operation;
-    if (IdGenGrpc.SERVICE_NAME.equals(service)) {
-      operation = Operation.ALLOCATE;
-    } else if (SequenceAdminGrpc.SERVICE_NAME.equals(service)) {
-      operation = Operation.ADMIN;
-    } else {
-      return next.startCall(call, headers); // not ours to guard
+    Operation operation = enabled ? operationOf(call.getMethodDescriptor().getServiceName()) : null;
+    if (operation == null) {
+      return next.startCall(call, headers); // access control off, or not ours to guard
     }
     String method = call.getMethodDescriptor().getFullMethodName();
     Set<String> identities = new LinkedHashSet<>();
@@ -114,60 +106,100 @@ public final class AccessInterceptor implements ServerInterceptor {
       return refuse(call, "no client identity: access control is on (idgen.access.enabled); present a"
           + " trusted client certificate or an 'authorization: Bearer <token>' header", "no_identity", method);
     }
-    List<Rule> rules = new ArrayList<>();
-    for (Rule rule : this.rules) {
+    CheckedCall<Q, A> checked = new CheckedCall<>(call);
+    ServerCall.Listener<Q> delegate = next.startCall(checked, headers);
+    return new CheckingListener<>(delegate, checked, rulesOf(identities), operation,
+        identities.iterator().next(), method);
+  }
+
+  /** What calls of {@code service} do; null for services this interceptor does not guard. */
+  @Nullable
+  private static Operation operationOf(String service) {
+    if (IdGenGrpc.SERVICE_NAME.equals(service)) {
+      return Operation.ALLOCATE;
+    }
+    if (SequenceAdminGrpc.SERVICE_NAME.equals(service)) {
+      return Operation.ADMIN;
+    }
+    return null;
+  }
+
+  /** The rules that apply to a caller: those matching any of its identities, in their order. */
+  private List<Rule> rulesOf(Set<String> identities) {
+    List<Rule> out = new ArrayList<>();
+    for (Rule rule : rules) {
       for (String identity : identities) {
         if (rule.matchesIdentity(identity)) {
-          rules.add(rule);
+          out.add(rule);
           break;
         }
       }
     }
-    String primary = identities.iterator().next();
-    CheckedCall<Q, A> checked = new CheckedCall<>(call);
-    ServerCall.Listener<Q> delegate = next.startCall(checked, headers);
-    return new SimpleForwardingServerCallListener<>(delegate) {
-      @Override
-      public void onMessage(Q message) {
-        String sequence = sequenceOf(message);
-        boolean allowed = false;
-        for (Rule rule : rules) {
-          if (sequence == null ? rule.administersAny() : rule.allows(operation, sequence)) {
-            allowed = true;
-            break;
-          }
-        }
-        if (allowed) {
-          super.onMessage(message);
-          return;
-        }
-        String what = sequence == null ? "list sequences (no admin rule)"
-            : operation.verb + " sequence '" + sequence + "'";
-        log.info("access=denied identity={} method={} sequence={}", primary, method, sequence);
-        ErrorStatus denial = ErrorStatus.of(ErrorReason.PERMISSION_DENIED,
-                "identity '" + primary + "' may not " + what + " (idgen.access.rules)")
-            .put("identity", primary)
-            .put("operation", operation.name().toLowerCase(Locale.ROOT));
-        if (sequence != null && sequence.length() <= 64) {
-          denial.put("sequence", sequence); // not an overlong name: the trailers' size is bounded
-        }
-        checked.deny(denial.exception());
-      }
+    return out;
+  }
 
-      @Override
-      public void onHalfClose() {
-        if (!checked.denied()) {
-          super.onHalfClose();
-        }
-      }
+  /**
+   * Checks each request of an identified caller against its rules before the service sees it, and denies the
+   * call (PERMISSION_DENIED) if none allows it. Runs on the call's serialized listener callbacks.
+   */
+  private static final class CheckingListener<Q, A> extends SimpleForwardingServerCallListener<Q> {
+    private final CheckedCall<Q, A> checked;
+    private final List<Rule> rules;
+    private final Operation operation;
+    /** The identity named in refusals: the token's if any, else the certificate's first. */
+    private final String primary;
+    private final String method;
 
-      @Override
-      public void onReady() {
-        if (!checked.denied()) {
-          super.onReady();
+    CheckingListener(ServerCall.Listener<Q> delegate, CheckedCall<Q, A> checked, List<Rule> rules,
+        Operation operation, String primary, String method) {
+      super(delegate);
+      this.checked = checked;
+      this.rules = rules;
+      this.operation = operation;
+      this.primary = primary;
+      this.method = method;
+    }
+
+    @Override
+    public void onMessage(Q message) {
+      String sequence = sequenceOf(message);
+      boolean allowed = false;
+      for (Rule rule : rules) {
+        if (sequence == null ? rule.administersAny() : rule.allows(operation, sequence)) {
+          allowed = true;
+          break;
         }
       }
-    };
+      if (allowed) {
+        super.onMessage(message);
+        return;
+      }
+      String what = sequence == null ? "list sequences (no admin rule)"
+          : operation.verb + " sequence '" + sequence + "'";
+      log.info("access=denied identity={} method={} sequence={}", primary, method, sequence);
+      ErrorStatus denial = ErrorStatus.of(ErrorReason.PERMISSION_DENIED,
+              "identity '" + primary + "' may not " + what + " (idgen.access.rules)")
+          .put("identity", primary)
+          .put("operation", operation.name().toLowerCase(Locale.ROOT));
+      if (sequence != null && sequence.length() <= 64) {
+        denial.put("sequence", sequence); // not an overlong name: the trailers' size is bounded
+      }
+      checked.deny(denial.exception());
+    }
+
+    @Override
+    public void onHalfClose() {
+      if (!checked.denied()) {
+        super.onHalfClose();
+      }
+    }
+
+    @Override
+    public void onReady() {
+      if (!checked.denied()) {
+        super.onReady();
+      }
+    }
   }
 
   /** Closes the call UNAUTHENTICATED; {@code cause} is the metadata's and the log's short form. */

@@ -87,7 +87,7 @@ class EmbeddedRangeStoreTest extends RangeStoreContractTest {
   void should_commit_in_wal_mode_with_full_sync() {
     assertThat(embedded().pragma("journal_mode")).isEqualTo("wal");
     assertThat(embedded().pragma("synchronous")).isEqualTo("2"); // FULL
-    assertThat(embedded().pragma("busy_timeout")).isEqualTo(String.valueOf(EmbeddedRangeStore.BUSY_TIMEOUT_MILLIS));
+    assertThat(embedded().pragma("busy_timeout")).isEqualTo(String.valueOf(Connections.BUSY_TIMEOUT_MILLIS));
   }
 
   /**
@@ -236,7 +236,7 @@ class EmbeddedRangeStoreTest extends RangeStoreContractTest {
     store.close();
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(EmbeddedRangeStore.FILE_NAME));
         Statement s = c.createStatement()) {
-      s.execute("PRAGMA user_version = " + (EmbeddedRangeStore.SCHEMA_VERSION + 1));
+      s.execute("PRAGMA user_version = " + (Schema.VERSION + 1));
     }
 
     assertThatThrownBy(() -> EmbeddedRangeStore.open(dir))
@@ -295,6 +295,33 @@ class EmbeddedRangeStoreTest extends RangeStoreContractTest {
     store.announce("c", java.util.UUID.randomUUID(), 0, java.time.Duration.ofMinutes(1)); // an older server
     assertThat(store.confirmations(receipt).leasesOutstanding()).as("one server did not say").isEmpty();
     assertThat(store.confirmations(receipt).pending()).containsExactly("local/c");
+  }
+
+  @Test
+  void should_time_announcements_confirmations_and_creation_by_the_wall_clock_it_is_given() {
+    java.util.concurrent.atomic.AtomicLong millis = new java.util.concurrent.atomic.AtomicLong(1_000_000);
+    try (EmbeddedRangeStore s = EmbeddedRangeStore.open(dir.resolve("stepped"), millis::get)) {
+      SequenceDefinition d = new SequenceDefinition("clocked", 1, 100, 1, 10, 100);
+      s.create(d);
+      assertThat(s.findStored("clocked").orElseThrow().createTime())
+          .contains(java.time.Instant.ofEpochMilli(1_000_000));
+      dev.idgen.core.AdvanceReceipt receipt = s.advance(d, 10);
+      java.time.Duration lease = java.time.Duration.ofSeconds(10);
+      s.announce("a", java.util.UUID.randomUUID(), 0, lease, java.time.Duration.ZERO);
+      assertThat(s.confirmations(receipt).pending()).containsExactly("local/a");
+      assertThat(s.confirmations(receipt).leasesOutstanding()).as("rounded up").contains(java.time.Duration.ofMillis(1));
+
+      millis.addAndGet(1);
+      assertThat(s.confirmations(receipt).leasesOutstanding()).contains(java.time.Duration.ZERO);
+      s.announce("b", java.util.UUID.randomUUID(), Long.MAX_VALUE, lease, java.time.Duration.ofSeconds(30));
+      assertThat(s.confirmations(receipt).leasesOutstanding()).contains(java.time.Duration.ofMillis(30_001));
+
+      millis.addAndGet(9_999); // a's announcement has just expired, b's lasts 1 ms more
+      assertThat(s.unconfirmed(receipt)).as("an expired announcement confirms nothing").isEmpty();
+      assertThat(s.confirmations(receipt).leasesOutstanding()).contains(java.time.Duration.ofMillis(20_002));
+      millis.addAndGet(1);
+      assertThat(s.confirmations(receipt).leasesOutstanding()).as("no live server").contains(java.time.Duration.ZERO);
+    }
   }
 
   // ---- what the contract leaves open

@@ -1,0 +1,86 @@
+package dev.idgen.core;
+
+import com.google.errorprone.annotations.ThreadSafe;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import javax.annotation.Nullable;
+
+/**
+ * Runs the floor-sync cycles of one allocator ({@link FloorSync#cycle}) every floor-refresh interval of its
+ * store, where other processes share the store, and says when the allocator is {@link #ready}: once its store
+ * answers and, where floors are synced, once a cycle has let it serve. A store that connects in the background
+ * gets its first cycle as soon as it answers, not a refresh interval later.
+ *
+ * <p>Threads: the cycles run on the poller's own daemon thread (the first one on the constructing thread when
+ * the store is there from the start, so that the allocator serves at once); {@link #close} ends it. The
+ * readiness is a {@link CompletableFuture}, safe from any thread.
+ */
+@ThreadSafe
+final class FloorPoller {
+  private final FloorSync sync;
+  /** Runs the cycles; null for a store of one process, whose floors need no sync. */
+  @Nullable private final ScheduledExecutorService thread;
+  private final CompletableFuture<Void> ready = new CompletableFuture<>();
+
+  FloorPoller(RangeStore store, FloorSync sync) {
+    this.sync = sync;
+    CompletableFuture<Void> storeReady = store.ready().toCompletableFuture();
+    if (sync.enabled()) {
+      thread = start(storeReady, store.floorRefreshInterval().toNanos());
+    } else {
+      thread = null;
+      CompletableFuture<?> unusedReady = storeReady.thenRun(() -> ready.complete(null));
+    }
+    CompletableFuture<?> unusedFailed = storeReady.exceptionally(error -> {
+      ready.completeExceptionally(error);
+      return null;
+    });
+  }
+
+  private ScheduledExecutorService start(CompletableFuture<Void> storeReady, long refreshNanos) {
+    if (storeReady.isDone() && !storeReady.isCompletedExceptionally()) {
+      syncFloors(); // serve from the start when the store is there
+    }
+    ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(
+        Allocator.daemonThreads("idgen-floor-sync-"));
+    Future<?> unused = poller.scheduleWithFixedDelay(this::syncFloors, refreshNanos, refreshNanos,
+        TimeUnit.NANOSECONDS); // catches its own failures; shutdownNow() in close() ends it
+    if (!storeReady.isDone()) {
+      // A store that connects in the background: the first cycle as soon as it answers, not a refresh
+      // interval later (until that cycle, this server hands out no IDs).
+      CompletableFuture<?> unusedFirstSync = storeReady.thenRun(() -> {
+        try {
+          poller.execute(this::syncFloors);
+        } catch (RejectedExecutionException e) {
+          // closed meanwhile
+        }
+      });
+    }
+    return poller;
+  }
+
+  /** One floor-sync cycle; the allocator is {@link #ready} once one has let it serve. */
+  private void syncFloors() {
+    sync.cycleQuietly();
+    if (sync.serving()) {
+      ready.complete(null);
+    }
+  }
+
+  /** See {@link Allocator#ready()}. */
+  CompletionStage<Void> ready() {
+    return ready.copy();
+  }
+
+  /** Stops the cycles (a cycle in flight is interrupted). */
+  void close() {
+    if (thread != null) {
+      thread.shutdownNow();
+    }
+  }
+}

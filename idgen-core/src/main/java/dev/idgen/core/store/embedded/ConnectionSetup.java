@@ -1,0 +1,15 @@
+package dev.idgen.core.store.embedded;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+
+/**
+ * Runs on every connection the store opens, after the store's own settings: a seam for tests
+ * ({@code PRAGMA max_page_count}, which makes SQLite fail with {@code SQLITE_FULL} as a full disk does).
+ */
+@FunctionalInterface
+interface ConnectionSetup {
+  ConnectionSetup NONE = connection -> {};
+
+  void apply(Connection connection) throws SQLException;
+}

@@ -1,0 +1,116 @@
+package dev.idgen.core.store.embedded;
+
+import dev.idgen.core.StoreUnavailableException;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import org.sqlite.SQLiteConfig;
+import org.sqlite.SQLiteErrorCode;
+import org.sqlite.SQLiteException;
+import org.sqlite.SQLiteOpenMode;
+
+/**
+ * Opening connections to the store's file with its settings: write-ahead logging, {@code synchronous=FULL}
+ * (a commit returns once fsync'd), a {@code busy_timeout} for the write lock of other processes, foreign keys.
+ * The first connection of a store also checks the file ({@link IntegrityCheck}) and brings its schema up to
+ * date ({@link Schema}).
+ *
+ * <p>Stateless and thread-safe.
+ */
+final class Connections {
+  /** How long a writer waits for another process's write lock before giving up. */
+  static final int BUSY_TIMEOUT_MILLIS = 10_000;
+
+  private Connections() {}
+
+  /**
+   * The first connection of a store: opened (creating the file if missing), checked and migrated.
+   *
+   * @throws StoreUnavailableException why the file is refused, for the operator
+   */
+  static Connection first(Path file, ConnectionSetup setup) {
+    Connection connection;
+    try {
+      connection = connect(file, setup, true);
+    } catch (SQLException | RuntimeException e) {
+      throw refusal(file, e);
+    }
+    try {
+      // Before anything is read from the file, and before a migration writes to it.
+      IntegrityCheck.verify(file, connection);
+      Schema.migrate(file, connection);
+    } catch (SQLException | RuntimeException e) {
+      closeAfter(connection, e);
+      throw refusal(file, e);
+    }
+    return connection;
+  }
+
+  /**
+   * A new connection to {@code file} with the store's settings, then {@code setup}'s. Only {@link #first}
+   * may {@code create} the file: opened again after a failure, a missing file is an error, not an empty
+   * store (it is missing when its file system was unmounted, and then a new file would land in the mount
+   * point's directory).
+   */
+  static Connection connect(Path file, ConnectionSetup setup, boolean create) throws SQLException {
+    SQLiteConfig config = new SQLiteConfig();
+    if (!create) {
+      config.resetOpenMode(SQLiteOpenMode.CREATE);
+    }
+    Connection connection = config.createConnection("jdbc:sqlite:" + file);
+    try {
+      configure(file, connection);
+      setup.apply(connection);
+      return connection;
+    } catch (SQLException | RuntimeException e) {
+      closeAfter(connection, e);
+      throw e;
+    }
+  }
+
+  private static void closeAfter(Connection connection, Exception cause) {
+    try {
+      connection.close();
+    } catch (SQLException suppressed) {
+      cause.addSuppressed(suppressed);
+    }
+  }
+
+  /** Why the store refuses the file at open, for the operator. */
+  private static StoreUnavailableException refusal(Path file, Exception e) {
+    if (e instanceof StoreUnavailableException s) {
+      return s;
+    }
+    String detail = e instanceof SQLiteException s && DiskFaults.primary(s) == SQLiteErrorCode.SQLITE_NOTADB.code
+        ? "it is not an idgen store (not a SQLite database, or its header is damaged)"
+        : "cannot open the database: " + (e instanceof SQLException q ? describe(file, q) : e.getMessage());
+    return new StoreUnavailableException("embedded store " + file + ": " + detail, e);
+  }
+
+  /** SQLite's message, or for a disk fault what it says about the disk. */
+  private static String describe(Path file, SQLException e) {
+    return e instanceof SQLiteException s && DiskFaults.kindOf(s) != DiskFaults.Kind.OTHER
+        ? DiskFaults.describe(file, s).description()
+        : e.getMessage();
+  }
+
+  private static void configure(Path file, Connection connection) throws SQLException {
+    try (Statement s = connection.createStatement()) {
+      // First, so that the statements below already wait for another process instead of failing.
+      s.execute("PRAGMA busy_timeout = " + BUSY_TIMEOUT_MILLIS);
+      String mode;
+      try (ResultSet rs = s.executeQuery("PRAGMA journal_mode = WAL")) {
+        mode = rs.next() ? rs.getString(1) : "";
+      }
+      if (!"wal".equalsIgnoreCase(mode)) {
+        throw new StoreUnavailableException("embedded store " + file + ": cannot switch to write-ahead "
+            + "logging (journal_mode is '" + mode + "'); is the directory on a local file system?");
+      }
+      s.execute("PRAGMA synchronous = FULL");
+      s.execute("PRAGMA fullfsync = ON"); // macOS: fsync alone does not flush the drive's cache
+      s.execute("PRAGMA foreign_keys = ON");
+    }
+  }
+}

@@ -1,0 +1,210 @@
+package dev.idgen.core.store.embedded;
+
+import com.google.errorprone.annotations.ThreadSafe;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.core.StoreUnavailableException;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.sqlite.SQLiteErrorCode;
+import org.sqlite.SQLiteException;
+
+/**
+ * The store's one connection, and the transactions that every room's work runs in: {@link #write} (one
+ * {@code BEGIN IMMEDIATE … COMMIT}, fsync'd before it returns) and {@link #read} (one statement's snapshot).
+ * Also what a failure means ({@link #failure}): a disk fault ({@link DiskFaults}) or a lock held too long is
+ * {@link StoreUnavailableException}, and the connection is discarded so that the next operation opens a new
+ * one (the store serves again as soon as the disk does); a damaged file makes the store refuse every later
+ * operation.
+ *
+ * <p>Threads: the threads of one process share the connection, serialised by {@code lock}, which is held for
+ * the whole of each transaction and hands the {@link Session} to the work it runs.
+ */
+@ThreadSafe
+final class Transactions {
+  private static final Logger logger = LoggerFactory.getLogger(EmbeddedRangeStore.class);
+
+  private final Path file;
+  private final ConnectionSetup setup;
+  private final Object lock = new Object();
+
+  /**
+   * The connection; used only under {@code lock}, which hands it to the work it runs. Null after a failure
+   * discarded it, until the next operation opens a new one.
+   */
+  @GuardedBy("lock")
+  @Nullable
+  private Session session;
+
+  @GuardedBy("lock")
+  private boolean closed;
+
+  /** Why the store refuses every operation: the file was found damaged. Null while it was not. */
+  @GuardedBy("lock")
+  @Nullable
+  private String damage;
+
+  /** The disk fault that failed the last write, logged once; null once a write succeeded again. */
+  @GuardedBy("lock")
+  @Nullable
+  private String writeFault;
+
+  Transactions(Path file, ConnectionSetup setup, Connection first) {
+    this.file = file;
+    this.setup = setup;
+    this.session = new Session(first);
+  }
+
+  /** Runs {@code work} in one write transaction, committed (and fsync'd) before this returns. */
+  <T> T write(String operation, Session.Work<T> work) {
+    synchronized (lock) {
+      try {
+        Session db = session();
+        db.execute("BEGIN IMMEDIATE");
+        T result;
+        try {
+          result = work.run(db);
+          db.execute("COMMIT");
+        } catch (Throwable t) {
+          rollback(db, t);
+          throw t;
+        }
+        if (writeFault != null) {
+          logger.info("Embedded store {}: writes succeed again (they failed with: {})", file, writeFault);
+          writeFault = null;
+        }
+        return result;
+      } catch (SQLException e) {
+        throw failure(operation, e);
+      }
+    }
+  }
+
+  /** Runs one read; a single statement reads a consistent snapshot, so no transaction is needed. */
+  <T> T read(String operation, Session.Work<T> work) {
+    synchronized (lock) {
+      try {
+        return work.run(session());
+      } catch (SQLException e) {
+        throw failure(operation, e);
+      }
+    }
+  }
+
+  /** Closes the connection; idempotent. A failed close is logged, not thrown: every commit is durable. */
+  void close() {
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      if (session == null) {
+        return; // a failure discarded it
+      }
+      try {
+        session.close();
+        session = null;
+        logger.debug("Closed embedded store {}", file);
+      } catch (SQLException e) {
+        // Every commit is already durable; a failed close loses nothing, so it must not fail a shutdown.
+        logger.warn("Embedded store {}: closing the database failed: {}", file, e.toString());
+      }
+    }
+  }
+
+  /** The connection, opened again if a failure discarded it; refused once closed or found damaged. */
+  @GuardedBy("lock")
+  private Session session() throws SQLException {
+    if (closed) {
+      throw new IllegalStateException("embedded store " + file + " is closed");
+    }
+    if (damage != null) {
+      throw new StoreUnavailableException("embedded store " + file + ": refused since the file was found "
+          + damage);
+    }
+    if (session == null) {
+      session = new Session(Connections.connect(file, setup, false));
+      logger.debug("Embedded store {}: opened a new connection after a failure", file);
+    }
+    return session;
+  }
+
+  @GuardedBy("lock")
+  private void rollback(Session db, Throwable cause) {
+    try {
+      db.execute("ROLLBACK");
+    } catch (SQLException e) {
+      // Also when SQLite already rolled back by itself (after an I/O error or a full disk, say); then
+      // sqlite-jdbc has closed the ROLLBACK statement: start afresh.
+      cause.addSuppressed(e);
+      discardSession(cause);
+    }
+  }
+
+  /**
+   * Closes the connection after a failure; the next operation opens a new one. Closing ends an open
+   * transaction (a rollback) and drops every prepared statement, some of which sqlite-jdbc may have closed
+   * (it does so on most errors, and then every later use fails with "statement is not executing").
+   */
+  @GuardedBy("lock")
+  private void discardSession(Throwable cause) {
+    if (session == null) {
+      return;
+    }
+    try {
+      session.close();
+    } catch (SQLException e) {
+      // On a failing disk the connection may not close cleanly; a new one is opened all the same.
+      cause.addSuppressed(e);
+    }
+    session = null;
+  }
+
+  /**
+   * Maps a failure to the exception a caller can act on, and discards the connection: the store failing
+   * (a disk fault named by {@link DiskFaults}, another process holding the lock too long) is
+   * {@link StoreUnavailableException}; SQL that SQLite rejects is a bug, hence {@link IllegalStateException}.
+   * A damaged file makes the store refuse every later operation.
+   */
+  @GuardedBy("lock")
+  private RuntimeException failure(String operation, SQLException e) {
+    discardSession(e);
+    String message = "embedded store " + file + ": " + operation + " failed: " + e.getMessage();
+    if (!(e instanceof SQLiteException s)) {
+      return new StoreUnavailableException(message, e);
+    }
+    if (DiskFaults.kindOf(s) != DiskFaults.Kind.OTHER) {
+      return diskFault(operation, s);
+    }
+    int code = DiskFaults.primary(s);
+    if (code == SQLiteErrorCode.SQLITE_BUSY.code) {
+      message += " (another process held the store's write lock for more than "
+          + Connections.BUSY_TIMEOUT_MILLIS + " ms)";
+    } else if (code == SQLiteErrorCode.SQLITE_ERROR.code
+        || code == SQLiteErrorCode.SQLITE_CONSTRAINT.code
+        || code == SQLiteErrorCode.SQLITE_MISMATCH.code
+        || code == SQLiteErrorCode.SQLITE_MISUSE.code
+        || code == SQLiteErrorCode.SQLITE_RANGE.code) {
+      return new IllegalStateException(message, e);
+    }
+    return new StoreUnavailableException(message, e);
+  }
+
+  /** A disk fault, logged once until writes succeed again; a damaged file is refused from now on. */
+  @GuardedBy("lock")
+  private StoreUnavailableException diskFault(String operation, SQLiteException e) {
+    DiskFaults.Fault fault = DiskFaults.describe(file, e);
+    if (fault.kind() == DiskFaults.Kind.DAMAGED) {
+      damage = fault.description();
+      logger.error("Embedded store {}: {} failed: {}", file, operation, damage);
+    } else if (writeFault == null) {
+      writeFault = fault.description();
+      logger.warn("Embedded store {}: {} failed: {}", file, operation, writeFault);
+    }
+    return new StoreUnavailableException(
+        "embedded store " + file + ": " + operation + " failed: " + fault.description(), e);
+  }
+}
