@@ -117,12 +117,12 @@ is_member() {
   set_member_nodes "$base"
   [[ " ${NODES[*]} " == *" $node "* ]]
 }
-# Adds node $2 to the members of base $1 (if not one), or with $3 = remove takes it out.
+# Adds node $2 to the members of base $1 (last; where it was if it is one), or with $3 = remove takes it out.
 update_members() {
   local base="$1" node="$2" what="${3:-add}" kept=() n
   set_member_nodes "$base"
-  for n in "${NODES[@]}"; do [[ "$n" == "$node" ]] || kept+=("$n"); done
-  if [[ "$what" == add ]]; then kept+=("$node"); fi
+  for n in "${NODES[@]}"; do [[ "$n" == "$node" && "$what" == remove ]] || kept+=("$n"); done
+  if [[ "$what" == add && " ${NODES[*]} " != *" $node "* ]]; then kept+=("$node"); fi
   printf '%s\n' "${kept[@]}" >"$base/members.tmp"
   mv "$base/members.tmp" "$base/members"
 }

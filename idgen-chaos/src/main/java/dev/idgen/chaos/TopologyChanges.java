@@ -109,30 +109,52 @@ final class TopologyChanges {
   }
 
   /**
-   * A new datacenter {@code dc} (its first spare, joined without bootstrap) added to the replication of
-   * {@code keyspaces} with one replica, then {@code nodetool rebuild} streams their data from dc1: the order of
-   * Cassandra's procedure for adding a datacenter.
+   * A new datacenter {@code dc} added to the replication of {@code keyspaces} with one replica, in the order of
+   * Cassandra's procedure: its first spare joins without bootstrap ({@link #joinDatacenter}), the keyspaces are
+   * altered ({@link #replicate}), then {@code nodetool rebuild} streams their data from dc1 ({@link #rebuild}).
    */
   Change addDatacenter(String dc, List<String> keyspaces) throws IOException, InterruptedException {
+    long t0 = System.nanoTime();
+    Change joined = joinDatacenter(dc);
+    Change altered = replicate(dc, keyspaces);
+    Change rebuilt = rebuild(dc);
+    return new Change("add-datacenter", dc + " to " + keyspaces, since(t0), joined.steps() + " "
+        + altered.steps() + " " + rebuilt.steps());
+  }
+
+  /** The first spare of new datacenter {@code dc}, joined without bootstrap: no keyspace replicates there yet. */
+  Change joinDatacenter(String dc) throws IOException, InterruptedException {
     String node = cluster.spare(dc).orElseThrow(() -> new IllegalStateException("no spare node of " + dc + " left"));
     long t0 = System.nanoTime();
     cluster.join(node, false, timeout);
-    Duration joined = since(t0);
-    long t1 = System.nanoTime();
+    return new Change("join-datacenter", node + " of " + dc, since(t0), "joined=" + seconds(since(t0)));
+  }
+
+  /**
+   * {@code ALTER KEYSPACE} of each of {@code keyspaces}: one replica in {@code dc} besides the others, as an
+   * operator's cqlsh does it (the statement returns once the nodes agree on the schema, or after 30 s).
+   */
+  Change replicate(String dc, List<String> keyspaces) {
+    long t0 = System.nanoTime();
     List<String> agreement = new ArrayList<>();
     try (CqlSession session = session()) {
       for (String keyspace : keyspaces) {
         Map<String, String> replication = replication(session, keyspace);
         replication.put(dc, "1");
-        agreement.add(keyspace + ":" + alter(session, keyspace, replication));
+        agreement.add(keyspace + ":" + (alter(session, keyspace, replication) ? "agreed" : "NOT-agreed"));
       }
     }
-    Duration altered = since(t1);
-    long t2 = System.nanoTime();
-    cluster.nodetoolOrFail(timeout.toSeconds(), node, "rebuild", "dc1");
-    return new Change("add-datacenter", dc + " (" + node + ") to " + keyspaces, since(t0), "joined="
-        + seconds(joined) + " altered=" + seconds(altered) + " schema-agreed=" + agreement + " rebuilt="
-        + seconds(since(t2)));
+    return new Change("replicate", dc + " in " + keyspaces, since(t0), "altered=" + seconds(since(t0)) + " "
+        + String.join(",", agreement));
+  }
+
+  /** {@code nodetool rebuild dc1} on every node of {@code dc}: they stream the data of what replicates there now. */
+  Change rebuild(String dc) throws IOException, InterruptedException {
+    long t0 = System.nanoTime();
+    for (String node : cluster.nodes(dc)) {
+      cluster.nodetoolOrFail(timeout.toSeconds(), node, "rebuild", "dc1");
+    }
+    return new Change("rebuild", dc + " from dc1", since(t0), "rebuilt=" + seconds(since(t0)));
   }
 
   /** Datacenter {@code dc} removed from the replication of {@code keyspaces}, then its nodes decommissioned. */
