@@ -949,14 +949,14 @@ cmd_join() {
   echo "$heap" >"$dir/heap"
   # In-place replacement: the dead node's namespace is made again (netns.sh add replaces it).
   bash "$NETNS_SH" add "$node" "$addr" || die "could not make the namespace of $node"
-  local t0
+  local t0 extra
   t0="$(now_ms)"
-  if [[ "$mode" == replace ]]; then
-    IDGEN_CASSANDRA_JVM_OPTS="${IDGEN_CASSANDRA_JVM_OPTS:-} -Dcassandra.replace_address_first_boot=$(node_address "$dead")" \
-      launch_node "$base" "$node" "$heap"
-  else
-    launch_node "$base" "$node" "$heap"
-  fi
+  # A joining node waits one ring delay for the ring's state before it checks that it has heard from a seed, and
+  # sleeps it again for the pending ranges: the fast start's 1 s is too short for the first (measured: "Unable to
+  # contact any seeds" after 2 s). A later -D wins, so this overrides launch_node's.
+  extra="-Dcassandra.ring_delay_ms=5000"
+  if [[ "$mode" == replace ]]; then extra+=" -Dcassandra.replace_address_first_boot=$(node_address "$dead")"; fi
+  IDGEN_CASSANDRA_JVM_OPTS="${IDGEN_CASSANDRA_JVM_OPTS:-} $extra" launch_node "$base" "$node" "$heap"
   pid="$(<"$(pid_file "$base" "$node")")"
   local deadline=$((t0 + timeout * 1000)) failed=""
   # A joining node serves CQL once it has streamed its data and is NORMAL; then its peer must see it UN.
