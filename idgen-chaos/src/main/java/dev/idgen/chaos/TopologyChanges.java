@@ -117,7 +117,7 @@ final class TopologyChanges {
     long t0 = System.nanoTime();
     Change joined = joinDatacenter(dc);
     Change altered = replicate(dc, keyspaces);
-    Change rebuilt = rebuild(dc);
+    Change rebuilt = rebuild(dc, keyspaces);
     return new Change("add-datacenter", dc + " to " + keyspaces, since(t0), joined.steps() + " "
         + altered.steps() + " " + rebuilt.steps());
   }
@@ -148,11 +148,18 @@ final class TopologyChanges {
         + String.join(",", agreement));
   }
 
-  /** {@code nodetool rebuild dc1} on every node of {@code dc}: they stream the data of what replicates there now. */
-  Change rebuild(String dc) throws IOException, InterruptedException {
+  /**
+   * {@code nodetool rebuild --keyspace KS dc1} on every node of {@code dc}, for each of {@code keyspaces}: they stream
+   * the keyspaces' data from dc1. Keyspace by keyspace: a rebuild of everything also takes the keyspaces of
+   * {@code SimpleStrategy} ({@code system_traces}), whose ranges dc1 alone may not hold ("Unable to find sufficient
+   * sources for streaming range").
+   */
+  Change rebuild(String dc, List<String> keyspaces) throws IOException, InterruptedException {
     long t0 = System.nanoTime();
     for (String node : cluster.nodes(dc)) {
-      cluster.nodetoolOrFail(timeout.toSeconds(), node, "rebuild", "dc1");
+      for (String keyspace : keyspaces) {
+        cluster.nodetoolOrFail(timeout.toSeconds(), node, "rebuild", "--keyspace", keyspace, "dc1");
+      }
     }
     return new Change("rebuild", dc + " from dc1", since(t0), "rebuilt=" + seconds(since(t0)));
   }

@@ -77,6 +77,8 @@ class TopologyChangesIT {
   private static final long SERVING_SECONDS = 90;
 
   private final Map<String, Map<String, LongAdder>> outcomes = new ConcurrentHashMap<>();
+  /** The first few failures of each phase, with the status's description: what the clients were told. */
+  private final Map<String, List<String>> failures = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<Call> calls = new ConcurrentLinkedQueue<>();
   private final ConcurrentLinkedQueue<Advance> advances = new ConcurrentLinkedQueue<>();
   private final List<ServerNode> targets = new CopyOnWriteArrayList<>();
@@ -171,7 +173,7 @@ class TopologyChangesIT {
           assertThat(row.getLong("floor")).as("dc3's pool floor of %s", f.getKey()).isGreaterThanOrEqualTo(f.getValue());
         }
       }
-      done.add(change("dc3-rebuild", servers, () -> changes.rebuild("dc3")));
+      done.add(change("dc3-rebuild", servers, () -> changes.rebuild("dc3", List.of(keyspace))));
       ServerNode dc3Server = server("server-3", "dc3", cluster, keyspace, jar, dir);
       servers.add(dc3Server);
       phase = "dc3-serving";
@@ -200,9 +202,9 @@ class TopologyChangesIT {
         cluster.stop();
         cluster.start();
       }
+      System.out.printf(Locale.ROOT, "[topology-it] done in %.0f s%n", (System.nanoTime() - t0) / 1e9);
+      report(done);
     }
-    System.out.printf(Locale.ROOT, "[topology-it] done in %.0f s%n", (System.nanoTime() - t0) / 1e9);
-    report(done);
 
     assertThat(threads).as("client and advance threads ended").noneMatch(Thread::isAlive);
     for (String seq : List.of(PER_SERVER, STRICT)) {
@@ -302,7 +304,10 @@ class TopologyChangesIT {
       System.out.println("[topology-it]   " + c.describe());
     }
     System.out.println("[topology-it] outcomes by phase (calls; allocations and advances):");
-    outcomes.forEach((p, byStatus) -> System.out.println("[topology-it]   " + p + ": " + new TreeMap<>(byStatus)));
+    outcomes.forEach((p, byStatus) -> {
+      System.out.println("[topology-it]   " + p + ": " + new TreeMap<>(byStatus));
+      failures.getOrDefault(p, List.of()).forEach(f -> System.out.println("[topology-it]       " + f));
+    });
     System.out.println("[topology-it] servers' WARN/ERROR lines by phase (count, first three):");
     serverLines.forEach((p, lines) -> {
       System.out.println("[topology-it]   " + p + ": " + lines.size());
@@ -343,6 +348,7 @@ class TopologyChangesIT {
         }
       } catch (StatusRuntimeException e) {
         status = e.getStatus().getCode().name();
+        sample(during, sequence + " on " + s.name() + ": " + e.getStatus());
       }
       long end = System.nanoTime();
       count(during, sequence + ":" + status);
@@ -388,6 +394,7 @@ class TopologyChangesIT {
       return floor;
     } catch (StatusRuntimeException e) {
       count(during, "advance:" + e.getStatus().getCode());
+      sample(during, "advance of " + seq + " on " + s.name() + ": " + e.getStatus());
       return -1;
     }
   }
@@ -404,6 +411,13 @@ class TopologyChangesIT {
     }
     throw new AssertionError("no advance of " + seq + " returned OK within " + SERVING_SECONDS + " s: "
         + outcomes.get(during));
+  }
+
+  private void sample(String during, String what) {
+    List<String> of = failures.computeIfAbsent(during, k -> new CopyOnWriteArrayList<>());
+    if (of.size() < 4) {
+      of.add(what.length() > 400 ? what.substring(0, 400) + "…" : what);
+    }
   }
 
   private void count(String during, String what) {
