@@ -79,6 +79,8 @@ class TopologyChangesIT {
   private final Map<String, Map<String, LongAdder>> outcomes = new ConcurrentHashMap<>();
   /** The first few failures of each phase, with the status's description: what the clients were told. */
   private final Map<String, List<String>> failures = new ConcurrentHashMap<>();
+  /** When each phase's first call or advance ended: the report's order. */
+  private final Map<String, Long> firstSeen = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<Call> calls = new ConcurrentLinkedQueue<>();
   private final ConcurrentLinkedQueue<Advance> advances = new ConcurrentLinkedQueue<>();
   private final List<ServerNode> targets = new CopyOnWriteArrayList<>();
@@ -304,8 +306,8 @@ class TopologyChangesIT {
       System.out.println("[topology-it]   " + c.describe());
     }
     System.out.println("[topology-it] outcomes by phase (calls; allocations and advances):");
-    outcomes.forEach((p, byStatus) -> {
-      System.out.println("[topology-it]   " + p + ": " + new TreeMap<>(byStatus));
+    outcomes.keySet().stream().sorted(Comparator.comparingLong(p -> firstSeen.getOrDefault(p, 0L))).forEach(p -> {
+      System.out.println("[topology-it]   " + p + ": " + new TreeMap<>(outcomes.get(p)));
       failures.getOrDefault(p, List.of()).forEach(f -> System.out.println("[topology-it]       " + f));
     });
     System.out.println("[topology-it] servers' WARN/ERROR lines by phase (count, first three):");
@@ -421,6 +423,7 @@ class TopologyChangesIT {
   }
 
   private void count(String during, String what) {
+    firstSeen.putIfAbsent(during, System.nanoTime());
     outcomes.computeIfAbsent(during, k -> new ConcurrentHashMap<>()).computeIfAbsent(what, k -> new LongAdder())
         .increment();
   }
