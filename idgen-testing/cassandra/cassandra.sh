@@ -39,7 +39,10 @@ readonly LIB_DIR="$IDGEN_HOME/$CASSANDRA_VERSION/lib"
 # directory of a running node (docs/cassandra.md).
 readonly DEFAULT_BASE_DIR="$IDGEN_HOME/run"
 readonly STAMP_FILE_NAME=".fetch-complete"
-readonly ALL_NODES=(dc1 dc2 dc1a dc1b dc1c dc2a dc2b dc2c)
+# The fixed nodes of the topologies, then the spares of a netns cluster: nodes that `join` adds to a running
+# cluster (bootstrapped into dc1 or dc2, a replacement for a dead node, or the nodes of a third datacenter).
+readonly ALL_NODES=(dc1 dc2 dc1a dc1b dc1c dc2a dc2b dc2c dc1d dc1e dc2d dc2e dc3a dc3b dc3c)
+readonly SPARE_NODES=(dc1d dc1e dc2d dc2e dc3a dc3b dc3c)
 readonly NETNS_SH="$SCRIPT_DIR/netns.sh"
 
 readonly CQL_PORT=9042
@@ -49,12 +52,15 @@ readonly CLUSTER_NAME="idgen-test"
 # --- node table: a node is named after its datacenter (dc1, dc2), plus a letter in a netns topology ---
 
 is_node() { [[ " ${ALL_NODES[*]} " == *" $1 "* ]]; }
-is_netns_node() { [[ "$1" =~ ^dc[12][abc]$ ]]; }
+is_netns_node() { [[ "$1" =~ ^dc[12][a-e]$ || "$1" =~ ^dc3[abc]$ ]]; }
+is_spare() { [[ " ${SPARE_NODES[*]} " == *" $1 "* ]]; }
 node_address() {
   case "$1" in
     dc1) echo 127.0.0.1 ;; dc2) echo 127.0.0.2 ;;
     dc1a) echo 10.77.0.11 ;; dc1b) echo 10.77.0.12 ;; dc1c) echo 10.77.0.13 ;;
     dc2a) echo 10.77.0.21 ;; dc2b) echo 10.77.0.22 ;; dc2c) echo 10.77.0.23 ;;
+    dc1d) echo 10.77.0.14 ;; dc1e) echo 10.77.0.15 ;; dc2d) echo 10.77.0.24 ;; dc2e) echo 10.77.0.25 ;;
+    dc3a) echo 10.77.0.31 ;; dc3b) echo 10.77.0.32 ;; dc3c) echo 10.77.0.33 ;;
     *) die "unknown node '$1' (expected one of ${ALL_NODES[*]})" ;;
   esac
 }
@@ -71,6 +77,11 @@ node_token() {
     dc1) echo -9223372036854775808 ;; dc2) echo 0 ;;
     dc1a) echo -9223372036854775808 ;; dc1b) echo -3074457345618258603 ;; dc1c) echo 3074457345618258602 ;;
     dc2a) echo -9223372036854775708 ;; dc2b) echo -3074457345618258503 ;; dc2c) echo 3074457345618258702 ;;
+    # Spares: a joining node of dc1 or dc2 takes a token between its datacenter's (a share of their ranges
+    # streams to it); dc3's tokens are dc1's shifted by 200, as dc2's are by 100.
+    dc1d) echo 6148914691236517204 ;; dc1e) echo -6148914691236517206 ;;
+    dc2d) echo 6148914691236517304 ;; dc2e) echo -6148914691236517106 ;;
+    dc3a) echo -9223372036854775608 ;; dc3b) echo -3074457345618258403 ;; dc3c) echo 3074457345618258802 ;;
     *) die "unknown node '$1'" ;;
   esac
 }
@@ -86,6 +97,35 @@ set_topology_nodes() {
   esac
 }
 is_netns_topology() { [[ "$1" == netns-* ]]; }
+
+# Sets the array NODES to the members of the cluster in base dir $1: the nodes `start` started, plus those
+# `join` added, minus those decommissioned or replaced by another (the file members); without that file (a
+# run of an older launcher), the nodes of the topology last started there.
+set_member_nodes() {
+  local base="$1" f="$1/members" node
+  if [[ -f "$f" ]]; then
+    NODES=()
+    while read -r node; do
+      if [[ -n "$node" ]] && is_node "$node"; then NODES+=("$node"); fi
+    done <"$f"
+    return 0
+  fi
+  set_topology_nodes "$(read_topology "$base")"
+}
+is_member() {
+  local base="$1" node="$2"
+  set_member_nodes "$base"
+  [[ " ${NODES[*]} " == *" $node "* ]]
+}
+# Adds node $2 to the members of base $1 (last; where it was if it is one), or with $3 = remove takes it out.
+update_members() {
+  local base="$1" node="$2" what="${3:-add}" kept=() n
+  set_member_nodes "$base"
+  for n in "${NODES[@]}"; do [[ "$n" == "$node" && "$what" == remove ]] || kept+=("$n"); done
+  if [[ "$what" == add && " ${NODES[*]} " != *" $node "* ]]; then kept+=("$node"); fi
+  printf '%s\n' "${kept[@]}" >"$base/members.tmp"
+  mv "$base/members.tmp" "$base/members"
+}
 # The seeds of topology $1: every node. A node outside its own seed list gives up ("Unable to gossip with
 # any peers") when no seed answers within the ring delay, which the fast start shortens to 1 s; a seed goes
 # on. So every node can start first, and they find each other without a start order.
@@ -249,11 +289,39 @@ cmd_fetch() {
 
 # --- configuration files -------------------------------------------------------------------------
 
+# $4, how the node enters the ring: fixed (default: a node of the topology's layout, which all start
+# together), bootstrap (a spare that joins a running datacenter and streams its share of the data), no-bootstrap
+# (a spare of a new datacenter: nothing to stream until the keyspaces replicate there, then `nodetool rebuild`),
+# replace (a fresh node that takes a dead node's tokens and streams its data: no token of its own).
 write_node_config() {
-  local base="$1" node="$2" topology="$3" dir addr seeds="" seed
+  local base="$1" node="$2" topology="$3" mode="${4:-fixed}" dir addr seeds="" seed
   dir="$base/$node"
+  local ring
+  case "$mode" in
+    fixed) ring="# One token per node, chosen explicitly: no token allocation at startup, a deterministic ring.
+num_tokens: 1
+initial_token: '$(node_token "$node")'
+# Every node is a fresh (or its own old) ring member; nothing to stream from anyone.
+auto_bootstrap: false" ;;
+    bootstrap) ring="# A spare joining a running datacenter: its own token, and it streams its share of the data.
+num_tokens: 1
+initial_token: '$(node_token "$node")'
+auto_bootstrap: true" ;;
+    no-bootstrap) ring="# A spare of a new datacenter: no keyspace replicates there yet (nodetool rebuild streams later).
+num_tokens: 1
+initial_token: '$(node_token "$node")'
+auto_bootstrap: false" ;;
+    replace) ring="# A replacement (-Dcassandra.replace_address_first_boot): it takes the dead node's tokens and streams.
+num_tokens: 1
+auto_bootstrap: true" ;;
+    *) die "write_node_config: mode '$mode'" ;;
+  esac
   addr="$(node_address "$node")"
-  for seed in $(topology_seeds "$topology"); do seeds+="${seeds:+,}$seed:$STORAGE_PORT"; done
+  for seed in $(topology_seeds "$topology"); do
+    # A node that joins later is not its own seed: a seed never bootstraps (nor replaces a node).
+    if [[ "$mode" != fixed && "$seed" == "$addr" ]]; then continue; fi
+    seeds+="${seeds:+,}$seed:$STORAGE_PORT"
+  done
   # Nodes in namespaces are killed with SIGKILL by the fault tests. In periodic mode a node acknowledges writes
   # before its commit log is synced, and its replay after a crash stops at the last sync marker (CASSANDRA-13987):
   # a killed node forgets up to commitlog_sync_period of acknowledged writes. With a datacenter of one replica
@@ -277,11 +345,7 @@ commitlog_sync_period: 10000ms" ;;
 # Generated by idgen-testing/cassandra/cassandra.sh for node $node ($topology). Test data only.
 cluster_name: '$CLUSTER_NAME'
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
-# One token per node, chosen explicitly: no token allocation at startup, a deterministic ring.
-num_tokens: 1
-initial_token: '$(node_token "$node")'
-# Every node is a fresh (or its own old) ring member; nothing to stream from anyone.
-auto_bootstrap: false
+$ring
 
 endpoint_snitch: GossipingPropertyFileSnitch
 seed_provider:
@@ -529,9 +593,25 @@ Commands:
   nodetool NODE [--base-dir DIR] [ARGS...]
                             Run nodetool against a node (default ARGS: status); inside its namespace
                             for a netns topology.
+  join NODE [--base-dir DIR] [--timeout SECONDS] [--no-bootstrap] [--replace DEAD] [--heap SIZE]
+                            netns topologies: start a spare node (dc1d dc1e in dc1, dc2d dc2e in dc2, dc3a
+                            dc3b dc3c in a third datacenter dc3) in a namespace of its own and add it to the
+                            running cluster; wait until it serves CQL and a peer sees it UN (default timeout
+                            600 s). By default it bootstraps (auto_bootstrap: true, its own token: it streams
+                            its share of the data). --no-bootstrap: for a node of a new datacenter (no keyspace
+                            replicates there yet; after ALTER KEYSPACE, 'nodetool NODE rebuild -- dc1').
+                            --replace DEAD: a fresh node takes the place of the dead (killed) member DEAD
+                            (-Dcassandra.replace_address_first_boot, DEAD's tokens, its data streamed from the
+                            other replicas); 'join DEAD --replace DEAD' replaces it at its own address.
+  decommission NODE [--base-dir DIR] [--timeout SECONDS]
+                            netns topologies: nodetool decommission (the node streams its ranges away and
+                            leaves the ring; default timeout 600 s), then stop it and remove its namespace.
   help, --help, -h          This text.
 
-Nodes: dc1, dc2 (single, two-dc); dc1a dc1b dc1c dc2a dc2b dc2c (netns-*).
+Nodes: dc1, dc2 (single, two-dc); dc1a dc1b dc1c dc2a dc2b dc2c (netns-*); spares for join: dc1d (10.77.0.14),
+dc1e (.15), dc2d (.24), dc2e (.25), dc3a dc3b dc3c (.31-.33). 'status' lists the members: the topology's
+nodes plus those joined, minus those decommissioned or replaced. Repair and cleanup: 'nodetool NODE repair
+-full KEYSPACE', 'nodetool NODE cleanup'.
 
 Environment:
   IDGEN_CASSANDRA_HOME      cache root (default \$HOME/.cache/idgen-cassandra): jars in
@@ -666,6 +746,7 @@ cmd_start() {
 
   for node in "${ALL_NODES[@]}"; do rm -f "$(pid_file "$base" "$node")"; done
   echo "$topology" >"$base/topology"
+  printf '%s\n' "${nodes[@]}" >"$base/members"
   write_tool_logback "$base"
   # If we are interrupted from here on, do not leave half-started nodes (or namespaces) behind.
   trap 'log "interrupted: stopping the nodes"; take_down "$base" "$topology"; exit 130' INT TERM
@@ -746,8 +827,7 @@ cmd_start_node() {
   [[ "$timeout" =~ ^[0-9]+$ ]] || die "--timeout must be a number of seconds"
   topology="$(read_topology "$base")"
   [[ -n "$topology" ]] || die "no cluster started in $base"
-  set_topology_nodes "$topology"
-  [[ " ${NODES[*]} " == *" $node "* ]] || die "node $node is not part of topology $topology"
+  is_member "$base" "$node" || die "node $node is not a member of the cluster (topology $topology: ${NODES[*]})"
   if pid="$(running_pid "$base" "$node")"; then die "node $node is already running (pid $pid)"; fi
   [[ -f "$(node_yaml "$base" "$node")" ]] || die "node $node was never started in $base"
   ns="$(node_ns "$node")"
@@ -772,6 +852,160 @@ cmd_start_node() {
   log "$node (pid $pid) accepts CQL again after $(( $(now_ms) - t0 )) ms, on its old data (commit log replayed)"
 }
 
+# --- membership changes (netns topologies) -------------------------------------------------------
+
+# Runs "$@" (a function or a command) in the background and waits for it at most $1 seconds; kills it (and
+# its children: a nodetool JVM) after that. Exit status: the command's, or 124 on the timeout.
+bounded() {
+  local secs="$1" pid deadline
+  shift
+  "$@" &
+  pid=$!
+  deadline=$((SECONDS + secs))
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((SECONDS >= deadline)); then
+      pkill -KILL -P "$pid" 2>/dev/null || true
+      kill -KILL "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+      return 124
+    fi
+    sleep 0.5
+  done
+  wait "$pid"
+}
+
+# The first running member of base $1 other than $2 and $3: the node that reports how the others see a change.
+running_peer() {
+  local base="$1" n
+  set_member_nodes "$base"
+  for n in "${NODES[@]}"; do
+    [[ "$n" == "${2:-}" || "$n" == "${3:-}" ]] && continue
+    if running_pid "$base" "$n" >/dev/null; then echo "$n"; return 0; fi
+  done
+  return 1
+}
+
+# Polls `nodetool status` on $2 until it lists address $3 as UN; by deadline $4 (ms). 1 on timeout.
+await_seen_up() {
+  local base="$1" peer="$2" addr="$3" deadline="$4" out="$1/tools/status-join-$2.out"
+  while true; do
+    if bounded 60 nodetool_raw "$base" "$peer" status >"$out" 2>/dev/null && sees_all_up "$out" "$addr"; then
+      return 0
+    fi
+    (($(now_ms) < deadline)) || return 1
+    sleep 1
+  done
+}
+
+cmd_join() {
+  local node="" base="$DEFAULT_BASE_DIR" timeout=600 dead="" bootstrap=true heap=""
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --base-dir) base="${2:?--base-dir needs a value}"; shift 2 ;;
+      --timeout) timeout="${2:?--timeout needs a value}"; shift 2 ;;
+      --replace) dead="${2:?--replace needs the dead node}"; shift 2 ;;
+      --no-bootstrap) bootstrap=false; shift ;;
+      --heap) heap="${2:?--heap needs a value}"; shift 2 ;;
+      *) is_node "$1" || die "join: expected a NODE (${SPARE_NODES[*]}), got '$1'"; node="$1"; shift ;;
+    esac
+  done
+  [[ -n "$node" ]] || die "join: which node? (spares: ${SPARE_NODES[*]})"
+  [[ "$timeout" =~ ^[0-9]+$ ]] || die "--timeout must be a number of seconds"
+  [[ -z "$heap" || "$heap" =~ ^[0-9]+[kKmMgG]$ ]] || die "--heap must look like 256M or 1G"
+  [[ -d "$base" ]] || die "no cluster started in $base"
+  base="$(cd "$base" && pwd -P)"
+  local topology
+  topology="$(read_topology "$base")"
+  is_netns_topology "$topology" || die "join needs a running netns topology (found '${topology:-none}' in $base):" \
+    "the loopback topologies have no spare addresses"
+  lib_complete || die "Cassandra jars not fetched yet: run '$0 fetch'"
+  local mode=bootstrap
+  if [[ -n "$dead" ]]; then
+    is_member "$base" "$dead" || die "--replace $dead: not a member of the cluster (${NODES[*]})"
+    ! running_pid "$base" "$dead" >/dev/null || die "--replace $dead: it runs; a replacement takes the place of a dead node (kill it first)"
+    [[ "$(node_dc "$node")" == "$(node_dc "$dead")" ]] || die "--replace: $node is in $(node_dc "$node"), $dead in $(node_dc "$dead")"
+    [[ "$bootstrap" == true ]] || die "--replace streams the dead node's data: --no-bootstrap does not apply"
+    if [[ "$node" != "$dead" ]]; then
+      is_spare "$node" || die "join: $node is not a spare (${SPARE_NODES[*]}); '$dead --replace $dead' replaces it at its own address"
+      ! is_member "$base" "$node" || die "join: $node is a member already"
+    fi
+    mode=replace
+  else
+    is_spare "$node" || die "join: $node is not a spare (${SPARE_NODES[*]}); a killed member comes back with start-node"
+    ! is_member "$base" "$node" || die "join: $node is a member already"
+    if [[ "$bootstrap" != true ]]; then mode=no-bootstrap; fi
+  fi
+  local pid
+  if pid="$(running_pid "$base" "$node")"; then die "node $node is already running (pid $pid)"; fi
+  local peer
+  peer="$(running_peer "$base" "$node" "$dead")" || die "join: no running member to join"
+  if [[ -z "$heap" ]]; then heap="$(cat "$base/$peer/heap" 2>/dev/null || echo 512M)"; fi
+
+  local dir="$base/$node" addr
+  addr="$(node_address "$node")"
+  rm -rf "$dir/data" "$dir/logs"
+  mkdir -p "$dir/conf" "$dir/data" "$dir/logs" "$dir/triggers"
+  write_node_config "$base" "$node" "$topology" "$mode"
+  echo "$heap" >"$dir/heap"
+  # In-place replacement: the dead node's namespace is made again (netns.sh add replaces it).
+  bash "$NETNS_SH" add "$node" "$addr" || die "could not make the namespace of $node"
+  local t0 extra
+  t0="$(now_ms)"
+  # A joining node waits one ring delay for the ring's state before it checks that it has heard from a seed, and
+  # sleeps it again for the pending ranges: the fast start's 1 s is too short for the first (measured: "Unable to
+  # contact any seeds" after 2 s). A later -D wins, so this overrides launch_node's.
+  extra="-Dcassandra.ring_delay_ms=5000"
+  if [[ "$mode" == replace ]]; then extra+=" -Dcassandra.replace_address_first_boot=$(node_address "$dead")"; fi
+  IDGEN_CASSANDRA_JVM_OPTS="${IDGEN_CASSANDRA_JVM_OPTS:-} $extra" launch_node "$base" "$node" "$heap"
+  pid="$(<"$(pid_file "$base" "$node")")"
+  local deadline=$((t0 + timeout * 1000)) failed=""
+  # A joining node serves CQL once it has streamed its data and is NORMAL; then its peer must see it UN.
+  until port_open "$addr" "$CQL_PORT"; do
+    if ! pid_alive "$pid"; then failed="it died during its start"; break; fi
+    if (($(now_ms) >= deadline)); then failed="it did not serve CQL within $timeout s"; break; fi
+    sleep 0.5
+  done
+  if [[ -z "$failed" ]] && ! await_seen_up "$base" "$peer" "$addr" "$deadline"; then
+    failed="$peer did not see it UN within $timeout s"
+  fi
+  if [[ -n "$failed" ]]; then
+    print_log_tails "$base" "$node"
+    stop_nodes "$base" "$node"
+    if [[ "$node" != "$dead" ]]; then bash "$NETNS_SH" del "$node"; fi
+    die "join of $node ($mode) failed: $failed"
+  fi
+  update_members "$base" "$node"
+  if [[ -n "$dead" && "$dead" != "$node" ]]; then
+    update_members "$base" "$dead" remove
+    bash "$NETNS_SH" del "$dead"
+  fi
+  log "$node (pid $pid) joined $(node_dc "$node") at $addr (${mode}${dead:+ of $dead}) in $(( $(now_ms) - t0 )) ms; $peer sees it UN"
+}
+
+cmd_decommission() {
+  parse_node_args decommission "$@"
+  local node="$NODE_ARG" base="$BASE_ARG" timeout="${TIMEOUT_ARG:-600}" topology rc=0
+  [[ "$timeout" =~ ^[0-9]+$ ]] || die "--timeout must be a number of seconds"
+  topology="$(read_topology "$base")"
+  is_netns_topology "$topology" || die "decommission needs a running netns topology (found '${topology:-none}' in $base)"
+  is_member "$base" "$node" || die "decommission: $node is not a member of the cluster (${NODES[*]})"
+  running_pid "$base" "$node" >/dev/null || die "decommission: $node does not run (a dead node is replaced: join --replace)"
+  local t0
+  t0="$(now_ms)"
+  # Blocks until the node has streamed its ranges to their new replicas and left the ring. Cassandra refuses
+  # (and says why) when a datacenter would keep fewer nodes than a keyspace's replication factor there.
+  bounded "$timeout" nodetool_raw "$base" "$node" decommission || rc=$?
+  if ((rc != 0)); then
+    if ((rc == 124)); then die "decommission of $node did not finish within $timeout s (it may still be streaming)"; fi
+    die "nodetool decommission of $node failed (exit status $rc; see above)"
+  fi
+  # A decommissioned node's process stays up, out of the ring: stop it and remove its namespace.
+  stop_nodes "$base" "$node"
+  update_members "$base" "$node" remove
+  bash "$NETNS_SH" del "$node"
+  log "$node decommissioned in $(( $(now_ms) - t0 )) ms (left the ring, stopped, namespace removed)"
+}
+
 cmd_status() {
   local base="$DEFAULT_BASE_DIR"
   while [[ $# -gt 0 ]]; do
@@ -787,7 +1021,7 @@ cmd_status() {
     echo "no cluster started in $base"
     return 3
   fi
-  set_topology_nodes "$topology"
+  set_member_nodes "$base"
   nodes=("${NODES[@]}")
   echo "topology: $topology   base dir: $base"
   printf '%-5s %-8s %-11s %-11s %s\n' NODE PID ADDRESS DATACENTER STATE
@@ -819,20 +1053,25 @@ cmd_env() {
     esac
   done
   [[ -d "$base" ]] && base="$(cd "$base" && pwd -P)"
-  local topology nodes node point points=() dc1=() dc2=()
+  local topology nodes node point points=() dc1=() dc2=() dc3=()
   topology="$(read_topology "$base" 2>/dev/null || true)"
-  topology="${topology:-single}"
-  set_topology_nodes "$topology"
+  if [[ -n "$topology" ]]; then
+    set_member_nodes "$base"
+  else
+    topology=single
+    set_topology_nodes "$topology"
+  fi
   nodes=("${NODES[@]}")
   for node in "${nodes[@]}"; do
     point="$(node_address "$node"):$CQL_PORT"
     points+=("$point")
-    if [[ "$(node_dc "$node")" == dc1 ]]; then dc1+=("$point"); else dc2+=("$point"); fi
+    case "$(node_dc "$node")" in dc1) dc1+=("$point") ;; dc2) dc2+=("$point") ;; *) dc3+=("$point") ;; esac
   done
   local IFS=,
   echo "IDGEN_CASSANDRA_CONTACT_POINTS=${points[*]}"
-  echo "IDGEN_CASSANDRA_CONTACT_POINTS_DC1=${dc1[*]}"
+  echo "IDGEN_CASSANDRA_CONTACT_POINTS_DC1=${dc1[*]-}"
   echo "IDGEN_CASSANDRA_CONTACT_POINTS_DC2=${dc2[*]-}"
+  if ((${#dc3[@]} > 0)); then echo "IDGEN_CASSANDRA_CONTACT_POINTS_DC3=${dc3[*]}"; fi
   echo "IDGEN_CASSANDRA_LOCAL_DATACENTER=dc1"
   echo "IDGEN_CASSANDRA_TOPOLOGY=$topology"
   echo "IDGEN_CASSANDRA_BASE_DIR=$base"
@@ -863,6 +1102,8 @@ main() {
     pid) cmd_pid "$@" ;;
     env) cmd_env "$@" ;;
     nodetool) cmd_nodetool "$@" ;;
+    join) cmd_join "$@" ;;
+    decommission) cmd_decommission "$@" ;;
     help|--help|-h) usage ;;
     "") usage >&2; exit 2 ;;
     *) printf 'unknown command: %s\n\n' "$cmd" >&2; usage >&2; exit 2 ;;

@@ -2,6 +2,7 @@ package dev.idgen.chaos;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,6 +31,13 @@ final class CassandraCluster implements ChaosCassandra {
       "two-dc", Map.of("dc1", List.of("dc1"), "dc2", List.of("dc2")),
       "netns-3x3", Map.of("dc1", List.of("dc1a", "dc1b", "dc1c"), "dc2", List.of("dc2a", "dc2b", "dc2c")),
       "netns-3x1", Map.of("dc1", List.of("dc1a", "dc1b", "dc1c"), "dc2", List.of("dc2a")));
+
+  /**
+   * The launcher's spare nodes of each datacenter, in the order they are taken: what {@link #join} adds to a
+   * running netns cluster (dc1d at 10.77.0.14, dc1e .15, dc2d .24, dc2e .25, dc3a–dc3c .31–.33).
+   */
+  static final Map<String, List<String>> SPARES = Map.of(
+      "dc1", List.of("dc1d", "dc1e"), "dc2", List.of("dc2d", "dc2e"), "dc3", List.of("dc3a", "dc3b", "dc3c"));
 
   private final Path script;
   private final Path netnsScript;
@@ -241,12 +249,97 @@ final class CassandraCluster implements ChaosCassandra {
 
   /** {@code nodetool ARGS} against node {@code node} (inside its namespace on a netns cluster): its output. */
   String nodetool(String node, String... args) throws IOException, InterruptedException {
+    return Scripts.run(nodetoolCommand(node, args), 120).out();
+  }
+
+  /**
+   * {@code nodetool ARGS} against {@code node}, for the long ones (repair, cleanup, rebuild): its output, or an
+   * exception with it if nodetool failed or did not finish within {@code timeoutSeconds}.
+   */
+  String nodetoolOrFail(long timeoutSeconds, String node, String... args) throws IOException, InterruptedException {
+    Scripts.Result r = Scripts.run(nodetoolCommand(node, args), timeoutSeconds);
+    if (!r.ok()) {
+      throw new IOException("nodetool " + String.join(" ", args) + " on " + node + " failed with exit status "
+          + r.exit() + ": " + r.out().strip());
+    }
+    return r.out();
+  }
+
+  private List<String> nodetoolCommand(String node, String... args) {
     List<String> cmd = new ArrayList<>(List.of("bash", script.toString(), "nodetool", node));
     if (baseDir != null) {
       cmd.addAll(List.of("--base-dir", baseDir.toString()));
     }
     cmd.addAll(List.of(args));
-    return Scripts.run(cmd, 120).out();
+    return cmd;
+  }
+
+  // --- membership changes (netns topologies only: the launcher's join and decommission) --------------
+
+  /** Every member node, whatever its datacenter (as last attached). */
+  List<String> members() {
+    synchronized (nodes) {
+      List<String> all = new ArrayList<>();
+      nodes.values().forEach(dc -> all.addAll(dc.keySet()));
+      return all;
+    }
+  }
+
+  /** The datacenters with members (dc1, dc2, and dc3 once a node of it joined). */
+  List<String> datacenters() {
+    synchronized (nodes) {
+      return List.copyOf(nodes.keySet());
+    }
+  }
+
+  /** The first spare node of {@code dc} that is not a member, or empty if every spare of it is. */
+  Optional<String> spare(String dc) {
+    List<String> members = members();
+    return SPARES.getOrDefault(dc, List.of()).stream().filter(n -> !members.contains(n)).findFirst();
+  }
+
+  /**
+   * Starts spare {@code node} and waits until it has joined (serves CQL, and a peer sees it UN), at most
+   * {@code timeout}: {@code bootstrap} it streams its share of its datacenter's data (a node added to dc1 or
+   * dc2), else it joins without (the first node of a new datacenter, before its keyspaces replicate there).
+   */
+  void join(String node, boolean bootstrap, Duration timeout) throws IOException, InterruptedException {
+    List<String> args = new ArrayList<>(List.of("join", node, "--timeout", Long.toString(timeout.toSeconds())));
+    if (!bootstrap) {
+      args.add("--no-bootstrap");
+    }
+    Scripts.inherit(command(args.toArray(String[]::new)), timeout.toSeconds() + 60);
+    attach();
+  }
+
+  /**
+   * A fresh node {@code node} in place of dead member {@code dead} ({@code -Dcassandra.replace_address_first_boot}:
+   * it takes {@code dead}'s tokens and streams its data from the other replicas); {@code node} equal to
+   * {@code dead} replaces it at its own address. Waits until it has joined, at most {@code timeout}.
+   */
+  void replace(String dead, String node, Duration timeout) throws IOException, InterruptedException {
+    Scripts.inherit(command("join", node, "--replace", dead, "--timeout", Long.toString(timeout.toSeconds())),
+        timeout.toSeconds() + 60);
+    attach();
+  }
+
+  /** {@code nodetool decommission} of {@code node}, then stops it and removes its namespace; at most {@code timeout}. */
+  void decommission(String node, Duration timeout) throws IOException, InterruptedException {
+    Scripts.inherit(command("decommission", node, "--timeout", Long.toString(timeout.toSeconds())),
+        timeout.toSeconds() + 60);
+    attach();
+  }
+
+  /** What {@code nodetool status} on {@code observer} says of {@code node}'s address: 'U', 'D', or '?' if not listed. */
+  char seenAs(String observer, String node) throws IOException, InterruptedException {
+    String address = address(node);
+    for (String line : nodetool(observer, "status").split("\n")) {
+      String[] t = line.trim().split("\\s+");
+      if (t.length > 1 && t[1].equals(address) && t[0].length() == 2) {
+        return t[0].charAt(0);
+      }
+    }
+    return '?';
   }
 
   /** Node {@code node}'s system.log, or null when the cluster runs in the launcher's default directory. */

@@ -399,7 +399,7 @@ public final class CassandraRangeStore implements RangeStore {
     // Then every datacenter's pools, each through a coordinator of its own datacenter (its Paxos scope),
     // and last its floor log: a server that has read the log entry reserves only from trimmed pools.
     Map<String, Long> versions = new TreeMap<>();
-    for (String datacenter : datacenters.all()) {
+    for (String datacenter : datacenters.toCover()) {
       Node coordinator = datacenter.equals(dc) ? null : datacenters.coordinatorIn(datacenter, d);
       for (int stripe = 0; stripe < d.stripes(); stripe++) {
         pools.trimPool(d, stripe, datacenter, coordinator, floor, deadline);

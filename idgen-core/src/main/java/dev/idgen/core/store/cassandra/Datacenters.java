@@ -21,7 +21,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * its own nodes, docs/design.md, "One serial scope per partition").
  *
  * <p>Threads: thread-safe and stateless; every answer is read anew from the driver's metadata (or, without
- * it, from {@code system_schema.keyspaces}), so a datacenter added or lost is seen at the next call.
+ * it, from {@code system_schema.keyspaces}), so a datacenter added or lost is seen at the next call; what an
+ * advance covers ({@link #toCover()}) is read from {@code system_schema.keyspaces} as well, at each advance.
  */
 @ThreadSafe
 final class Datacenters {
@@ -42,21 +43,44 @@ final class Datacenters {
    * {@code system_schema.keyspaces}, and if that fails too, the operation fails and says why.
    */
   List<String> all() {
-    Map<String, String> replication = outcomes.st().session.getMetadata().getKeyspace(settings.keyspace())
+    return datacenters(false);
+  }
+
+  /**
+   * What an advance must cover now: {@link #all()}, and also every datacenter that {@code system_schema.keyspaces}
+   * names, read at once. The driver's metadata follows a schema change late: its refresh waits for the
+   * change event and a debounce window (1 s by default), longer while its control connection reconnects. A
+   * datacenter added to the replication by an {@code ALTER KEYSPACE} that has returned (its nodes agree on the
+   * schema) is covered from then on, not a second or more later. The union: a datacenter just removed is
+   * covered a little longer (the advance fails until the driver sees the removal, UNAVAILABLE: retried), never
+   * one too few.
+   */
+  List<String> toCover() {
+    return datacenters(true);
+  }
+
+  private List<String> datacenters(boolean readSchema) {
+    Map<String, String> known = outcomes.st().session.getMetadata().getKeyspace(settings.keyspace())
         .map(ks -> ks.getReplication()).orElse(null);
-    if (replication == null) {
+    List<String> nodeDatacenters = outcomes.st().session.getMetadata().getNodes().values().stream()
+        .map(Node::getDatacenter).filter(Objects::nonNull).toList();
+    TreeSet<String> dcs = new TreeSet<>();
+    if (known != null) {
+      dcs.addAll(replicaDatacenters(known, nodeDatacenters, settings.keyspace()));
+    }
+    if (known == null || readSchema) {
       Row row = outcomes.read(outcomes.st().selectReplication.bind(settings.keyspace()), ConsistencyLevel.LOCAL_ONE,
-          "the replication of keyspace " + settings.keyspace() + " in system_schema.keyspaces (the driver has no"
-              + " schema metadata for it)");
+          "the replication of keyspace " + settings.keyspace() + " in system_schema.keyspaces"
+              + (known == null ? " (the driver has no schema metadata for it)" : ""));
       if (row == null) {
         throw new StoreUnavailableException("keyspace " + settings.keyspace() + " is not in"
             + " system_schema.keyspaces: cannot tell which datacenters hold it, so nothing that must cover every"
             + " datacenter (AdvanceSequence) is done");
       }
-      replication = row.getMap("replication", String.class, String.class);
+      dcs.addAll(replicaDatacenters(row.getMap("replication", String.class, String.class), nodeDatacenters,
+          settings.keyspace()));
     }
-    return replicaDatacenters(replication, outcomes.st().session.getMetadata().getNodes().values().stream()
-        .map(Node::getDatacenter).filter(Objects::nonNull).toList(), settings.keyspace());
+    return List.copyOf(dcs);
   }
 
   /**

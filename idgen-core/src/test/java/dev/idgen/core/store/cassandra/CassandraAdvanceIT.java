@@ -11,7 +11,11 @@ import dev.idgen.core.ForwardingRangeStore;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceDefinition;
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.ResultSet;
+import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import dev.idgen.testing.CassandraExtension;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,8 +32,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * AdvanceSequence on the real two-datacenter cluster: it returns only when every live server has
  * dropped its cached IDs at or below the floor, however late a server's floor poll is; it works where a
  * datacenter of the cluster holds no replica of the keyspace; and it holds against the interleavings that
- * once slipped past it: an advance racing a datacenter's first refill (the pool row did not exist yet), and a
- * driver without schema metadata (the datacenters to cover must not shrink to the local one).
+ * once slipped past it: an advance racing a datacenter's first refill (the pool row did not exist yet), a
+ * driver without schema metadata (the datacenters to cover must not shrink to the local one), and a
+ * datacenter added to the replication while the driver's metadata still lacks it.
  */
 @ExtendWith(CassandraExtension.class)
 class CassandraAdvanceIT {
@@ -156,6 +161,38 @@ class CassandraAdvanceIT {
     CassandraRangeStore s2 = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
     assertThat(s1.floor(def)).isEqualTo(RACE_FLOOR);
     assertThat(s2.floor(def)).as("dc2's pool rows carry the floor before dc2 ever refilled").isEqualTo(RACE_FLOOR);
+  }
+
+  @Test
+  void should_cover_a_datacenter_added_to_the_replication_as_soon_as_the_alter_returned() {
+    String ks = LocalCassandra.newKeyspace("adddc");
+    CassandraSettings base = LocalCassandra.settings(ks, DC1, true);
+    // Replicated to dc1 only, by a store whose driver learns of a schema change 5 s after its event (1 s by
+    // default; longer while its control connection reconnects): its metadata still says dc1 only when the
+    // advance below runs, as a server's does right after an operator's ALTER KEYSPACE.
+    CassandraSettings dc1Only = new CassandraSettings(base.contactPoints(), DC1, ks, true, Map.of(DC1, 1),
+        base.username(), base.password(), base.tls(), base.requestTimeout(), base.casDeadline(),
+        base.poolRefillStep(), base.floorRefresh(), base.isolationRunway(),
+        "advanced.metadata.schema.debouncer.window = 5 seconds");
+    CassandraRangeStore store = closeLater(CassandraRangeStore.connect(dc1Only));
+    SequenceDefinition def = new SequenceDefinition("grow", 1, Long.MAX_VALUE, 1, 1_000, 100_000);
+    store.create(def);
+    store.reserve(def, 0, 10);
+    String[] hostPort = LocalCassandra.contactPoint(DC1).split(":");
+    try (CqlSession operator = CqlSession.builder()
+        .addContactPoint(new InetSocketAddress(hostPort[0], hostPort.length > 1 ? Integer.parseInt(hostPort[1]) : 9042))
+        .withLocalDatacenter(DC1).build()) {
+      ResultSet altered = operator.execute(SimpleStatement.newInstance("ALTER KEYSPACE " + ks + " WITH replication"
+          + " = {'class': 'NetworkTopologyStrategy', '" + DC1 + "': 1, '" + DC2 + "': 1}").setTimeout(Duration.ofSeconds(30)));
+      assertThat(altered.getExecutionInfo().isSchemaInAgreement()).as("the nodes agree on the new replication").isTrue();
+    }
+
+    AdvanceReceipt receipt = store.advance(def, RACE_FLOOR);
+
+    assertThat(receipt.versions()).as("the datacenters the advance covered").containsOnlyKeys(DC1, DC2);
+    CassandraRangeStore dc2 = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    assertThat(dc2.floor(def)).as("dc2's pool row, made at the floor by the advance").isEqualTo(RACE_FLOOR);
+    assertThat(dc2.reserve(def, 0, 10).first()).as("dc2's first reservation").isGreaterThan(RACE_FLOOR);
   }
 
   @Test
