@@ -22,6 +22,7 @@ import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -74,7 +75,10 @@ class ClockFaultsIT {
 
   @Test
   void should_hand_out_nothing_twice_nor_below_a_floor_while_wall_clocks_are_stepped(ChaosCassandra cassandra,
-      @TempDir Path dir) throws Exception {
+      @TempDir Path tmp) throws Exception {
+    // The servers' logs and the clocks' files: failsafe's chaos-it directory, kept after the run.
+    String out = System.getProperty("idgenChaosOut");
+    Path dir = out == null ? tmp : Files.createDirectories(Path.of(out, "clock-faults-it"));
     assumeTrue(FakeClock.unavailable().isEmpty(), () -> "clock faults not injected: " + FakeClock.unavailable().get());
     Path library = FakeClock.library().orElseThrow();
     CassandraCluster cluster = cassandra instanceof CassandraCluster c && c.canKill() ? c : null;
@@ -96,7 +100,8 @@ class ClockFaultsIT {
         nodeClock = ClockFault.underFakeClock(cluster, skewed, dir.resolve("cassandra-clocks"));
       }
       String keyspace = "clock_it_" + Long.toString(System.currentTimeMillis() % 1_000_000, 36);
-      Path jar = Path.of(System.getProperty("idgenServerJar"));
+      Path jar = Path.of(System.getProperty("idgenServerJar", "idgen-server/target/idgen-server-all.jar"));
+      assertThat(jar).as("the server jar (build idgen-server first: -pl idgen-server,idgen-chaos -am)").isRegularFile();
       for (int i = 0; i < 2; i++) {
         List<String> settings = List.of(
             "idgen.store=cassandra",
