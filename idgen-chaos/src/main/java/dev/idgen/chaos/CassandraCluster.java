@@ -237,6 +237,14 @@ final class CassandraCluster implements ChaosCassandra {
     Scripts.inherit(command("start-node", node, "--timeout", "240"), 300);
   }
 
+  /**
+   * {@link #restart}, with {@code env} added to the launcher's environment: {@code
+   * IDGEN_CASSANDRA_FAKETIME_DIR} starts the node under a {@link FakeClock} (cassandra.sh, launch_node).
+   */
+  void restart(String node, Map<String, String> env) throws IOException, InterruptedException {
+    Scripts.inherit(command("start-node", node, "--timeout", "240"), env, 300);
+  }
+
   @Override
   public Optional<ChaosNetwork> network() {
     return Optional.ofNullable(network);

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /** Runs the launcher's scripts (cassandra.sh, netns.sh) and other short commands, each bounded in time. */
@@ -55,7 +56,15 @@ final class Scripts {
    * launcher's nodes must not hold a pipe we wait on).
    */
   static void inherit(List<String> cmd, long timeoutSeconds) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder(cmd).inheritIO().start();
+    inherit(cmd, Map.of(), timeoutSeconds);
+  }
+
+  /** {@link #inherit(List, long)} with {@code env} added to the command's environment. */
+  static void inherit(List<String> cmd, Map<String, String> env, long timeoutSeconds)
+      throws IOException, InterruptedException {
+    ProcessBuilder builder = new ProcessBuilder(cmd).inheritIO();
+    builder.environment().putAll(env);
+    Process p = builder.start();
     if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
       p.descendants().forEach(ProcessHandle::destroyForcibly);
       p.destroyForcibly();

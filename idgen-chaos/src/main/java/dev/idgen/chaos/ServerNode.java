@@ -69,6 +69,8 @@ final class ServerNode implements AutoCloseable {
   private final Path dir;
   private final ManagedChannel adminChannel;
   private volatile Process process;
+  /** Extra environment variables of the next processes (a {@link FakeClock}'s), empty by default. */
+  private volatile Map<String, String> environment = Map.of();
   private volatile int starts;
   /** The log file of the current (or last) incarnation. */
   private volatile Path log;
@@ -215,6 +217,14 @@ final class ServerNode implements AutoCloseable {
     return p != null && p.isAlive();
   }
 
+  /**
+   * Environment variables for the processes started from now on (e.g. {@link FakeClock#environment()}, so
+   * that the server's wall clock can be stepped); empty: the harness's own.
+   */
+  void environment(Map<String, String> env) {
+    this.environment = Map.copyOf(env);
+  }
+
   /** Starts the process and waits until its health service reports SERVING. */
   void start() throws IOException, InterruptedException {
     int next = starts + 1; // one writer at a time (see the class comment)
@@ -239,11 +249,12 @@ final class ServerNode implements AutoCloseable {
     }
     cmd.addAll(List.of("-jar", jar.toString()));
     log = dir.resolve(name + "-" + starts + ".log");
-    process = new ProcessBuilder(cmd)
+    ProcessBuilder builder = new ProcessBuilder(cmd)
         .directory(dir.toFile())
         .redirectErrorStream(true)
-        .redirectOutput(log.toFile())
-        .start();
+        .redirectOutput(log.toFile());
+    builder.environment().putAll(environment);
+    process = builder.start();
     HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(adminChannel);
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MILLIS);
     while (true) {
