@@ -53,16 +53,18 @@ import java.util.function.ToDoubleFunction;
  * {@link IdSource#stats()} when the registry is scraped; the interceptor counts once per {@code Allocate}
  * call (one per lease).
  *
- * <p>Threads: safe for any number. Sources created after {@link #bindTo} get their meters when they are
- * created; registering a meter twice returns the first (Micrometer), so a source or status counted by
- * two paths at once is harmless. {@link #monitor} comes before {@link #bindTo}, once.
+ * <p>Threads: safe for any number. {@link #monitor} and {@link #bindTo} may come in either order (a
+ * framework binds its binders when it likes); they synchronize on one lock. Sources created later get their
+ * meters when they are created; registering a meter twice returns the first (Micrometer), so a source or
+ * status registered by two paths at once is harmless.
  */
 @ThreadSafe
 public final class IdGenClientMetrics implements MeterBinder {
   private static final String PREFIX = "idgen.client.";
 
   private final Object lock = new Object();
-  @GuardedBy("lock") private IdGenClient client;
+  /** Written under {@code lock}, once; read without it by the interceptor's counters. */
+  private volatile IdGenClient client;
   private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
   private final ConcurrentMap<CallKey, LongAdder> calls = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, LongAdder> failovers = new ConcurrentHashMap<>();
@@ -72,7 +74,7 @@ public final class IdGenClientMetrics implements MeterBinder {
   public IdGenClientMetrics() {}
 
   /**
-   * Names the client whose sources to export. Once, before {@link #bindTo}.
+   * Names the client whose sources to export, once; registries bound before get its meters now.
    *
    * @param client the client
    * @return this
@@ -86,30 +88,31 @@ public final class IdGenClientMetrics implements MeterBinder {
         throw new IllegalStateException("IdGenClientMetrics already monitors " + this.client);
       }
       this.client = client;
+      for (MeterRegistry r : registries) {
+        attach(r, client);
+      }
     }
     return this;
   }
 
-  private IdGenClient client() {
-    synchronized (lock) {
-      if (client == null) {
-        throw new IllegalStateException("IdGenClientMetrics: call monitor(client) before bindTo(registry)");
-      }
-      return client;
-    }
-  }
-
   /**
    * Registers the meters of every source the client has and will have, and of the calls the interceptor
-   * counted and will count.
+   * counted and will count; before {@link #monitor}, from the moment a client is monitored.
    *
    * @param registry the registry
-   * @throws IllegalStateException if no client was {@linkplain #monitor monitored} yet
    */
   @Override
   public void bindTo(MeterRegistry registry) {
-    IdGenClient c = client();
-    registries.add(registry);
+    synchronized (lock) {
+      registries.add(registry);
+      IdGenClient c = client;
+      if (c != null) {
+        attach(registry, c);
+      }
+    }
+  }
+
+  private void attach(MeterRegistry registry, IdGenClient c) {
     String name = c.name();
     c.onEverySource(source -> registerSource(registry, name, source));
     calls.forEach((key, count) -> registerCalls(registry, name, key, count));
@@ -166,8 +169,11 @@ public final class IdGenClientMetrics implements MeterBinder {
     if (count != null) {
       return count;
     }
-    for (MeterRegistry r : registries) { // after the put: a bindTo that runs now sees one or the other
-      registerCalls(r, client().name(), key, created);
+    IdGenClient c = client;
+    if (c != null) { // after the put: an attach that runs now sees one or the other (or both: idempotent)
+      for (MeterRegistry r : registries) {
+        registerCalls(r, c.name(), key, created);
+      }
     }
     return created;
   }
@@ -182,8 +188,11 @@ public final class IdGenClientMetrics implements MeterBinder {
     if (count != null) {
       return count;
     }
-    for (MeterRegistry r : registries) {
-      registerFailovers(r, client().name(), sequence, created);
+    IdGenClient c = client;
+    if (c != null) {
+      for (MeterRegistry r : registries) {
+        registerFailovers(r, c.name(), sequence, created);
+      }
     }
     return created;
   }
