@@ -183,6 +183,30 @@ class IdGenClientAutoConfigurationTest {
         });
   }
 
+  /** IDEs complete the properties from the metadata the configuration processor wrote into the jar. */
+  @Test
+  void should_ship_configuration_metadata_with_a_description_of_each_property() throws Exception {
+    String metadata;
+    try (var in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+      assertThat(in).as("META-INF/spring-configuration-metadata.json").isNotNull();
+      metadata = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+    java.util.regex.Matcher property = java.util.regex.Pattern.compile(
+        "\\{\\s*\"name\": \"(idgen\\.client\\.[a-z.-]+)\",\\s*\"type\": \"[^\"]+\",\\s*\"description\": \"[^\"]+\"")
+        .matcher(metadata);
+    java.util.Set<String> described = new java.util.TreeSet<>();
+    while (property.find()) {
+      described.add(property.group(1));
+    }
+
+    assertThat(described).contains("idgen.client.targets", "idgen.client.sequences", "idgen.client.tls.enabled",
+        "idgen.client.tls.ca-file", "idgen.client.tls.cert-file", "idgen.client.tls.key-file",
+        "idgen.client.bearer-token-file", "idgen.client.call-deadline", "idgen.client.wait-deadline",
+        "idgen.client.lease-lifetime", "idgen.client.min-lease-size", "idgen.client.max-lease-size",
+        "idgen.client.retry-backoff-initial", "idgen.client.retry-backoff-max", "idgen.client.name",
+        "idgen.client.enabled");
+  }
+
   /** Polls {@code get} until {@code done} (at most 10 s): the first call ends on a gRPC thread. */
   private static <T> T until(Supplier<T> get, java.util.function.Predicate<T> done) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
