@@ -20,6 +20,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -61,6 +62,8 @@ public final class IdGenClient implements AutoCloseable {
   private final List<ManagedChannel> ownChannels;
   private final ConcurrentMap<String, LeasedIdSource> sources = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** Told of every source created (metrics binders: {@link IdGenClientMetrics}). */
+  private final List<Consumer<IdSource>> sourceListeners = new CopyOnWriteArrayList<>();
 
   IdGenClient(ClientSettings settings, List<String> targets, List<Channel> channels,
       ChannelCredentials credentials, Endpoints.CallSettings calls, ScheduledExecutorService givenExecutor) {
@@ -184,7 +187,22 @@ public final class IdGenClient implements AutoCloseable {
       checkOpen();
     }
     created.start();
+    sourceListeners.forEach(l -> l.accept(created));
     return created;
+  }
+
+  /**
+   * Tells {@code listener} of every source this client has and will create, on the thread that creates it.
+   * A source created while this runs may be told twice: listeners must be idempotent.
+   */
+  void onEverySource(Consumer<IdSource> listener) {
+    sourceListeners.add(listener);
+    sources.values().forEach(listener);
+  }
+
+  /** The client's name ({@link IdGenClientBuilder#name}). */
+  String name() {
+    return settings.name();
   }
 
   private void checkOpen() {
