@@ -9,7 +9,7 @@ import java.util.Optional;
  * ChaosIT where network namespaces can be made); ChaosIT passes the integration tests' cluster
  * (idgen-testing's CassandraExtension) otherwise.
  *
- * <p>What a cluster cannot do decides which fault kinds a run can inject ({@link ChaosRun#injectable}):
+ * <p>What a cluster cannot do decides which fault kinds a run can inject ({@link FaultKinds#injectable}):
  * network faults need {@link #network()}, replica faults three nodes in a datacenter, Cassandra kills
  * {@link #canKill()}.
  */

@@ -163,11 +163,11 @@ final class ChaosClient {
   }
 
   /**
-   * The call scale for {@code sequence}: 1 for {@link ChaosRun#SMALL}, whose blocks stay small whatever the
+   * The call scale for {@code sequence}: 1 for {@link RunSequences#SMALL}, whose blocks stay small whatever the
    * scale (a call of 100,000 IDs there would take 500 node blocks, one compare-and-set each, and time out).
    */
   private int scaleOf(String sequence) {
-    return sequence.equals(ChaosRun.SMALL) ? 1 : scale;
+    return sequence.equals(RunSequences.SMALL) ? 1 : scale;
   }
 
   int id() {

@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
  * flock /tmp/idgen-cassandra.lock java -jar idgen-chaos/target/idgen-chaos-0.1.0-SNAPSHOT-all.jar \
  *     --topology netns-3x3 --duration 10m --servers 3 --clients 6 --out target/chaos-long
  * </pre>
- * It prints which fault kinds the cluster cannot take and why ({@link ChaosRun#injectable}); asking for one of
+ * It prints which fault kinds the cluster cannot take and why ({@link FaultKinds#injectable}); asking for one of
  * them, or for a netns topology where namespaces cannot be made (no root), fails before anything starts.
  */
 @Command(name = "idgen-chaos", mixinStandardHelpOptions = true,
@@ -166,14 +166,14 @@ public final class ChaosCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(new CommandLine(this), "--clients: " + clients + " (expected: >= 2)");
     }
     List<String> kinds = faults == null || faults.isEmpty()
-        ? ChaosRun.defaultKinds(cassandra).stream()
-            .filter(k -> strictClients > 0 || !ChaosRun.OWNER_KINDS.contains(k)).toList()
+        ? FaultKinds.defaultKinds(cassandra).stream()
+            .filter(k -> strictClients > 0 || !FaultKinds.OWNER_KINDS.contains(k)).toList()
         : faults.stream().map(String::trim).distinct().toList();
-    if (!ChaosRun.KINDS.containsAll(kinds)) {
+    if (!FaultKinds.NAMES.containsAll(kinds)) {
       throw new CommandLine.ParameterException(new CommandLine(this), "--faults: " + kinds + " (expected some of "
-          + ChaosRun.KINDS + ")");
+          + FaultKinds.NAMES + ")");
     }
-    Map<String, String> cannot = ChaosRun.injectable(cassandra);
+    Map<String, String> cannot = FaultKinds.injectable(cassandra);
     List<String> asked = kinds.stream().filter(cannot::containsKey).toList();
     if (!asked.isEmpty()) {
       throw new CommandLine.ParameterException(new CommandLine(this), "--faults: this cluster cannot take "

@@ -118,7 +118,7 @@ final class FaultTable {
         + " stretch without a successful strict call that overlapped one):%n", AFTER_SECONDS);
     String format = "%-16s %16s %16s %14s%n";
     out.printf(format, "kind", "during_ok/failed", "after_ok/failed", "max_gap_s");
-    List<String> kinds = new ArrayList<>(ChaosRun.KINDS);
+    List<String> kinds = new ArrayList<>(FaultKinds.NAMES);
     run.windows().stream().map(Window::kind).filter(k -> !kinds.contains(k)).distinct().sorted().forEach(kinds::add);
     for (String kind : kinds) {
       if (!during.containsKey(kind)) {
@@ -143,7 +143,7 @@ final class FaultTable {
     return nanos != Long.MIN_VALUE && (within(during.get(kind), nanos) || within(after.get(kind), nanos));
   }
 
-  /** The rows, one per kind that was applied or held, in the order of {@link ChaosRun#KINDS}. */
+  /** The rows, one per kind that was applied or held, in the order of {@link FaultKinds#NAMES}. */
   List<Row> rows(Contents run) {
     Map<String, long[]> applied = new HashMap<>(); // count, bound
     run.faults().forEach(f -> {
@@ -174,7 +174,7 @@ final class FaultTable {
     long heldAtKills = run.reported().stream().filter(r -> r.when().equals("kill"))
         .mapToLong(r -> Math.max(0, r.held())).sum();
     List<Row> rows = new ArrayList<>();
-    List<String> kinds = new ArrayList<>(ChaosRun.KINDS);
+    List<String> kinds = new ArrayList<>(FaultKinds.NAMES);
     applied.keySet().stream().filter(k -> !kinds.contains(k)).sorted().forEach(kinds::add);
     for (String kind : kinds) {
       if (!applied.containsKey(kind) && !held.containsKey(kind)) {

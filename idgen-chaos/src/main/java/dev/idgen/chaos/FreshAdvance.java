@@ -1,23 +1,14 @@
 package dev.idgen.chaos;
 
 import dev.idgen.api.v1.AdvanceSequenceRequest;
-import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.CreateSequenceRequest;
-import dev.idgen.api.v1.IdGenGrpc;
-import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.chaos.RunLog.SequenceSpec;
-import io.grpc.Channel;
-import io.grpc.ClientInterceptors;
-import io.grpc.Grpc;
-import io.grpc.InsecureChannelCredentials;
-import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -71,8 +62,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * calls are counted ({@code fresh-probes} line at the end).
  *
  * <p>Its calls go through channels of its own with a {@link RecordingInterceptor}, into a record file of its
- * own ({@code client-N.bin}, a {@code client N fresh} line), so the checker holds every one of its ranges to
- * uniqueness, bounds and the floors ({@code below_floor}: a call started after the advance returned OK).
+ * own ({@link FreshCalls}: {@code client-N.bin}, a {@code client N fresh} line), so the checker holds every one
+ * of its ranges to uniqueness, bounds and the floors ({@code below_floor}: a call started after the advance
+ * returned OK). What the pool rows showed is {@link PoolObservation}'s to say.
  *
  * <p>Threads: {@link #run} is called by the fault thread only; its calls, pauses and advance run on the run's
  * advance pool; the prober is one thread of its own. What they share is the recorder (thread-safe), the list
@@ -115,13 +107,6 @@ final class FreshAdvance implements AutoCloseable {
     void advanceFailed(String name, long floor);
   }
 
-  /** One call's times (run clock; {@code firstNanos} the first range, or the end if none) and outcome. */
-  private record Call(int slot, long startNanos, long firstNanos, long endNanos, String outcome) {
-    boolean ok() {
-      return outcome.equals("OK");
-    }
-  }
-
   /** A fresh sequence, with each server slot's incarnation when its advance returned (-1: not OK). */
   private record Fresh(String name, int[] incarnations) {}
 
@@ -131,9 +116,7 @@ final class FreshAdvance implements AutoCloseable {
   private final PoolWatch watch;
   private final Duration unloadIdleAfter;
   private final ExecutorService pool;
-  private final Recorder recorder;
-  private final List<ManagedChannel> channels = new ArrayList<>();
-  private final List<Channel> recorded = new ArrayList<>();
+  private final FreshCalls calls;
   private final List<Fresh> fresh = new CopyOnWriteArrayList<>();
   private final Set<ServerNode> paused = ConcurrentHashMap.newKeySet();
   /** Held while a server is frozen and added to {@link #paused}, and while an episode ends its freezes. */
@@ -158,14 +141,8 @@ final class FreshAdvance implements AutoCloseable {
     this.watch = watch;
     this.unloadIdleAfter = unloadIdleAfter;
     this.pool = pool;
-    this.recorder = new Recorder(dir.resolve("client-" + clientId + ".bin"), clock);
+    this.calls = new FreshCalls(dir.resolve("client-" + clientId + ".bin"), clock, this.servers, pool);
     this.proberRandom = new Random(seed);
-    for (int slot = 0; slot < this.servers.size(); slot++) {
-      ManagedChannel ch = Grpc.newChannelBuilder(this.servers.get(slot).target(), InsecureChannelCredentials.create())
-          .build();
-      channels.add(ch);
-      recorded.add(ClientInterceptors.intercept(ch, new RecordingInterceptor(recorder, slot)));
-    }
     log.line("client", clientId, "fresh");
   }
 
@@ -191,145 +168,225 @@ final class FreshAdvance implements AutoCloseable {
     }
     long created = clock.nanos();
     hooks.created(spec);
-    long floor = spec.start() + plan.floorOffset();
-    long floorIndex = floor - spec.start();
-
-    CountDownLatch go = new CountDownLatch(1);
-    List<Future<Call>> loaders = new ArrayList<>();
-    for (int i = 0; i < plan.loaders().size(); i++) {
-      int slot = plan.loaders().get(i);
-      long count = plan.counts().get(i);
-      loaders.add(pool.submit(() -> {
-        go.await();
-        return call(slot, spec.name(), count, 15);
-      }));
-    }
-    AtomicLongArray pausedAt = new AtomicLongArray(plan.loaders().size());
-    // Set, under freezeLock, when the episode thaws its servers for good: no freeze happens after that,
-    // however the episode ends.
-    AtomicBoolean over = new AtomicBoolean();
-    go.countDown();
-    long t0 = clock.nanos();
-    long takeSeenMillis = -1;
-    if (plan.pause()) {
-      // Freeze on the first global take: the server that made it is then between its take and its append
-      // (unless it appended already), and the advance's trim comes first.
-      takeSeenMillis = awaitFirstTake(spec.name(), t0);
-      if (takeSeenMillis >= 0) {
-        List<Future<?>> freezes = new ArrayList<>();
-        for (int i = 0; i < plan.loaders().size(); i++) {
-          int k = i;
-          ServerNode node = servers.get(plan.loaders().get(i));
-          freezes.add(pool.submit(() -> {
-            synchronized (freezeLock) {
-              if (over.get() || loaders.get(k).isDone() || !node.alive()) {
-                return null; // its call is over: freezing it now would provoke nothing
-              }
-              paused.add(node);
-              if (!node.pause()) {
-                paused.remove(node);
-                return null;
-              }
-              pausedAt.set(k, clock.nanos());
-            }
-            return null;
-          }));
-        }
-        for (Future<?> f : freezes) {
-          result(f, null);
-        }
-      }
-    }
-    AtomicLongArray advanceTimes = new AtomicLongArray(new long[] {Long.MIN_VALUE, Long.MIN_VALUE});
-    long advanceFrom = clock.nanos();
-    Future<String> advance = pool.submit(() -> {
-      sleepUntil(advanceFrom + TimeUnit.MILLISECONDS.toNanos(plan.advanceAfterMillis()));
-      long started = clock.nanos();
-      advanceTimes.set(0, started);
-      String outcome;
-      try {
-        admin(plan.advancer(), 60).advanceSequence(
-            AdvanceSequenceRequest.newBuilder().setName(spec.name()).setFloor(floor).build());
-        outcome = "ok";
-      } catch (StatusRuntimeException e) {
-        outcome = "failed:" + e.getStatus().getCode();
-      }
-      long returned = clock.nanos(); // after the call returned: a call started later is certainly later
-      advanceTimes.set(1, returned);
-      log.line("advance", spec.name(), floor, returned, outcome, started, servers.get(plan.advancer()).name());
-      return outcome;
-    });
-
-    Map<String, Observation> seen = new LinkedHashMap<>();
-    ChaosCassandra.DATACENTERS.forEach(dc -> seen.put(dc, new Observation()));
-    boolean thawed = !plan.pause();
-    long pauseMillis = 0;
-    try {
-      while (System.nanoTime() < episodeDeadline) {
-        for (Map.Entry<String, Observation> e : seen.entrySet()) {
-          e.getValue().see(watch.read(spec.name(), e.getKey()), floor, floorIndex);
-        }
-        if (!thawed) {
-          long firstPause = firstPause(pausedAt);
-          long now = clock.nanos();
-          boolean trimmed = seen.values().stream().allMatch(o -> o.floorSeen);
-          if (firstPause == Long.MAX_VALUE || (now - firstPause >= TimeUnit.MILLISECONDS.toNanos(MIN_PAUSE_MILLIS)
-              && (trimmed || now - firstPause >= TimeUnit.MILLISECONDS.toNanos(MAX_PAUSE_MILLIS)))) {
-            pauseMillis = firstPause == Long.MAX_VALUE ? 0 : TimeUnit.NANOSECONDS.toMillis(now - firstPause);
-            thawAll();
-            thawed = true;
-          }
-        }
-        if (thawed && advance.isDone() && loaders.stream().allMatch(Future::isDone)) {
-          break;
-        }
-        Thread.sleep(POLL_MILLIS);
-      }
-    } finally {
-      synchronized (freezeLock) {
-        over.set(true);
-      }
-      thawAll();
-    }
-    // The loaders' appends are over once their calls are (a call is served after its refill): one last look.
-    for (Map.Entry<String, Observation> e : seen.entrySet()) {
-      e.getValue().see(watch.read(spec.name(), e.getKey()), floor, floorIndex);
-    }
-    String outcome = result(advance, "failed:TIMEOUT");
-    long advanceStarted = advanceTimes.get(0);
-    long advanceReturned = advanceTimes.get(1);
+    Episode episode = new Episode(plan, spec, episodeDeadline);
+    episode.startLoaders();
+    episode.startAdvance();
+    episode.watchPools();
+    String outcome = result(episode.advance, "failed:TIMEOUT");
+    long advanceStarted = episode.advanceTimes.get(0);
+    long advanceReturned = episode.advanceTimes.get(1);
     if (!outcome.equals("ok")) {
-      hooks.advanceFailed(spec.name(), floor);
+      hooks.advanceFailed(spec.name(), episode.floor);
     }
-    List<Call> loaderCalls = new ArrayList<>();
-    for (Future<Call> f : loaders) {
-      Call c = result(f, null);
-      if (c != null) {
-        loaderCalls.add(c);
-      }
-    }
+    List<FreshCalls.Call> loaderCalls = episode.loaderCalls();
     // A loader in flight when the advance started: its first refill (its server loads the sequence first)
     // was under way, or had not begun.
     long inFlight = loaderCalls.stream().filter(c -> advanceStarted != Long.MIN_VALUE
         && c.startNanos() < advanceStarted && c.firstNanos() > advanceStarted).count();
-    long frozen = 0;
-    for (int i = 0; i < pausedAt.length(); i++) {
-      if (pausedAt.get(i) != 0) {
-        frozen++;
+    long frozen = episode.frozen();
+    long[][] after = outcome.equals("ok") ? episode.runtimesAfter() : new long[][] {{0, 0}, {0, 0}};
+    long[] others = after[0];
+    long[] idle = after[1];
+    StringBuilder pools = new StringBuilder();
+    episode.seen.forEach((dc, o) -> pools.append(' ').append(dc).append('=').append(o.state()));
+    log.line("fresh", spec.name(), episode.floor, outcome, created, advanceStarted, advanceReturned,
+        "loaders=" + loaderCalls.size(), "in_flight=" + inFlight, "take_seen_ms=" + episode.takeSeenMillis,
+        "frozen=" + frozen, "frozen_ms=" + episode.pauseMillis,
+        pools.toString().trim(), "reads=" + episode.seen.values().stream().mapToLong(o -> o.reads).sum(),
+        "unread=" + episode.seen.values().stream().mapToLong(o -> o.unread).sum(),
+        "others=" + others[0] + "/" + others[1], "idle=" + idle[0] + "/" + idle[1]);
+    return spec.name() + " floor=" + episode.floor + " " + outcome + " advance-after-creation-ms="
+        + (advanceStarted == Long.MIN_VALUE ? "-" : TimeUnit.NANOSECONDS.toMillis(advanceStarted - created))
+        + " frozen=" + frozen + pools + (noWatch.isPresent() ? " pools-unread(" + noWatch.get() + ")" : "");
+  }
+
+  /**
+   * One episode under way, once its sequence exists: its loaders' calls, their freezes, its advance, and what
+   * the pool rows showed. Made and driven by the fault thread; its calls, freezes and advance run on the pool,
+   * and what they share with it is atomic (the times) or held under {@link #freezeLock} (the freezes).
+   */
+  private final class Episode {
+    final Plan plan;
+    final SequenceSpec spec;
+    final long floor;
+    final long floorIndex;
+    final long deadline;
+    final CountDownLatch go = new CountDownLatch(1);
+    final List<Future<FreshCalls.Call>> loaders = new ArrayList<>();
+    final AtomicLongArray pausedAt;
+    /**
+     * Set, under freezeLock, when the episode thaws its servers for good: no freeze happens after that,
+     * however the episode ends.
+     */
+    final AtomicBoolean over = new AtomicBoolean();
+    /** When the advance started and returned (run clock; Long.MIN_VALUE: not yet). */
+    final AtomicLongArray advanceTimes = new AtomicLongArray(new long[] {Long.MIN_VALUE, Long.MIN_VALUE});
+    final Map<String, PoolObservation> seen = new LinkedHashMap<>();
+    Future<String> advance;
+    long takeSeenMillis = -1;
+    long pauseMillis;
+
+    Episode(Plan plan, SequenceSpec spec, long deadline) {
+      this.plan = plan;
+      this.spec = spec;
+      this.floor = spec.start() + plan.floorOffset();
+      this.floorIndex = floor - spec.start();
+      this.deadline = deadline;
+      this.pausedAt = new AtomicLongArray(plan.loaders().size());
+      ChaosCassandra.DATACENTERS.forEach(dc -> seen.put(dc, new PoolObservation()));
+    }
+
+    /** Starts the loaders' calls at once; if the plan says so, freezes them at the first global take. */
+    void startLoaders() throws InterruptedException {
+      for (int i = 0; i < plan.loaders().size(); i++) {
+        int slot = plan.loaders().get(i);
+        long count = plan.counts().get(i);
+        loaders.add(pool.submit(() -> {
+          go.await();
+          return calls.call(slot, spec.name(), count, 15);
+        }));
+      }
+      go.countDown();
+      long t0 = clock.nanos();
+      if (plan.pause()) {
+        // Freeze on the first global take: the server that made it is then between its take and its append
+        // (unless it appended already), and the advance's trim comes first.
+        takeSeenMillis = awaitFirstTake(spec.name(), t0);
+        if (takeSeenMillis >= 0) {
+          freezeLoaders();
+        }
       }
     }
 
-    // Runtimes loaded after the advance returned OK: on the servers that had not loaded it, then on every
-    // server once each has unloaded it (idle).
-    long[] others = {0, 0};
-    long[] idle = {0, 0};
-    if (outcome.equals("ok")) {
+    private void freezeLoaders() throws InterruptedException {
+      List<Future<?>> freezes = new ArrayList<>();
+      for (int i = 0; i < plan.loaders().size(); i++) {
+        int k = i;
+        ServerNode node = servers.get(plan.loaders().get(i));
+        freezes.add(pool.submit(() -> {
+          synchronized (freezeLock) {
+            if (over.get() || loaders.get(k).isDone() || !node.alive()) {
+              return null; // its call is over: freezing it now would provoke nothing
+            }
+            paused.add(node);
+            if (!node.pause()) {
+              paused.remove(node);
+              return null;
+            }
+            pausedAt.set(k, clock.nanos());
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : freezes) {
+        result(f, null);
+      }
+    }
+
+    /** Starts the advance, {@code advanceAfterMillis} from now, on the pool; logs it when it returns. */
+    void startAdvance() {
+      long advanceFrom = clock.nanos();
+      advance = pool.submit(() -> {
+        sleepUntil(advanceFrom + TimeUnit.MILLISECONDS.toNanos(plan.advanceAfterMillis()));
+        long started = clock.nanos();
+        advanceTimes.set(0, started);
+        String outcome;
+        try {
+          admin(plan.advancer(), 60).advanceSequence(
+              AdvanceSequenceRequest.newBuilder().setName(spec.name()).setFloor(floor).build());
+          outcome = "ok";
+        } catch (StatusRuntimeException e) {
+          outcome = "failed:" + e.getStatus().getCode();
+        }
+        long returned = clock.nanos(); // after the call returned: a call started later is certainly later
+        advanceTimes.set(1, returned);
+        log.line("advance", spec.name(), floor, returned, outcome, started, servers.get(plan.advancer()).name());
+        return outcome;
+      });
+    }
+
+    /**
+     * Reads the pool rows every {@value #POLL_MILLIS} ms until the advance and the loaders are done (at most
+     * until the episode's deadline), thawing the frozen loaders once both pools show the floor (at least
+     * {@value #MIN_PAUSE_MILLIS}, at most {@value #MAX_PAUSE_MILLIS} ms); then one last look.
+     */
+    void watchPools() throws InterruptedException {
+      boolean thawed = !plan.pause();
+      try {
+        while (System.nanoTime() < deadline) {
+          look();
+          if (!thawed) {
+            thawed = thawIfDue();
+          }
+          if (thawed && advance.isDone() && loaders.stream().allMatch(Future::isDone)) {
+            break;
+          }
+          Thread.sleep(POLL_MILLIS);
+        }
+      } finally {
+        synchronized (freezeLock) {
+          over.set(true);
+        }
+        thawAll();
+      }
+      // The loaders' appends are over once their calls are (a call is served after its refill): one last look.
+      look();
+    }
+
+    private void look() {
+      for (Map.Entry<String, PoolObservation> e : seen.entrySet()) {
+        e.getValue().see(watch.read(spec.name(), e.getKey()), floor, floorIndex);
+      }
+    }
+
+    /** Thaws the loaders if their freeze is due to end; true if it did (or none was frozen). */
+    private boolean thawIfDue() {
+      long firstPause = firstPause(pausedAt);
+      long now = clock.nanos();
+      boolean trimmed = seen.values().stream().allMatch(o -> o.floorSeen);
+      if (firstPause == Long.MAX_VALUE || (now - firstPause >= TimeUnit.MILLISECONDS.toNanos(MIN_PAUSE_MILLIS)
+          && (trimmed || now - firstPause >= TimeUnit.MILLISECONDS.toNanos(MAX_PAUSE_MILLIS)))) {
+        pauseMillis = firstPause == Long.MAX_VALUE ? 0 : TimeUnit.NANOSECONDS.toMillis(now - firstPause);
+        thawAll();
+        return true;
+      }
+      return false;
+    }
+
+    List<FreshCalls.Call> loaderCalls() throws InterruptedException {
+      List<FreshCalls.Call> calls = new ArrayList<>();
+      for (Future<FreshCalls.Call> f : loaders) {
+        FreshCalls.Call c = result(f, null);
+        if (c != null) {
+          calls.add(c);
+        }
+      }
+      return calls;
+    }
+
+    long frozen() {
+      long frozen = 0;
+      for (int i = 0; i < pausedAt.length(); i++) {
+        if (pausedAt.get(i) != 0) {
+          frozen++;
+        }
+      }
+      return frozen;
+    }
+
+    /**
+     * Runtimes loaded after the advance returned OK: on the servers that had not loaded it, then on every
+     * server once each has unloaded it (idle). Returns {@code {others, idle}}, each {@code {calls, ok}}.
+     */
+    long[][] runtimesAfter() throws InterruptedException {
+      long[] others = {0, 0};
+      long[] idle = {0, 0};
       int[] incarnations = new int[servers.size()];
       for (int slot = 0; slot < servers.size(); slot++) {
         incarnations[slot] = servers.get(slot).incarnation();
       }
       fresh.add(new Fresh(spec.name(), incarnations));
-      for (Call c : callEveryServer(spec.name())) {
+      for (FreshCalls.Call c : calls.callEveryServer(spec.name())) {
         if (!plan.loaders().contains(c.slot())) {
           others[0]++;
           others[1] += c.ok() ? 1 : 0;
@@ -339,90 +396,15 @@ final class FreshAdvance implements AutoCloseable {
         // The sweep (every second at a few seconds' idle time) marks a runtime idle, and unloads it once it
         // stayed so for the idle time: at most the idle time plus two sweeps after its last call; one more.
         long wait = Math.min(30_000, unloadIdleAfter.toMillis() + 3_000);
-        if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(wait) < episodeDeadline) {
+        if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(wait) < deadline) {
           Thread.sleep(wait);
-          for (Call c : callEveryServer(spec.name())) {
+          for (FreshCalls.Call c : calls.callEveryServer(spec.name())) {
             idle[0]++;
             idle[1] += c.ok() ? 1 : 0;
           }
         }
       }
-    }
-    StringBuilder pools = new StringBuilder();
-    seen.forEach((dc, o) -> pools.append(' ').append(dc).append('=').append(o.state()));
-    log.line("fresh", spec.name(), floor, outcome, created, advanceStarted, advanceReturned,
-        "loaders=" + loaderCalls.size(), "in_flight=" + inFlight, "take_seen_ms=" + takeSeenMillis,
-        "frozen=" + frozen, "frozen_ms=" + pauseMillis,
-        pools.toString().trim(), "reads=" + seen.values().stream().mapToLong(o -> o.reads).sum(),
-        "unread=" + seen.values().stream().mapToLong(o -> o.unread).sum(),
-        "others=" + others[0] + "/" + others[1], "idle=" + idle[0] + "/" + idle[1]);
-    return spec.name() + " floor=" + floor + " " + outcome + " advance-after-creation-ms="
-        + (advanceStarted == Long.MIN_VALUE ? "-" : TimeUnit.NANOSECONDS.toMillis(advanceStarted - created))
-        + " frozen=" + frozen + pools + (noWatch.isPresent() ? " pools-unread(" + noWatch.get() + ")" : "");
-  }
-
-  /**
-   * What the reads of one datacenter's pool row showed during an episode, in the order they were made
-   * ({@link #see}), and what that proves ({@link #state}).
-   */
-  static final class Observation {
-    long reads;
-    long unread;
-    boolean exists;
-    /** A row with the floor and nothing appended: the trim created it. */
-    boolean trimCreated;
-    /** After that, a block from at or below the floor in its record: a refill from before the advance. */
-    boolean case1;
-    /** A row without the floor that holds a block from at or below it: appended before the trim. */
-    boolean appendFirst;
-    /** A row with the floor, whatever else: the trim reached it. */
-    boolean floorSeen;
-    /** First seen with the floor and a block from below it already: the order cannot be told. */
-    boolean late;
-
-    void see(Optional<PoolWatch.PoolRow> read, long floor, long floorIndex) {
-      if (read.isEmpty()) {
-        unread++;
-        return;
-      }
-      reads++;
-      PoolWatch.PoolRow row = read.get();
-      if (!row.exists()) {
-        return;
-      }
-      boolean hasFloor = row.floor() != null && row.floor() >= floor;
-      boolean below = row.appendedFrom(floorIndex);
-      if (!exists && hasFloor && below) {
-        late = true;
-      }
-      exists = true;
-      floorSeen |= hasFloor;
-      if (hasFloor && row.appended().isEmpty()) {
-        trimCreated = true;
-      } else if (trimCreated && hasFloor && below) {
-        case1 = true;
-      } else if (!hasFloor && below) {
-        appendFirst = true;
-      }
-    }
-
-    String state() {
-      if (case1) {
-        return "case1";
-      }
-      if (trimCreated) {
-        return "trim-created";
-      }
-      if (appendFirst) {
-        return "append-first";
-      }
-      if (late) {
-        return "seen-late";
-      }
-      if (exists) {
-        return floorSeen ? "floor" : "no-floor";
-      }
-      return reads == 0 ? "unread" : "absent";
+      return new long[][] {others, idle};
     }
   }
 
@@ -444,48 +426,6 @@ final class FreshAdvance implements AutoCloseable {
       }
     }
     return -1;
-  }
-
-  /** One call on every live server at once (1–5 IDs each), each within 10 s. */
-  private List<Call> callEveryServer(String sequence) throws InterruptedException {
-    List<Future<Call>> calls = new ArrayList<>();
-    for (int slot = 0; slot < servers.size(); slot++) {
-      if (servers.get(slot).alive()) {
-        int s = slot;
-        long count = 1 + (sequence.hashCode() & 0x7fffffff) % 5;
-        calls.add(pool.submit(() -> call(s, sequence, count, 10)));
-      }
-    }
-    List<Call> done = new ArrayList<>();
-    for (Future<Call> f : calls) {
-      Call c = result(f, null);
-      if (c != null) {
-        done.add(c);
-      }
-    }
-    return done;
-  }
-
-  /** One Allocate of {@code count} IDs on server slot {@code slot}, recorded; its times and outcome. */
-  private Call call(int slot, String sequence, long count, long seconds) {
-    long start = clock.nanos();
-    long first = Long.MIN_VALUE;
-    String outcome = "OK";
-    try {
-      Iterator<IdRange> ranges = IdGenGrpc.newBlockingStub(recorded.get(slot))
-          .withDeadlineAfter(seconds, TimeUnit.SECONDS)
-          .allocate(AllocateRequest.newBuilder().setSequence(sequence).setCount(count).build());
-      while (ranges.hasNext()) {
-        ranges.next(); // recorded by the interceptor
-        if (first == Long.MIN_VALUE) {
-          first = clock.nanos();
-        }
-      }
-    } catch (StatusRuntimeException e) {
-      outcome = e.getStatus().getCode().name();
-    }
-    long end = clock.nanos();
-    return new Call(slot, start, first == Long.MIN_VALUE ? end : first, end, outcome);
   }
 
   /**
@@ -510,7 +450,7 @@ final class FreshAdvance implements AutoCloseable {
             continue;
           }
           boolean restarted = node.incarnation() > f.incarnations()[slot];
-          Call c = call(slot, f.name(), 1 + proberRandom.nextInt(5), 5);
+          FreshCalls.Call c = calls.call(slot, f.name(), 1 + proberRandom.nextInt(5), 5);
           probes.incrementAndGet();
           probesOk.addAndGet(c.ok() ? 1 : 0);
           if (restarted) {
@@ -555,13 +495,7 @@ final class FreshAdvance implements AutoCloseable {
       prober.interrupt();
       prober.join(15_000);
     }
-    channels.forEach(ManagedChannel::shutdown);
-    for (ManagedChannel ch : channels) {
-      ch.awaitTermination(15, TimeUnit.SECONDS);
-    }
-    recorder.awaitCallsClosed(5_000);
-    channels.forEach(ManagedChannel::shutdownNow);
-    recorder.close();
+    calls.close();
     log.line("fresh-probes", "calls=" + probes.get(), "ok=" + probesOk.get(), "restarted=" + probesRestarted.get(),
         "restarted_ok=" + probesRestartedOk.get());
   }
@@ -591,7 +525,7 @@ final class FreshAdvance implements AutoCloseable {
   }
 
   /** {@code f}'s value within 90 s, or {@code fallback} if it failed or did not end. */
-  private static <T> T result(Future<T> f, T fallback) throws InterruptedException {
+  static <T> T result(Future<T> f, T fallback) throws InterruptedException {
     try {
       return f.get(90, TimeUnit.SECONDS);
     } catch (ExecutionException | TimeoutException e) {

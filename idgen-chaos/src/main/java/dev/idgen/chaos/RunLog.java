@@ -29,7 +29,7 @@ import java.util.TreeMap;
  *                                                    episodes' calls)
  *   kinds KIND,KIND…                                 the fault kinds the run chose (absent: runs before the
  *                                                    choice, which had the four first ones)
- *   fault AT_MILLIS KIND LOST_BOUND DETAIL…          KIND: one of ChaosRun.KINDS (a burst's DETAIL says during
+ *   fault AT_MILLIS KIND LOST_BOUND DETAIL…          KIND: one of FaultKinds.NAMES (a burst's DETAIL says during
  *                                                    which fault, if any)
  *   stopped SERVER EXIT RETURNED ABANDONED MILLIS    a graceful stop (SIGTERM) of a server: its exit code (-1: it
  *                                                    did not exit in time and was killed), what its log says it
@@ -212,7 +212,7 @@ final class RunLog implements AutoCloseable {
 
     /** Whether the run chose planned restarts only: then nothing may be lost. */
     boolean restartsOnly() {
-      return !kinds.isEmpty() && ChaosRun.GRACEFUL.containsAll(kinds);
+      return !kinds.isEmpty() && FaultKinds.GRACEFUL.containsAll(kinds);
     }
   }
 

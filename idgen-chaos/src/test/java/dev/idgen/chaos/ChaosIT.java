@@ -66,8 +66,8 @@ class ChaosIT {
         "--use-running-cassandra",
         "--strict-owner-lease", System.getProperty("chaosOwnerLease", "4s"),
         "--server-jar", property("idgenServerJar"));
-    List<String> kinds = ChaosRun.defaultKinds(cassandra);
-    Map<String, String> notInjected = ChaosRun.injectable(cassandra);
+    List<String> kinds = FaultKinds.defaultKinds(cassandra);
+    Map<String, String> notInjected = FaultKinds.injectable(cassandra);
     System.out.println("[chaos-it] fault kinds injected: " + kinds + "; NOT injected here: "
         + (notInjected.isEmpty() ? "none" : notInjected));
 

@@ -3,41 +3,24 @@ package dev.idgen.chaos;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idgen.chaos.RunLog.SequenceSpec;
-import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The checker on hand-made records: each violation is seen, counted exactly, and a clean run passes. */
-class CheckerTest {
-  @TempDir
-  Path dir;
-
-  private final RunClock clock = new RunClock();
-  private final ByteArrayOutputStream printed = new ByteArrayOutputStream();
-  private RunLog log;
+class CheckerTest extends CheckerFixture {
+  @Override
+  long seed() {
+    return 99;
+  }
 
   @BeforeEach
-  void header() throws Exception {
-    log = new RunLog(dir);
-    log.line("seed", 99);
+  void header() {
     log.sequence(new SequenceSpec("dense", 1, 1_000, 1, 100, 1_000));
     log.sequence(new SequenceSpec("striped", 10, Long.MAX_VALUE, 4, 100, 1_000));
-  }
-
-  private Checker.Report check() throws Exception {
-    log.line("end", 1);
-    log.close();
-    return Checker.check(dir, new PrintStream(printed, true, StandardCharsets.UTF_8));
-  }
-
-  private void finalState(String name, int stripe, long next) {
-    log.line("final-stripe", name, stripe, next, 0);
   }
 
   @Test

@@ -6,10 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idgen.chaos.RunLog.SequenceSpec;
 import dev.idgen.client.IdSource;
 import dev.idgen.client.IdSourceStats;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -17,7 +13,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The checks that hold the fresh-advance and strict-stamp cases, on hand-made records: ranges stamped with the
@@ -25,34 +20,20 @@ import org.junit.jupiter.api.io.TempDir;
  * sequence are judged against its floor and counted, the pool rows' reads say what they prove, and the
  * forwarded strict calls are told from the owner's.
  */
-class FloorsAndStampsCheckTest {
+class FloorsAndStampsCheckTest extends CheckerFixture {
   private static final String STRICT = "strict";
   private static final String FRESH = FreshAdvance.PREFIX + "3";
 
-  @TempDir
-  Path dir;
-
-  private final RunClock clock = new RunClock();
-  private final ByteArrayOutputStream printed = new ByteArrayOutputStream();
-  private RunLog log;
+  @Override
+  long seed() {
+    return 7;
+  }
 
   @BeforeEach
-  void header() throws Exception {
-    log = new RunLog(dir);
-    log.line("seed", 7);
+  void header() {
     log.sequence(new SequenceSpec("dense", 1, Long.MAX_VALUE, 1, 100, 1_000));
     log.sequence(new SequenceSpec(STRICT, 1, Long.MAX_VALUE, 1, 100, 1_000, "dc1"));
     log.line("client", 0, "strict");
-  }
-
-  private Checker.Report check() throws Exception {
-    log.line("end", 1);
-    log.close();
-    return Checker.check(dir, new PrintStream(printed, true, StandardCharsets.UTF_8));
-  }
-
-  private String printed() {
-    return printed.toString(StandardCharsets.UTF_8);
   }
 
   /** Ranges 1..10 of dense and of strict, stamped as given, all received: nothing lost, nothing else wrong. */
@@ -300,7 +281,7 @@ class FloorsAndStampsCheckTest {
 
   /** Floor 50 of a sequence that starts at 1: index 49; the first DC block [0, 1000). */
   private static String observe(List<Optional<PoolWatch.PoolRow>> reads) {
-    FreshAdvance.Observation o = new FreshAdvance.Observation();
+    PoolObservation o = new PoolObservation();
     reads.forEach(r -> o.see(r, 50, 49));
     return o.state();
   }

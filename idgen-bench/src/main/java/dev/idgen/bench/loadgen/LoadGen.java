@@ -4,7 +4,6 @@ import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.CreateSequenceRequest;
 import dev.idgen.api.v1.GetSequenceRequest;
 import dev.idgen.api.v1.IdGenGrpc;
-import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.cli.DurationConverter;
@@ -20,25 +19,19 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
-import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -70,17 +63,6 @@ import picocli.CommandLine.Spec;
     description = "Load generator for idgen: closed-loop callers, then a report of throughput, latency "
         + "percentiles, errors and store CAS counts over the measured window.")
 public final class LoadGen implements Callable<Integer> {
-
-  /** The phases every caller watches. */
-  private static final int WARMUP = 0;
-  private static final int MEASURE = 1;
-  private static final int DONE = 2;
-
-  /** After a failed call a caller pauses this long, so that a dead server is not hammered in a loop. */
-  private static final long ERROR_PAUSE_MILLIS = 10;
-
-  /** Histograms track latencies up to this, with 3 significant digits. */
-  private static final long MAX_TRACKED_NANOS = TimeUnit.MINUTES.toNanos(5);
 
   enum Mode { allocate, client }
 
@@ -291,149 +273,8 @@ public final class LoadGen implements Callable<Integer> {
     err.flush();
   }
 
-  /**
-   * A caller: one call at a time, with its own counters and histogram, which are read only after
-   * {@link #await} returned.
-   */
-  private abstract static class Caller {
-    final Histogram latency = new Histogram(MAX_TRACKED_NANOS, 3);
-    final Map<String, Long> errors = new HashMap<>();
-    final Phase phase;
-    long calls;
-    long ids;
-
-    Caller(Phase phase) {
-      this.phase = phase;
-    }
-
-    /** Starts calling until the phase is DONE. */
-    abstract void start();
-
-    /** Waits until the caller has stopped (its last call ended); false on timeout. */
-    abstract boolean await(long millis) throws InterruptedException;
-
-    void countError(String key) {
-      if (phase.value == MEASURE) {
-        errors.merge(key, 1L, Long::sum);
-      }
-    }
-
-    void recordCall(long nanos, long n) {
-      if (phase.value == MEASURE) {
-        latency.recordValue(Math.min(nanos, MAX_TRACKED_NANOS));
-        calls++;
-        ids += n;
-      }
-    }
-
-    /** A call counted but not timed (paced client mode samples its latency). */
-    void recordUntimed(long n) {
-      if (phase.value == MEASURE) {
-        calls++;
-        ids += n;
-      }
-    }
-  }
-
-  /** A caller on its own thread (client mode: next() blocks only when the source is empty). */
-  private abstract static class ThreadCaller extends Caller {
-    private final Thread thread;
-
-    ThreadCaller(String name, Phase phase) {
-      super(phase);
-      thread = new Thread(this::loop, name);
-      thread.setDaemon(true);
-    }
-
-    abstract void loop();
-
-    void pauseAfterError() {
-      try {
-        Thread.sleep(ERROR_PAUSE_MILLIS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-
-    @Override
-    void start() {
-      thread.start();
-    }
-
-    @Override
-    boolean await(long millis) throws InterruptedException {
-      thread.join(millis);
-      return !thread.isAlive();
-    }
-  }
-
-  /**
-   * A caller of raw {@code Allocate} that makes its next call from the previous call's completion
-   * callback, on the channel's event loop (the channel runs callbacks directly): no thread hand-off per
-   * call, so that the load generator spends its CPU on gRPC, not on waking threads (see BENCHMARKS.md,
-   * "Profile").
-   */
-  private static final class AsyncAllocateCaller extends Caller implements StreamObserver<IdRange> {
-    private final IdGenGrpc.IdGenStub stub;
-    private final AllocateRequest[] requests;
-    private final SequencePicker picker;
-    private final long deadlineNanos;
-    private final ScheduledExecutorService retryTimer;
-    private final CountDownLatch stopped = new CountDownLatch(1);
-    private long t0;
-    private long received;
-
-    AsyncAllocateCaller(Phase phase, IdGenGrpc.IdGenStub stub, AllocateRequest[] requests,
-        SequencePicker picker, long deadlineNanos, ScheduledExecutorService retryTimer) {
-      super(phase);
-      this.stub = stub;
-      this.requests = requests;
-      this.picker = picker;
-      this.deadlineNanos = deadlineNanos;
-      this.retryTimer = retryTimer;
-    }
-
-    @Override
-    void start() {
-      if (phase.value == DONE) {
-        stopped.countDown();
-        return;
-      }
-      received = 0;
-      t0 = System.nanoTime();
-      stub.withDeadlineAfter(deadlineNanos, TimeUnit.NANOSECONDS).allocate(requests[picker.next()], this);
-    }
-
-    @Override
-    public void onNext(IdRange range) {
-      received += range.getCount();
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      countError(Status.fromThrowable(t).getCode().name());
-      retryTimer.schedule(this::start, ERROR_PAUSE_MILLIS, TimeUnit.MILLISECONDS);
-    }
-
-    @Override
-    public void onCompleted() {
-      recordCall(System.nanoTime() - t0, received);
-      start();
-    }
-
-    @Override
-    boolean await(long millis) throws InterruptedException {
-      return stopped.await(millis, TimeUnit.MILLISECONDS);
-    }
-  }
-
-  /** The current phase, shared by the callers. */
-  private static final class Phase {
-    volatile int value = WARMUP;
-  }
-
   private LoadReport runAllocate(List<ManagedChannel> chans) throws Exception {
-    Phase phase = new Phase();
+    Caller.Phase phase = new Caller.Phase();
     // One request per sequence, built once: the callers pick one per call.
     AllocateRequest[] requests = new AllocateRequest[sequences];
     for (int i = 0; i < sequences; i++) {
@@ -459,7 +300,7 @@ public final class LoadGen implements Callable<Integer> {
   }
 
   private LoadReport runClient() throws Exception {
-    Phase phase = new Phase();
+    Caller.Phase phase = new Caller.Phase();
     IdGenClientBuilder builder = IdGenClient.builder().target(target).name("loadgen");
     IdGenClient client = (tls ? builder.useTransportSecurity() : builder.usePlaintext())
         .callDeadline(deadline)
@@ -477,7 +318,7 @@ public final class LoadGen implements Callable<Integer> {
             long started = System.nanoTime();
             long done = 0;
             long count = 0;
-            while (phase.value != DONE) {
+            while (phase.value != Caller.DONE) {
               boolean timed = perThread == 0 || (count++ & 15) == 0;
               long t0 = timed ? System.nanoTime() : 0;
               try {
@@ -516,17 +357,17 @@ public final class LoadGen implements Callable<Integer> {
    * Starts the callers, waits out the warm-up, measures for the window (scraping metrics at both ends),
    * stops and joins them, and builds the report.
    */
-  private LoadReport run(Phase phase, List<Caller> callers, IdSource source) throws Exception {
-    String loadBefore = loadAverage();
+  private LoadReport run(Caller.Phase phase, List<Caller> callers, IdSource source) throws Exception {
+    String loadBefore = ProcessStats.loadAverage();
     for (Caller c : callers) {
       c.start();
     }
     Thread.sleep(warmup.toMillis());
     Scrape before = scrape();
     IdSourceStats statsBefore = source == null ? null : source.stats();
-    long ownCpu0 = ownCpuNanos();
-    long serverCpu0 = serverPid == null ? 0 : cpuNanos(serverPid);
-    phase.value = MEASURE;
+    long ownCpu0 = ProcessStats.ownCpuNanos();
+    long serverCpu0 = serverPid == null ? 0 : ProcessStats.cpuNanos(serverPid);
+    phase.value = Caller.MEASURE;
     long t0 = System.nanoTime();
     long end = t0 + duration.toNanos();
     long rssMax = 0;
@@ -536,16 +377,16 @@ public final class LoadGen implements Callable<Integer> {
         break;
       }
       if (serverPid != null) {
-        rssMax = Math.max(rssMax, rssKb(serverPid));
+        rssMax = Math.max(rssMax, ProcessStats.rssKb(serverPid));
       }
       TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.SECONDS.toNanos(1)));
     }
-    phase.value = DONE;
+    phase.value = Caller.DONE;
     double seconds = (System.nanoTime() - t0) / 1e9;
-    double ownCpuSeconds = (ownCpuNanos() - ownCpu0) / 1e9;
-    Double serverCpuSeconds = serverPid == null ? null : (cpuNanos(serverPid) - serverCpu0) / 1e9;
+    double ownCpuSeconds = (ProcessStats.ownCpuNanos() - ownCpu0) / 1e9;
+    Double serverCpuSeconds = serverPid == null ? null : (ProcessStats.cpuNanos(serverPid) - serverCpu0) / 1e9;
     if (serverPid != null) {
-      rssMax = Math.max(rssMax, rssKb(serverPid));
+      rssMax = Math.max(rssMax, ProcessStats.rssKb(serverPid));
     }
     Scrape after = scrape();
     IdSourceStats statsAfter = source == null ? null : source.stats();
@@ -554,9 +395,9 @@ public final class LoadGen implements Callable<Integer> {
         throw new IllegalStateException("a caller did not stop within 30 s after its last call's deadline");
       }
     }
-    String loadAfter = loadAverage();
+    String loadAfter = ProcessStats.loadAverage();
 
-    Histogram latency = new Histogram(MAX_TRACKED_NANOS, 3);
+    Histogram latency = new Histogram(Caller.MAX_TRACKED_NANOS, 3);
     Map<String, Long> errors = new TreeMap<>();
     long calls = 0;
     long ids = 0;
@@ -567,43 +408,50 @@ public final class LoadGen implements Callable<Integer> {
       ids += c.ids;
     }
 
-    Map<String, Map<String, Long>> cas = null;
-    Long reservations = null;
-    String note;
-    if (metricsUrl == null) {
-      note = "n/a";
-    } else if (before.error != null || after.error != null) {
-      note = "n/a: " + (before.error != null ? before.error : after.error);
-    } else {
-      note = null;
-      cas = new TreeMap<>();
-      for (var e : PrometheusText.delta(before.text, after.text, "idgen_store_cas_total").entrySet()) {
-        String tier = e.getKey().label("tier").isEmpty() ? "all" : e.getKey().label("tier");
-        String outcome = e.getKey().label("outcome").isEmpty() ? "total" : e.getKey().label("outcome");
-        cas.computeIfAbsent(tier, t -> new TreeMap<>()).merge(outcome, Math.round(e.getValue()), Long::sum);
-      }
-      var res = PrometheusText.delta(before.text, after.text, "idgen_store_reservations_total");
-      if (!res.isEmpty()) {
-        reservations = Math.round(res.values().stream().mapToDouble(Double::doubleValue).sum());
-      }
-      if (cas.isEmpty() && reservations == null) {
-        note = "the endpoint has no idgen_store_cas_total nor idgen_store_reservations_total";
-      }
-    }
-
-    Map<String, Object> clientStats = null;
-    if (source != null) {
-      clientStats = new LinkedHashMap<>();
-      clientStats.put("leases", statsAfter.leases() - statsBefore.leases());
-      clientStats.put("waits", statsAfter.waits() - statsBefore.waits());
-      clientStats.put("waitMillis", statsAfter.waitTime().minus(statsBefore.waitTime()).toMillis());
-      clientStats.put("failedCalls", statsAfter.failedCalls() - statsBefore.failedCalls());
-      clientStats.put("leaseSize", statsAfter.leaseSize());
-    }
+    StoreCounts store = storeCounts(before, after);
+    Map<String, Object> clientStats = source == null ? null : clientStats(statsBefore, statsAfter);
     return new LoadReport(mode.name(), target, sequenceLabel(), concurrency, idsPerCall,
-        warmup.toMillis() / 1000.0, seconds, calls, ids, latency, errors, cas, reservations, note,
+        warmup.toMillis() / 1000.0, seconds, calls, ids, latency, errors, store.cas(), store.reservations(),
+        store.note(),
         clientStats, loadBefore, loadAfter, serverPid == null ? null : rssMax, ownCpuSeconds,
         serverCpuSeconds);
+  }
+
+  /** The store's compare-and-sets by tier and outcome, and its reservations, over the window; or why not. */
+  private record StoreCounts(Map<String, Map<String, Long>> cas, Long reservations, String note) {}
+
+  private StoreCounts storeCounts(Scrape before, Scrape after) {
+    if (metricsUrl == null) {
+      return new StoreCounts(null, null, "n/a");
+    }
+    if (before.error != null || after.error != null) {
+      return new StoreCounts(null, null, "n/a: " + (before.error != null ? before.error : after.error));
+    }
+    Map<String, Map<String, Long>> cas = new TreeMap<>();
+    for (var e : PrometheusText.delta(before.text, after.text, "idgen_store_cas_total").entrySet()) {
+      String tier = e.getKey().label("tier").isEmpty() ? "all" : e.getKey().label("tier");
+      String outcome = e.getKey().label("outcome").isEmpty() ? "total" : e.getKey().label("outcome");
+      cas.computeIfAbsent(tier, t -> new TreeMap<>()).merge(outcome, Math.round(e.getValue()), Long::sum);
+    }
+    Long reservations = null;
+    var res = PrometheusText.delta(before.text, after.text, "idgen_store_reservations_total");
+    if (!res.isEmpty()) {
+      reservations = Math.round(res.values().stream().mapToDouble(Double::doubleValue).sum());
+    }
+    String note = cas.isEmpty() && reservations == null
+        ? "the endpoint has no idgen_store_cas_total nor idgen_store_reservations_total" : null;
+    return new StoreCounts(cas, reservations, note);
+  }
+
+  /** What the client stub's own counters moved by over the window. */
+  private static Map<String, Object> clientStats(IdSourceStats statsBefore, IdSourceStats statsAfter) {
+    Map<String, Object> clientStats = new LinkedHashMap<>();
+    clientStats.put("leases", statsAfter.leases() - statsBefore.leases());
+    clientStats.put("waits", statsAfter.waits() - statsBefore.waits());
+    clientStats.put("waitMillis", statsAfter.waitTime().minus(statsBefore.waitTime()).toMillis());
+    clientStats.put("failedCalls", statsAfter.failedCalls() - statsBefore.failedCalls());
+    clientStats.put("leaseSize", statsAfter.leaseSize());
+    return clientStats;
   }
 
   /** One scrape of the metrics endpoint: its samples, or why there are none. */
@@ -629,44 +477,5 @@ public final class LoadGen implements Callable<Integer> {
     }
   }
 
-  private static String loadAverage() {
-    try {
-      String[] f = Files.readString(Path.of("/proc/loadavg")).strip().split("\\s+");
-      return f[0] + " " + f[1] + " " + f[2];
-    } catch (IOException e) {
-      return "n/a";
-    }
-  }
 
-  /** CPU time of this process (every thread, JIT and GC included). */
-  private static long ownCpuNanos() {
-    java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
-    return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : 0;
-  }
-
-  /** User + system CPU time of a process from /proc (clock ticks of 10 ms), or 0 if it cannot be read. */
-  private static long cpuNanos(long pid) {
-    try {
-      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-      // After "pid (comm) ": state is f[0], so utime (field 14) is f[11] and stime f[12].
-      return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
-    } catch (IOException | RuntimeException e) {
-      return 0;
-    }
-  }
-
-  /** VmRSS of a process in KiB, or 0 if it cannot be read. */
-  private static long rssKb(long pid) {
-    try {
-      for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
-        if (line.startsWith("VmRSS:")) {
-          return Long.parseLong(line.replaceAll("[^0-9]", ""));
-        }
-      }
-    } catch (IOException | NumberFormatException e) {
-      // gone, or not Linux
-    }
-    return 0;
-  }
 }

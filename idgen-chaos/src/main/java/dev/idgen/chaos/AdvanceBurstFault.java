@@ -1,0 +1,25 @@
+package dev.idgen.chaos;
+
+/**
+ * {@code advance-burst}: a burst of concurrent advances of its own ({@link AdvanceBursts}), drawn here and run
+ * beside the fault thread, which goes on at once. (Every fault that {@link Fault.Trait#HOLDS} also brings one
+ * along, while it holds.) Loses nothing counted: IDs at or below the highest floor are out of the reckoning.
+ *
+ * <p>Threads: drawn on the fault thread; its cursor read and its calls made on the advance pool.
+ */
+final class AdvanceBurstFault implements Fault {
+  @Override
+  public String kind() {
+    return "advance-burst";
+  }
+
+  @Override
+  public int weight() {
+    return 2;
+  }
+
+  @Override
+  public void inject(FaultContext run, Occasion occasion) {
+    run.bursts().startAlone(run.bursts().plan("", run.faultNo(), run.random()));
+  }
+}

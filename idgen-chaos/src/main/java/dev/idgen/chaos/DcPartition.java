@@ -1,0 +1,44 @@
+package dev.idgen.chaos;
+
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * {@code dc-partition}: dc1 | dc2 in both directions: every node of each datacenter drops what comes from, and
+ * goes to, the other's nodes (nftables rules in the nodes' namespaces), held 3 s to {@code --max-hold}. On
+ * netns-3x3 neither side then has a SERIAL quorum for the global cursors; on netns-3x1 dc1 keeps one. Only on
+ * a netns cluster.
+ *
+ * <p>Threads: the fault thread's ({@link FaultContext#hold}).
+ */
+final class DcPartition implements Fault {
+  @Override
+  public String kind() {
+    return "dc-partition";
+  }
+
+  @Override
+  public int weight() {
+    return 4;
+  }
+
+  @Override
+  public Set<Trait> traits() {
+    return Set.of(Trait.HOLDS);
+  }
+
+  @Override
+  public Optional<String> unavailable(ChaosCassandra cassandra) {
+    return FaultKinds.needsNetwork(cassandra);
+  }
+
+  @Override
+  public void inject(FaultContext run, Occasion occasion) throws Exception {
+    ChaosNetwork net = run.network().orElseThrow();
+    String tag = run.tag();
+    long hold = run.holdMillis();
+    HeldCut cut = new HeldCut();
+    run.hold(kind(), run.bounds().storeFault(run.fleet().size(), hold), "dc1|dc2", "dc1|dc2 " + tag, hold,
+        occasion.withBurst(), () -> cut.set(net.partition(run.cassandra(), tag)), cut::heal);
+  }
+}
