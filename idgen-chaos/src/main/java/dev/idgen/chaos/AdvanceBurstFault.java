@@ -1,5 +1,7 @@
 package dev.idgen.chaos;
 
+import java.util.Set;
+
 /**
  * {@code advance-burst}: a burst of concurrent advances of its own ({@link AdvanceBursts}), drawn here and run
  * beside the fault thread, which goes on at once. (Every fault that {@link Fault.Trait#HOLDS} also brings one
@@ -7,15 +9,9 @@ package dev.idgen.chaos;
  *
  * <p>Threads: drawn on the fault thread; its cursor read and its calls made on the advance pool.
  */
-final class AdvanceBurstFault implements Fault {
-  @Override
-  public String kind() {
-    return "advance-burst";
-  }
-
-  @Override
-  public int weight() {
-    return 2;
+final class AdvanceBurstFault extends BasicFault {
+  AdvanceBurstFault() {
+    super("advance-burst", 2, Set.of());
   }
 
   @Override

@@ -13,20 +13,9 @@ import java.util.Set;
  *
  * <p>Threads: the fault thread's ({@link FaultContext#hold}).
  */
-final class CassandraKill implements Fault {
-  @Override
-  public String kind() {
-    return "cassandra-kill";
-  }
-
-  @Override
-  public int weight() {
-    return 4;
-  }
-
-  @Override
-  public Set<Trait> traits() {
-    return Set.of(Trait.HOLDS);
+final class CassandraKill extends BasicFault {
+  CassandraKill() {
+    super("cassandra-kill", 4, Set.of(Trait.HOLDS));
   }
 
   @Override

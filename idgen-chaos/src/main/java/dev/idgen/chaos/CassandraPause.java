@@ -10,20 +10,9 @@ import java.util.Set;
  *
  * <p>Threads: the fault thread's ({@link FaultContext#hold}).
  */
-final class CassandraPause implements Fault {
-  @Override
-  public String kind() {
-    return "cassandra-pause";
-  }
-
-  @Override
-  public int weight() {
-    return 2;
-  }
-
-  @Override
-  public Set<Trait> traits() {
-    return Set.of(Trait.HOLDS);
+final class CassandraPause extends BasicFault {
+  CassandraPause() {
+    super("cassandra-pause", 2, Set.of(Trait.HOLDS));
   }
 
   @Override

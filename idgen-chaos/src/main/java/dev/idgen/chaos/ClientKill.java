@@ -1,5 +1,7 @@
 package dev.idgen.chaos;
 
+import java.util.Set;
+
 /**
  * {@code client-kill}: a random client dies mid-stream ({@link ChaosClient#kill()}: its channels shut down at
  * once, open calls cut, leases stranded) and a new one takes its place. Its lost bound: its calls in flight
@@ -7,15 +9,9 @@ package dev.idgen.chaos;
  *
  * <p>Threads: the fault thread's; the window is an instant.
  */
-final class ClientKill implements Fault {
-  @Override
-  public String kind() {
-    return "client-kill";
-  }
-
-  @Override
-  public int weight() {
-    return 3;
+final class ClientKill extends BasicFault {
+  ClientKill() {
+    super("client-kill", 3, Set.of());
   }
 
   @Override

@@ -1,6 +1,5 @@
 package dev.idgen.chaos;
 
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -10,25 +9,9 @@ import java.util.Set;
  *
  * <p>Threads: the fault thread's ({@link FaultContext#hold}).
  */
-final class DcOneWay implements Fault {
-  @Override
-  public String kind() {
-    return "dc-oneway";
-  }
-
-  @Override
-  public int weight() {
-    return 2;
-  }
-
-  @Override
-  public Set<Trait> traits() {
-    return Set.of(Trait.HOLDS);
-  }
-
-  @Override
-  public Optional<String> unavailable(ChaosCassandra cassandra) {
-    return FaultKinds.needsNetwork(cassandra);
+final class DcOneWay extends BasicFault.OnNetwork {
+  DcOneWay() {
+    super("dc-oneway", 2, Set.of(Trait.HOLDS));
   }
 
   @Override

@@ -1,6 +1,5 @@
 package dev.idgen.chaos;
 
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -11,25 +10,9 @@ import java.util.Set;
  *
  * <p>Threads: the fault thread's ({@link FaultContext#hold}).
  */
-final class DcPartition implements Fault {
-  @Override
-  public String kind() {
-    return "dc-partition";
-  }
-
-  @Override
-  public int weight() {
-    return 4;
-  }
-
-  @Override
-  public Set<Trait> traits() {
-    return Set.of(Trait.HOLDS);
-  }
-
-  @Override
-  public Optional<String> unavailable(ChaosCassandra cassandra) {
-    return FaultKinds.needsNetwork(cassandra);
+final class DcPartition extends BasicFault.OnNetwork {
+  DcPartition() {
+    super("dc-partition", 4, Set.of(Trait.HOLDS));
   }
 
   @Override

@@ -12,8 +12,9 @@ import java.util.Set;
  *
  * <p><b>Adding a kind</b> takes one class and one line:
  * <ol>
- *   <li>a final, package-private class in this package that implements this interface. It is a singleton
- *       and holds no state: what one injection draws or holds lives in its {@link #inject} call, what outlives
+ *   <li>a final, package-private class in this package that extends {@link BasicFault} (or
+ *       {@link BasicFault.OnNetwork} for a kind made with nftables rules), naming its kind, weight and traits
+ *       in its constructor. It is a singleton and holds no state: what one injection draws or holds lives in its {@link #inject} call, what outlives
  *       it in {@link FaultContext}. Draw everything from {@link FaultContext#random()}, on the fault thread, in
  *       a fixed order (so that a seed always gives the same schedule). Log the fault with
  *       {@code run.log().fault(at, kind, lostBound, detail)} (its lost bound from {@link LossBounds}: what it

@@ -20,20 +20,9 @@ import java.util.Set;
  * <p>Threads: drawn and run on the fault thread; the episode's calls on the advance pool, its prober on a
  * thread of its own ({@link FreshAdvance}).
  */
-final class FreshAdvanceFault implements Fault {
-  @Override
-  public String kind() {
-    return "fresh-advance";
-  }
-
-  @Override
-  public int weight() {
-    return 3;
-  }
-
-  @Override
-  public Set<Trait> traits() {
-    return Set.of(Trait.NEEDS_SERVERS);
+final class FreshAdvanceFault extends BasicFault {
+  FreshAdvanceFault() {
+    super("fresh-advance", 3, Set.of(Trait.NEEDS_SERVERS));
   }
 
   @Override

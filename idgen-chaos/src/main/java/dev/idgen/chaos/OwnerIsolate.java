@@ -16,25 +16,9 @@ import java.util.Set;
  *
  * <p>Threads: the fault thread's ({@link FaultContext#hold}).
  */
-final class OwnerIsolate implements Fault {
-  @Override
-  public String kind() {
-    return "owner-isolate";
-  }
-
-  @Override
-  public int weight() {
-    return 2;
-  }
-
-  @Override
-  public Set<Trait> traits() {
-    return Set.of(Trait.HOLDS, Trait.NEEDS_SERVERS, Trait.OWNER);
-  }
-
-  @Override
-  public Optional<String> unavailable(ChaosCassandra cassandra) {
-    return FaultKinds.needsNetwork(cassandra);
+final class OwnerIsolate extends BasicFault.OnNetwork {
+  OwnerIsolate() {
+    super("owner-isolate", 2, Set.of(Trait.HOLDS, Trait.NEEDS_SERVERS, Trait.OWNER));
   }
 
   @Override

@@ -15,20 +15,9 @@ import java.util.Set;
  *
  * <p>Threads: drawn and killed on the fault thread, restarted on {@link Restarts}' thread.
  */
-final class OwnerKill implements Fault {
-  @Override
-  public String kind() {
-    return "owner-kill";
-  }
-
-  @Override
-  public int weight() {
-    return 2;
-  }
-
-  @Override
-  public Set<Trait> traits() {
-    return Set.of(Trait.HOLDS, Trait.NEEDS_SERVERS, Trait.OWNER);
+final class OwnerKill extends BasicFault {
+  OwnerKill() {
+    super("owner-kill", 2, Set.of(Trait.HOLDS, Trait.NEEDS_SERVERS, Trait.OWNER));
   }
 
   @Override

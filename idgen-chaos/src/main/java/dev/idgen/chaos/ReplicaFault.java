@@ -18,30 +18,20 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Threads: the fault thread's ({@link FaultContext#hold}).
  */
-final class ReplicaFault implements Fault {
+final class ReplicaFault extends BasicFault {
   private final int count;
 
   /** {@code count} replicas: 1 or 2. */
   ReplicaFault(int count) {
-    if (count != 1 && count != 2) {
-      throw new IllegalArgumentException("replicas " + count + " (expected: 1 or 2)");
-    }
+    super(kindOf(count), 2, Set.of(Trait.HOLDS));
     this.count = count;
   }
 
-  @Override
-  public String kind() {
+  private static String kindOf(int count) {
+    if (count != 1 && count != 2) {
+      throw new IllegalArgumentException("replicas " + count + " (expected: 1 or 2)");
+    }
     return count == 1 ? "replica-one" : "replica-two";
-  }
-
-  @Override
-  public int weight() {
-    return 2;
-  }
-
-  @Override
-  public Set<Trait> traits() {
-    return Set.of(Trait.HOLDS);
   }
 
   @Override

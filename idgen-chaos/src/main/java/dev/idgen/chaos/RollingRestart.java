@@ -8,20 +8,9 @@ import java.util.Set;
  *
  * <p>Threads: the fault thread's, from the first SIGTERM to the last SERVING.
  */
-final class RollingRestart implements Fault {
-  @Override
-  public String kind() {
-    return "rolling-restart";
-  }
-
-  @Override
-  public int weight() {
-    return 1;
-  }
-
-  @Override
-  public Set<Trait> traits() {
-    return Set.of(Trait.NEEDS_SERVERS, Trait.PLANNED, Trait.ON_REQUEST);
+final class RollingRestart extends BasicFault {
+  RollingRestart() {
+    super("rolling-restart", 1, Set.of(Trait.NEEDS_SERVERS, Trait.PLANNED, Trait.ON_REQUEST));
   }
 
   @Override

@@ -1,7 +1,6 @@
 package dev.idgen.chaos;
 
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -12,25 +11,9 @@ import java.util.Set;
  *
  * <p>Threads: the fault thread's ({@link FaultContext#hold}).
  */
-final class ServerIsolate implements Fault {
-  @Override
-  public String kind() {
-    return "server-isolate";
-  }
-
-  @Override
-  public int weight() {
-    return 2;
-  }
-
-  @Override
-  public Set<Trait> traits() {
-    return Set.of(Trait.HOLDS, Trait.NEEDS_SERVERS);
-  }
-
-  @Override
-  public Optional<String> unavailable(ChaosCassandra cassandra) {
-    return FaultKinds.needsNetwork(cassandra);
+final class ServerIsolate extends BasicFault.OnNetwork {
+  ServerIsolate() {
+    super("server-isolate", 2, Set.of(Trait.HOLDS, Trait.NEEDS_SERVERS));
   }
 
   @Override

@@ -8,20 +8,9 @@ import java.util.Set;
  *
  * <p>Threads: the fault thread kills and restarts (an owner kill restarts on {@link Restarts}' thread).
  */
-final class ServerKill implements Fault {
-  @Override
-  public String kind() {
-    return "server-kill";
-  }
-
-  @Override
-  public int weight() {
-    return 3;
-  }
-
-  @Override
-  public Set<Trait> traits() {
-    return Set.of(Trait.HOLDS, Trait.NEEDS_SERVERS);
+final class ServerKill extends BasicFault {
+  ServerKill() {
+    super("server-kill", 3, Set.of(Trait.HOLDS, Trait.NEEDS_SERVERS));
   }
 
   @Override

@@ -10,24 +10,12 @@ import java.util.Set;
  *
  * <p>Threads: the fault thread's, from the SIGTERM to the SERVING.
  */
-final class ServerRestart implements Fault {
+final class ServerRestart extends BasicFault {
+  ServerRestart() {
+    super("server-restart", 1, Set.of(Trait.NEEDS_SERVERS, Trait.PLANNED));
+  }
   /** How long a graceful stop may take (SIGTERM to exit) before the server is killed and the run fails. */
   static final Duration STOP_TIMEOUT = Duration.ofSeconds(60);
-
-  @Override
-  public String kind() {
-    return "server-restart";
-  }
-
-  @Override
-  public int weight() {
-    return 1;
-  }
-
-  @Override
-  public Set<Trait> traits() {
-    return Set.of(Trait.NEEDS_SERVERS, Trait.PLANNED);
-  }
 
   @Override
   public void inject(FaultContext run, Occasion occasion) throws Exception {
