@@ -7,8 +7,6 @@ import com.datastax.oss.driver.api.core.CqlIdentifier;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import com.datastax.oss.driver.api.core.DefaultProtocolVersion;
-import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
-import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.ResultSet;
@@ -63,7 +61,7 @@ class ReplicaKillDurabilityIT {
     String victim;
     List<Integer> keys = new ArrayList<>();
     AtomicLongArray acked = new AtomicLongArray(KEYS * 4);
-    try (CqlSession session = session(cluster, dc)) {
+    try (CqlSession session = ClusterSessions.session(cluster, dc)) {
       session.execute(SimpleStatement.newInstance("CREATE KEYSPACE IF NOT EXISTS " + KEYSPACE
           + " WITH replication = {'class': 'NetworkTopologyStrategy', '" + dc + "': 1}").setTimeout(Duration.ofSeconds(60)));
       session.execute(SimpleStatement.newInstance("DROP TABLE IF EXISTS " + KEYSPACE + ".t").setTimeout(Duration.ofSeconds(60)));
@@ -105,7 +103,7 @@ class ReplicaKillDurabilityIT {
     }
     // Nothing is acknowledged after the kill (the row's only replica is gone): start it again on its data.
     cluster.restart(victim);
-    try (CqlSession session = session(cluster, dc)) {
+    try (CqlSession session = ClusterSessions.session(cluster, dc)) {
       for (int k : keys) {
         Row row = session.execute(SimpleStatement.newInstance("SELECT v FROM " + KEYSPACE + ".t WHERE k = ?", k)
             .setConsistencyLevel(DefaultConsistencyLevel.LOCAL_SERIAL).setTimeout(Duration.ofSeconds(30))).one();
@@ -149,18 +147,5 @@ class ReplicaKillDurabilityIT {
     String address = ((InetSocketAddress) replicas.iterator().next().getEndPoint().resolve()).getAddress().getHostAddress();
     return cluster.nodes(dc).stream().filter(n -> cluster.address(n).equals(address)).findFirst()
         .orElseThrow(() -> new AssertionError("no node of " + dc + " at " + address));
-  }
-
-  private static CqlSession session(CassandraCluster cluster, String dc) {
-    List<InetSocketAddress> contacts = new ArrayList<>();
-    for (String node : cluster.nodes(dc)) {
-      contacts.add(new InetSocketAddress(cluster.address(node), 9042));
-    }
-    return CqlSession.builder().addContactPoints(contacts).withLocalDatacenter(dc)
-        .withConfigLoader(DriverConfigLoader.programmaticBuilder()
-            .withString(DefaultDriverOption.PROTOCOL_VERSION, "V4")
-            .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(10))
-            .build())
-        .build();
   }
 }

@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.datastax.oss.driver.api.core.ConsistencyLevel;
 import com.datastax.oss.driver.api.core.CqlSession;
-import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
-import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import dev.idgen.api.v1.AdvanceSequenceRequest;
@@ -20,7 +18,6 @@ import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.api.v1.StripeState;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -166,7 +163,7 @@ class TopologyChangesIT {
       }
       System.out.printf(Locale.ROOT, "[topology-it] first advances after the ALTER KEYSPACE returned OK %.1f s after it%n",
           (System.nanoTime() - altered) / 1e9);
-      try (CqlSession dc3 = session(cluster, "dc3")) {
+      try (CqlSession dc3 = ClusterSessions.session(cluster, "dc3")) {
         for (Map.Entry<String, Long> f : floors.entrySet()) {
           Row row = dc3.execute(SimpleStatement.newInstance("SELECT floor FROM " + keyspace + ".dc_pools WHERE"
               + " sequence = ? AND stripe = 0 AND datacenter = 'dc3'", f.getKey())
@@ -481,19 +478,6 @@ class TopologyChangesIT {
         "idgen.metrics.host=" + host,
         "idgen.metrics.port=" + freePort());
     return new ServerNode(name, dc, freePort(), jar, dir, settings);
-  }
-
-  private static CqlSession session(CassandraCluster cluster, String dc) {
-    List<InetSocketAddress> contacts = new ArrayList<>();
-    for (String node : cluster.nodes(dc)) {
-      contacts.add(new InetSocketAddress(cluster.address(node), 9042));
-    }
-    return CqlSession.builder().addContactPoints(contacts).withLocalDatacenter(dc)
-        .withConfigLoader(DriverConfigLoader.programmaticBuilder()
-            .withString(DefaultDriverOption.PROTOCOL_VERSION, "V4")
-            .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(10))
-            .build())
-        .build();
   }
 
   private static int freePort() throws IOException {
