@@ -88,9 +88,12 @@ final class Fleet {
     }
   }
 
-  private static List<String> serverSettings(ChaosRun.Settings settings, ChaosCassandra cassandra, String keyspace,
-      String dc, String host) throws IOException {
-    List<String> serverSettings = new ArrayList<>(List.of(
+  /**
+   * What every harness server says of its store: Cassandra, the cluster's contact point in {@code dc}, the
+   * keyspace (created by the first server), the replication of both datacenters and a fast floor refresh.
+   */
+  static List<String> storeSettings(ChaosCassandra cassandra, String keyspace, String dc) {
+    return List.of(
         "idgen.store=cassandra",
         "idgen.cassandra.contact-points=" + cassandra.contactPoint(dc),
         "idgen.cassandra.local-datacenter=" + dc,
@@ -99,7 +102,13 @@ final class Fleet {
         // Every node of a datacenter, up to three: LOCAL_SERIAL and SERIAL need real quorums.
         "idgen.cassandra.replication.dc1=" + cassandra.replication("dc1"),
         "idgen.cassandra.replication.dc2=" + cassandra.replication("dc2"),
-        "idgen.cassandra.floor-refresh=500ms",
+        "idgen.cassandra.floor-refresh=500ms");
+  }
+
+  private static List<String> serverSettings(ChaosRun.Settings settings, ChaosCassandra cassandra, String keyspace,
+      String dc, String host) throws IOException {
+    List<String> serverSettings = new ArrayList<>(storeSettings(cassandra, keyspace, dc));
+    serverSettings.addAll(List.of(
         "idgen.allocator.unload-idle-after=" + settings.unloadIdleAfter().toMillis() + "ms",
         // Advances wait this (+ a margin) after every live server confirmed; stubs drop leases this old.
         "idgen.advance.client-lease-lifetime=" + ChaosRun.CLIENT_LEASE_LIFETIME,

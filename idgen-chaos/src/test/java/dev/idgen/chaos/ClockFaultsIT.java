@@ -103,18 +103,11 @@ class ClockFaultsIT {
       Path jar = Path.of(System.getProperty("idgenServerJar", "idgen-server/target/idgen-server-all.jar"));
       assertThat(jar).as("the server jar (build idgen-server first: -pl idgen-server,idgen-chaos -am)").isRegularFile();
       for (int i = 0; i < 2; i++) {
-        List<String> settings = List.of(
-            "idgen.store=cassandra",
-            "idgen.cassandra.contact-points=" + cassandra.contactPoint("dc1"),
-            "idgen.cassandra.local-datacenter=dc1",
-            "idgen.cassandra.keyspace=" + keyspace,
-            "idgen.cassandra.create-schema=true",
-            "idgen.cassandra.replication.dc1=" + cassandra.replication("dc1"),
-            "idgen.cassandra.replication.dc2=" + cassandra.replication("dc2"),
-            "idgen.cassandra.floor-refresh=500ms",
+        List<String> settings = new ArrayList<>(Fleet.storeSettings(cassandra, keyspace, "dc1"));
+        settings.addAll(List.of(
             "idgen.advance.client-lease-lifetime=2s",
             "idgen.metrics.host=127.0.0.1",
-            "idgen.metrics.port=" + freePort());
+            "idgen.metrics.port=" + freePort()));
         ServerNode server = new ServerNode("clock-s" + i, "dc1", freePort(), jar, dir, settings);
         FakeClock clock = new FakeClock(library, dir.resolve("server-clocks").resolve(server.name()));
         server.environment(clock.environment());

@@ -465,18 +465,11 @@ class TopologyChangesIT {
   private static ServerNode server(String name, String dc, CassandraCluster cluster, String keyspace, Path jar,
       Path dir) throws IOException {
     String host = "127.0.0.1";
-    List<String> settings = List.of(
-        "idgen.store=cassandra",
-        "idgen.cassandra.contact-points=" + cluster.contactPoint(dc),
-        "idgen.cassandra.local-datacenter=" + dc,
-        "idgen.cassandra.keyspace=" + keyspace,
-        "idgen.cassandra.create-schema=true",
-        "idgen.cassandra.replication.dc1=" + cluster.replication("dc1"),
-        "idgen.cassandra.replication.dc2=" + cluster.replication("dc2"),
-        "idgen.cassandra.floor-refresh=500ms",
+    List<String> settings = new ArrayList<>(Fleet.storeSettings(cluster, keyspace, dc));
+    settings.addAll(List.of(
         "idgen.advance.client-lease-lifetime=" + ChaosRun.CLIENT_LEASE_LIFETIME,
         "idgen.metrics.host=" + host,
-        "idgen.metrics.port=" + freePort());
+        "idgen.metrics.port=" + freePort()));
     return new ServerNode(name, dc, freePort(), jar, dir, settings);
   }
 
