@@ -90,15 +90,19 @@ final class CassandraCluster implements ChaosCassandra {
     String status = Scripts.run(command("status"), 60).out();
     Map<String, Map<String, String>> found = new LinkedHashMap<>();
     String running = "?";
+    boolean stopped = false;
     for (String line : status.split("\n")) {
       String[] t = line.trim().split("\\s+");
       if (line.startsWith("topology:") && t.length > 1) {
         running = t[1];
       } else if (t.length >= 5 && t[0].startsWith("dc") && t[3].startsWith("dc")) {
         found.computeIfAbsent(t[3], dc -> new LinkedHashMap<>()).put(t[0], t[2]);
+        // A run directory left by an earlier cluster lists its nodes as stopped: not the cluster that runs
+        // (which may answer on the same addresses from another run directory, until a fault needs a pid).
+        stopped |= t[4].equals("stopped");
       }
     }
-    if (!running.equals(topology) || !found.keySet().containsAll(DATACENTERS)) {
+    if (!running.equals(topology) || !found.keySet().containsAll(DATACENTERS) || stopped) {
       throw new IOException("cassandra.sh status: expected a running " + topology + " cluster"
           + (baseDir == null ? "" : " in " + baseDir) + ", found:\n" + status);
     }

@@ -484,7 +484,7 @@ public final class Allocator implements AutoCloseable {
     for (SequenceRuntime rt : runtimes.loaded()) {
       PoolTotals t = rt.totals();
       out.add(new SequenceStats(rt.definition, t.served, t.reservations, t.dropped - t.abandoned, t.abandoned,
-          t.held, t.lowWater));
+          t.held, t.lowWater, rt.owner != null ? rt.owner.servingEpoch() : 0));
     }
     return out;
   }
@@ -573,10 +573,12 @@ public final class Allocator implements AutoCloseable {
    * One sequence's counters in this allocator: IDs handed out, store reservations, IDs dropped below a
    * floor by {@link #advance}, IDs abandoned by {@link #close} (a gap), IDs held in reserve now, and the
    * sum of its stripes' low-water marks: the reserve a refill starts below, so that at the rate the pools
-   * measured, {@code lowWater / rate} is the guaranteed outage runway ({@link RunwayPolicy}).
+   * measured, {@code lowWater / rate} is the guaranteed outage runway ({@link RunwayPolicy}); and for a
+   * strict sequence, the epoch of the owner lease this process holds now (0: it holds none, or the
+   * sequence is not strict).
    */
   public record SequenceStats(SequenceDefinition definition, long served, long reservations,
-      long droppedByAdvance, long abandoned, long held, long lowWater) {}
+      long droppedByAdvance, long abandoned, long held, long lowWater, long ownerEpoch) {}
 
   /** How an advance waits: {@link TimeUnit#sleep} but for tests. */
   @FunctionalInterface

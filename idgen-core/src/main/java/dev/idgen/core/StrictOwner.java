@@ -130,6 +130,15 @@ final class StrictOwner {
   }
 
   /**
+   * The epoch of the owner lease this process holds now, or 0 when it holds none: what the server's owner
+   * gauge shows. One volatile read, like {@link #serving}.
+   */
+  long servingEpoch() {
+    Lease l = lease;
+    return l != null && l.holds(ticker.nanos(), self.wall().millis()) ? l.row().epoch() : 0;
+  }
+
+  /**
    * Makes sure the call may be served here: claims the sequence when nobody holds it (no row, a released
    * row, or this process's own), otherwise throws {@link NotOwnerException} with the owner to forward to,
    * or none while the owner's lease runs out.

@@ -55,6 +55,8 @@ public final class IdGenMetrics {
   static final String IDS_RETURNED = "idgen.ids.returned";
   static final String FORWARDED_CALLS = "idgen.strict.forwarded.calls";
   static final String FORWARDED_BATCHES = "idgen.strict.forwarded.batches";
+  static final String STRICT_OWNER = "idgen.strict.owner";
+  static final String STRICT_OWNER_EPOCH = "idgen.strict.owner.epoch";
   static final String SEQUENCES_FOLDED = "idgen.metrics.sequences.folded";
 
   /**

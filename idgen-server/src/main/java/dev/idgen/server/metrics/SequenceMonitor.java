@@ -195,6 +195,7 @@ final class SequenceMonitor implements ServerComponent {
         t.nodeGuaranteed = t.node.measured()
             ? RunwayPolicy.guaranteedSeconds(stats.lowWater(), t.node.perSecond()) : Double.NaN;
         t.nodeReserve = stats.held();
+        t.ownerEpoch = stats.ownerEpoch();
         t.reservations = stats.reservations();
         checkRunway(t, "node", t.nodeRunway, alarms.nodeRunwayWarning(), t.nodeReserve);
         current.add(t);
@@ -328,6 +329,8 @@ final class SequenceMonitor implements ServerComponent {
     volatile double dcRunway = Double.NaN;
     volatile double nodeReserve = Double.NaN;
     volatile double dcReserve = Double.NaN;
+    /** A strict sequence's owner lease held here at the last refresh: its epoch, 0 for none. */
+    volatile double ownerEpoch;
     int headroomLevelsCrossed;
     /** When (ticker nanos) the store state was last read, or {@link #NEVER}. */
     long readNanos = NEVER;
@@ -365,6 +368,17 @@ final class SequenceMonitor implements ServerComponent {
           .description("Seconds the reserve lasts at the current rate if the store fails at the worst moment:"
               + " the low-water mark a refill starts below / the rate (+Inf: no consumption)")
           .tag("sequence", name).tag("tier", "node").register(registry));
+      if (definition.strict()) {
+        // Which server owns a strict sequence: the one whose gauge says 1 (none during a take-over).
+        gauges.add(Gauge.builder(IdGenMetrics.STRICT_OWNER, this, x -> x.ownerEpoch > 0 ? 1 : 0)
+            .description("1 while this server holds the strict sequence's owner lease (it serves the sequence"
+                + " and the other servers forward to it), else 0; as of the last refresh")
+            .tag("sequence", name).register(registry));
+        gauges.add(Gauge.builder(IdGenMetrics.STRICT_OWNER_EPOCH, this, x -> x.ownerEpoch)
+            .description("The epoch of the strict sequence's owner lease this server holds (0: none);"
+                + " it grows by one at each take-over")
+            .tag("sequence", name).register(registry));
+      }
       if (hasDc) {
         gauges.add(Gauge.builder(IdGenMetrics.RUNWAY, this, x -> x.dcRunway)
             .description("Seconds until the reserve is empty at the current rate (+Inf: no consumption)")

@@ -4,6 +4,8 @@ import static dev.idgen.server.TestServer.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idgen.api.v1.AdvanceSequenceRequest;
+import dev.idgen.api.v1.CreateSequenceRequest;
+import dev.idgen.api.v1.Ordering;
 import dev.idgen.server.TestServer;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -25,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * deploy/monitoring's alerting rules and Grafana dashboard name only metrics, labels and label values that a
  * running server exports: two servers started in-process and scraped over HTTP, one on the embedded store with
- * some traffic (calls that succeed and fail, an advance, a gauge refresh), and one on the Cassandra store
+ * some traffic (calls that succeed and fail, a strict sequence, an advance, a gauge refresh), and one on the Cassandra store
  * (with no Cassandra behind it: its store counters are registered at start, at 0), whose names only that store
  * exports.
  */
@@ -50,6 +52,9 @@ class MonitoringNamesTest {
       server.create("invoices");
       server.allocate("orders", 10);
       server.allocate("invoices", 3);
+      server.admin().createSequence(CreateSequenceRequest.newBuilder().setName("tickets")
+          .setOrdering(Ordering.ORDERING_STRICT).build());
+      server.allocate("tickets", 2);
       failure(() -> server.allocate("nope", 1));
       server.admin().advanceSequence(AdvanceSequenceRequest.newBuilder().setName("orders").setFloor(1_000).build());
       server.allocate("orders", 1);
@@ -93,7 +98,7 @@ class MonitoringNamesTest {
 
     assertThat(shown).contains("idgen_allocate_calls_total", "idgen_runway_seconds", "idgen_headroom_ratio",
         "idgen_store_cas_total", "idgen_refill_seconds_bucket", "idgen_ids_lost_total", "idgen_ids_returned_total",
-        "idgen_strict_forwarded_calls_total", "grpc_server_processing_duration_seconds_bucket");
+        "idgen_strict_forwarded_calls_total", "idgen_strict_owner", "idgen_strict_owner_epoch", "grpc_server_processing_duration_seconds_bucket");
   }
 
   /** The exceptions are used (a value only a live Cassandra exports is named), so the list cannot rot. */
