@@ -23,7 +23,7 @@ import picocli.CommandLine.Option;
  * It prints which fault kinds the cluster cannot take and why ({@link FaultKinds#injectable}); asking for one of
  * them, or for a netns topology where namespaces cannot be made (no root), fails before anything starts.
  */
-@Command(name = "idgen-chaos", mixinStandardHelpOptions = true,
+@Command(name = "idgen-chaos", mixinStandardHelpOptions = true, subcommands = DiskSoakCommand.class,
     description = "Fault-injection run against real idgen servers on the local two-datacenter Cassandra, "
         + "then an independent check of what the clients received.")
 public final class ChaosCommand implements Callable<Integer> {

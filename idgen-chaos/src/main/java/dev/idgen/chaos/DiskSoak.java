@@ -1,0 +1,455 @@
+package dev.idgen.chaos;
+
+import dev.idgen.api.v1.AllocateRequest;
+import dev.idgen.api.v1.CreateSequenceRequest;
+import dev.idgen.api.v1.IdGenGrpc;
+import dev.idgen.api.v1.IdRange;
+import dev.idgen.api.v1.Ordering;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.RandomAccessFile;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+/**
+ * The embedded store's disk faults under load, for as long as asked: one server (the shaded jar, the server's
+ * default store) with its data on a small ext4 file system of its own ({@link DiskImage}), callers allocating
+ * from three sequences with small blocks (so that nearly every call needs a store write), and one fault after
+ * another, drawn from the seed so that each kind comes as often as the others:
+ * <ul>
+ *   <li>{@code disk-full}: another file fills the file system; calls must fail saying "disk full", and the
+ *       server must write again by itself within {@link #RECOVERY_BOUND} of the space being freed;
+ *   <li>{@code disk-readonly}: the kernel turns the file system read-only (an ext4 error); calls must fail
+ *       saying "read-only"; the operator's repair (stop, {@code e2fsck}, mount, start) brings it back;
+ *   <li>{@code damaged-file}: the server stopped, a copy of its file with every page past the first damaged,
+ *       and a server started on the copy must refuse to start, naming the file; the original then serves;
+ *   <li>{@code server-kill}: {@code kill -9} and a restart on the same file.
+ * </ul>
+ * Every ID a call received is kept; at the end no ID may have been handed out twice or outside its
+ * sequence's bounds ({@link Overlaps}). The report says, per kind, what the calls saw and how long recovery
+ * took.
+ *
+ * <p>Threads: the callers (one thread each) record into concurrent queues and count into the current
+ * {@link Episode} (a volatile reference); the calling thread injects the faults one at a time, then stops the
+ * callers and checks. Not reusable: one {@link #run} per instance.
+ */
+final class DiskSoak {
+  /** How long after space is freed, or a repair, the server must serve again. */
+  static final Duration RECOVERY_BOUND = Duration.ofSeconds(60);
+  private static final long CALL_DEADLINE_SECONDS = 5;
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
+
+  /** The fault kinds, each with what the descriptions of the calls it fails must say (null: none expected). */
+  enum Kind {
+    DISK_FULL("disk-full", "disk full"),
+    READ_ONLY("disk-readonly", "read-only"),
+    DAMAGED_FILE("damaged-file", null),
+    SERVER_KILL("server-kill", null);
+
+    final String label;
+    final String phrase;
+
+    Kind(String label, String phrase) {
+      this.label = label;
+      this.phrase = phrase;
+    }
+  }
+
+  /** The run's sequences: small blocks, so that the callers drain a server's reserve within milliseconds. */
+  record Seq(String name, long max, long nodeBlock, boolean strict) {}
+
+  static final List<Seq> SEQUENCES = List.of(
+      new Seq("disk-small", Long.MAX_VALUE, 5, false),
+      new Seq("disk-medium", Long.MAX_VALUE, 50, false),
+      new Seq("disk-strict", Long.MAX_VALUE, 5, true));
+
+  record Settings(Duration duration, long seed, Path out, Path serverJar, int callers, long rate, int diskMegabytes,
+      Duration maxHold) {}
+
+  /**
+   * One fault as the soak saw it: how long it was held, the calls that failed during it (and how many of them
+   * said what the kind must say), how long until the server served again, and whether it went as it must.
+   */
+  static final class Episode {
+    final Kind kind;
+    final AtomicLong failed = new AtomicLong();
+    final AtomicLong saying = new AtomicLong();
+    final AtomicLong ok = new AtomicLong();
+    final ConcurrentLinkedQueue<String> samples = new ConcurrentLinkedQueue<>();
+    double heldSeconds;
+    double recoverySeconds = Double.NaN;
+    String problem;
+
+    /** {@code kind} null: the time between faults, whose calls are counted but not judged. */
+    private Episode(Kind kind) {
+      this.kind = kind;
+    }
+
+    static Episode of(Kind kind) {
+      return new Episode(java.util.Objects.requireNonNull(kind));
+    }
+
+    static Episode quiet() {
+      return new Episode(null);
+    }
+
+    void failure(String description) {
+      failed.incrementAndGet();
+      if (kind != null && kind.phrase != null && description.contains(kind.phrase)) {
+        saying.incrementAndGet();
+      }
+      if (samples.size() < 3) {
+        samples.add(description);
+      }
+    }
+
+    /** Calls failed during a fault that names a cause, but none of them said it. */
+    boolean silent() {
+      return kind != null && kind.phrase != null && failed.get() > 0 && saying.get() == 0;
+    }
+  }
+
+  /** The soak's outcome. */
+  record Verdict(long ids, long calls, long failedCalls, Overlaps.Result check, List<Episode> episodes) {
+    boolean ok() {
+      return check.duplicates() == 0 && check.outOfBounds() == 0 && episodes.stream().allMatch(e -> e.problem == null);
+    }
+  }
+
+  private final Settings settings;
+  private final PrintStream out;
+  private final long t0 = System.nanoTime();
+  private final Map<String, ConcurrentLinkedQueue<long[]>> received = new ConcurrentHashMap<>();
+  private final AtomicLong calls = new AtomicLong();
+  private final AtomicLong failedCalls = new AtomicLong();
+  /** The fault in progress, or a quiet episode between faults (whose failures are counted, not judged). */
+  private volatile Episode current = Episode.quiet();
+  private volatile boolean stop;
+
+  DiskSoak(Settings settings, PrintStream out) {
+    this.settings = settings;
+    this.out = out;
+  }
+
+  Verdict run() throws Exception {
+    Files.createDirectories(settings.out());
+    Path servers = settings.out().resolve("servers");
+    Files.createDirectories(servers);
+    List<Episode> episodes = new ArrayList<>();
+    try (DiskImage disk = DiskImage.create(settings.out().resolve("disk.img"), settings.out().resolve("mnt"),
+        settings.diskMegabytes())) {
+      Path data = disk.mountPoint().resolve("data");
+      int port = freePort();
+      ServerNode server = new ServerNode("embedded", "local", port, settings.serverJar(), servers,
+          serverSettings(data));
+      server.start();
+      say("server on " + data + " (ext4 of " + settings.diskMegabytes() + " MB on a loop device), port " + port);
+      ManagedChannel channel = Grpc.newChannelBuilderForAddress("127.0.0.1", port, InsecureChannelCredentials.create())
+          .build();
+      List<Thread> callers = new ArrayList<>();
+      try {
+        create(server);
+        for (int i = 0; i < settings.callers(); i++) {
+          Thread t = new Thread(caller(channel, settings.seed() + i), "disk-caller-" + i);
+          t.setDaemon(true);
+          t.start();
+          callers.add(t);
+        }
+        inject(disk, server, data, servers, episodes);
+      } finally {
+        stop = true;
+        for (Thread t : callers) {
+          t.join(TimeUnit.SECONDS.toMillis(CALL_DEADLINE_SECONDS * 3));
+        }
+        channel.shutdownNow();
+        server.stop(STOP_TIMEOUT);
+        server.close();
+      }
+    }
+    Overlaps.Result check = Overlaps.check(received, SEQUENCES);
+    long ids = received.values().stream().flatMap(ConcurrentLinkedQueue::stream).mapToLong(r -> r[1]).sum();
+    return new Verdict(ids, calls.get(), failedCalls.get(), check, List.copyOf(episodes));
+  }
+
+  /** Faults one after another until the run's time is up: each kind once per round, in an order of the seed. */
+  private void inject(DiskImage disk, ServerNode server, Path data, Path servers, List<Episode> episodes)
+      throws Exception {
+    Random random = new Random(settings.seed());
+    long end = t0 + settings.duration().toNanos();
+    List<Kind> round = new ArrayList<>();
+    sleepQuietly(5_000); // a warm-up: the callers' first calls load the sequences
+    while (System.nanoTime() < end) {
+      if (round.isEmpty()) {
+        round.addAll(List.of(Kind.values()));
+        Collections.shuffle(round, random);
+      }
+      Episode e = Episode.of(round.remove(0));
+      long holdMillis = 2_000 + (long) (random.nextDouble() * Math.max(0, settings.maxHold().toMillis() - 2_000));
+      current = e;
+      episodes.add(e);
+      switch (e.kind) {
+        case DISK_FULL -> diskFull(e, disk, server, holdMillis);
+        case READ_ONLY -> readOnly(e, disk, server, holdMillis);
+        case DAMAGED_FILE -> damagedFile(e, server, data, servers, episodes.size());
+        case SERVER_KILL -> serverKill(e, server);
+      }
+      current = Episode.quiet();
+      if (e.silent()) {
+        e.problem = e.failed.get() + " calls failed, none saying \"" + e.kind.phrase + "\"";
+      }
+      say(String.format(Locale.ROOT, "%s: held %.1f s, calls ok %d, failed %d (%d saying \"%s\"), recovered in %.1f s%s",
+          e.kind.label, e.heldSeconds, e.ok.get(), e.failed.get(), e.saying.get(), e.kind.phrase, e.recoverySeconds,
+          e.problem == null ? "" : " — PROBLEM: " + e.problem));
+      sleepQuietly(3_000 + random.nextInt(5_000));
+    }
+  }
+
+  private void diskFull(Episode e, DiskImage disk, ServerNode server, long holdMillis) throws Exception {
+    Path ballast = disk.mountPoint().resolve("ballast");
+    long before = count(server.log(), "writes succeed again");
+    long t = System.nanoTime();
+    long bytes = disk.fill(ballast);
+    sleepQuietly(holdMillis);
+    Files.delete(ballast);
+    e.heldSeconds = seconds(t);
+    long freed = System.nanoTime();
+    // Recovered: the store logged a successful write after the failures (it needs a call that refills).
+    while (count(server.log(), "writes succeed again") == before && e.failed.get() > 0) {
+      if (System.nanoTime() - freed > RECOVERY_BOUND.toNanos()) {
+        e.problem = "no write succeeded within " + RECOVERY_BOUND.toSeconds() + " s of " + bytes / 1024
+            + " KiB being freed";
+        return;
+      }
+      sleepQuietly(100);
+    }
+    e.recoverySeconds = seconds(freed);
+    if (e.failed.get() == 0) {
+      e.problem = "no call failed while the disk was full (" + bytes / 1024 + " KiB of ballast)";
+    }
+  }
+
+  private void readOnly(Episode e, DiskImage disk, ServerNode server, long holdMillis) throws Exception {
+    long t = System.nanoTime();
+    disk.fail();
+    sleepQuietly(holdMillis);
+    e.heldSeconds = seconds(t);
+    long repair = System.nanoTime();
+    server.stop(STOP_TIMEOUT);
+    disk.repair();
+    startOrNote(e, server);
+    e.recoverySeconds = seconds(repair);
+    if (e.failed.get() == 0 && e.problem == null) {
+      e.problem = "no call failed while the file system was read-only";
+    }
+  }
+
+  private void damagedFile(Episode e, ServerNode server, Path data, Path servers, int n) throws Exception {
+    long t = System.nanoTime();
+    server.stop(STOP_TIMEOUT);
+    Path copy = settings.out().resolve("damaged-" + n);
+    Files.createDirectories(copy);
+    try (Stream<Path> files = Files.list(data)) {
+      for (Path f : (Iterable<Path>) files::iterator) {
+        Files.copy(f, copy.resolve(f.getFileName()));
+      }
+    }
+    Path file = copy.resolve("idgen.db");
+    int pages = damagePages(file, new SplittableRandom(settings.seed() + n));
+    ServerNode probe = new ServerNode("damaged-" + n, "local", freePort(), settings.serverJar(), servers,
+        serverSettings(copy));
+    try {
+      probe.start();
+      e.problem = "a server started on " + file + " with " + pages + " damaged pages, and reported SERVING";
+    } catch (IOException refused) {
+      String log = Files.readString(probe.log(), StandardCharsets.UTF_8);
+      if (!log.contains(file.toString()) || !log.contains("damaged")) {
+        e.problem = "the server refused " + file + " without naming the file and the damage; see " + probe.log();
+      }
+    } finally {
+      probe.close();
+    }
+    e.heldSeconds = seconds(t);
+    long restart = System.nanoTime();
+    startOrNote(e, server);
+    e.recoverySeconds = seconds(restart);
+    deleteTree(copy);
+  }
+
+  private void serverKill(Episode e, ServerNode server) throws Exception {
+    long t = System.nanoTime();
+    server.kill();
+    e.heldSeconds = seconds(t);
+    startOrNote(e, server);
+    e.recoverySeconds = seconds(t);
+  }
+
+  private void startOrNote(Episode e, ServerNode server) throws InterruptedException {
+    try {
+      server.start();
+    } catch (IOException failed) {
+      e.problem = "the server did not start again: " + failed.getMessage();
+      throw new IllegalStateException(e.kind.label + ": " + e.problem, failed);
+    }
+  }
+
+  /**
+   * Overwrites the first 512 bytes of every page past the first (the page headers of SQLite's b-trees) with
+   * random bytes: damage that {@code PRAGMA quick_check} must find. Returns how many pages it damaged.
+   */
+  static int damagePages(Path file, SplittableRandom random) throws IOException {
+    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+      f.seek(16);
+      int size = f.readUnsignedShort();
+      int pageSize = size == 1 ? 65_536 : size;
+      if (pageSize < 512) {
+        throw new IOException(file + " is not a SQLite file (page size " + size + ")");
+      }
+      byte[] junk = new byte[512];
+      int pages = 0;
+      for (long at = pageSize; at < f.length(); at += pageSize) {
+        random.nextBytes(junk);
+        f.seek(at);
+        f.write(junk);
+        pages++;
+      }
+      return pages;
+    }
+  }
+
+  private Runnable caller(ManagedChannel channel, long seed) {
+    return () -> {
+      SplittableRandom random = new SplittableRandom(seed);
+      IdGenGrpc.IdGenBlockingStub stub = IdGenGrpc.newBlockingStub(channel);
+      long perCallNanos = TimeUnit.SECONDS.toNanos(1) / Math.max(1, settings.rate());
+      long deadline = t0 + settings.duration().toNanos() + TimeUnit.MINUTES.toNanos(10); // a safety net
+      while (!stop && System.nanoTime() < deadline) {
+        long started = System.nanoTime();
+        Seq seq = SEQUENCES.get(random.nextInt(SEQUENCES.size()));
+        Episode episode = current;
+        calls.incrementAndGet();
+        try {
+          Iterator<IdRange> ranges = stub.withDeadlineAfter(CALL_DEADLINE_SECONDS, TimeUnit.SECONDS).allocate(
+              AllocateRequest.newBuilder().setSequence(seq.name()).setCount(1 + random.nextInt(10)).build());
+          ConcurrentLinkedQueue<long[]> into = received.computeIfAbsent(seq.name(), k -> new ConcurrentLinkedQueue<>());
+          while (ranges.hasNext()) {
+            IdRange r = ranges.next();
+            into.add(new long[] {r.getFirst(), r.getCount(), Math.max(1, r.getStride())});
+          }
+          episode.ok.incrementAndGet();
+        } catch (StatusRuntimeException failed) {
+          failedCalls.incrementAndGet();
+          episode.failure(failed.getStatus().getCode() + ": " + failed.getStatus().getDescription());
+        }
+        long rest = perCallNanos - (System.nanoTime() - started);
+        if (rest > 0) {
+          sleepQuietly(TimeUnit.NANOSECONDS.toMillis(rest));
+        }
+      }
+    };
+  }
+
+  private void create(ServerNode server) {
+    for (Seq s : SEQUENCES) {
+      CreateSequenceRequest.Builder request = CreateSequenceRequest.newBuilder().setName(s.name()).setMax(s.max())
+          .setNodeBlockSize(s.nodeBlock());
+      if (s.strict()) {
+        request.setOrdering(Ordering.ORDERING_STRICT);
+      }
+      Fleet.admin(server, 30).createSequence(request.build());
+    }
+  }
+
+  private static List<String> serverSettings(Path data) throws IOException {
+    return List.of(
+        "idgen.store=embedded",
+        "idgen.embedded.dir=" + data,
+        "idgen.metrics.host=127.0.0.1",
+        "idgen.metrics.port=" + freePort());
+  }
+
+  /** Writes the report: the verdict line, then one line per episode. */
+  static void report(Verdict v, long seed, PrintStream out) {
+    for (Episode e : v.episodes()) {
+      out.printf(Locale.ROOT, "episode %s held_s=%.1f ok=%d failed=%d saying=%d recovery_s=%.1f%s%n", e.kind.label,
+          e.heldSeconds, e.ok.get(), e.failed.get(), e.saying.get(), e.recoverySeconds,
+          e.problem == null ? "" : " problem=\"" + e.problem + "\"");
+      for (String s : e.samples) {
+        out.println("  e.g. " + s);
+      }
+    }
+    for (Kind k : Kind.values()) {
+      List<Episode> of = v.episodes().stream().filter(e -> e.kind == k).toList();
+      out.printf(Locale.ROOT, "kind %s applied=%d failed_calls=%d saying=%d max_recovery_s=%.1f problems=%d%n",
+          k.label, of.size(), of.stream().mapToLong(e -> e.failed.get()).sum(),
+          of.stream().mapToLong(e -> e.saying.get()).sum(),
+          of.stream().mapToDouble(e -> e.recoverySeconds).filter(d -> !Double.isNaN(d)).max().orElse(Double.NaN),
+          of.stream().filter(e -> e.problem != null).count());
+    }
+    out.printf(Locale.ROOT, "disk-soak: ids=%d calls=%d failed=%d duplicates=%d out_of_bounds=%d faults=%d problems=%d"
+            + " seed=%d verdict=%s%n", v.ids(), v.calls(), v.failedCalls(), v.check().duplicates(),
+        v.check().outOfBounds(), v.episodes().size(), v.episodes().stream().filter(e -> e.problem != null).count(),
+        seed, v.ok() ? "ok" : "FAILED");
+  }
+
+  private void say(String line) {
+    out.printf(Locale.ROOT, "[disk-soak %6.1fs] %s%n", seconds(t0), line);
+  }
+
+  private static long count(Path log, String phrase) throws IOException {
+    if (log == null || !Files.exists(log)) {
+      return 0;
+    }
+    String text = Files.readString(log, StandardCharsets.UTF_8);
+    long n = 0;
+    for (int i = text.indexOf(phrase); i >= 0; i = text.indexOf(phrase, i + 1)) {
+      n++;
+    }
+    return n;
+  }
+
+  private static double seconds(long sinceNanos) {
+    return (System.nanoTime() - sinceNanos) / 1e9;
+  }
+
+  private static void sleepQuietly(long millis) {
+    try {
+      Thread.sleep(millis); // pacing a soak: the time itself is what is waited for
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> files = Files.walk(dir)) {
+      for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+}
