@@ -34,8 +34,18 @@ final class DiskImage implements AutoCloseable {
     Files.deleteIfExists(image);
     Scripts.check(List.of("truncate", "-s", megabytes + "M", image.toString()), TIMEOUT_SECONDS);
     Scripts.check(List.of("mkfs.ext4", "-q", "-F", image.toString()), TIMEOUT_SECONDS);
+    // The mount point made a private mount of its own first: a mount made under a shared one propagates to
+    // every mount namespace of the machine (those of `ip netns exec`, say), where it outlives our unmount and
+    // keeps the file system, read-only after an error, alive under the next mount of the same image.
+    Scripts.check(List.of("mount", "--bind", mountPoint.toString(), mountPoint.toString()), TIMEOUT_SECONDS);
+    Scripts.check(List.of("mount", "--make-private", mountPoint.toString()), TIMEOUT_SECONDS);
     DiskImage disk = new DiskImage(image, mountPoint);
-    disk.mount();
+    try {
+      disk.mount();
+    } catch (IOException | RuntimeException e) {
+      disk.unmount(); // the private mount
+      throw e;
+    }
     return disk;
   }
 
@@ -89,13 +99,22 @@ final class DiskImage implements AutoCloseable {
       throw new IOException("e2fsck " + image + " exited with " + r.exit() + ": " + r.out());
     }
     mount();
+    String options = Scripts.check(List.of("findmnt", "-n", "-o", "OPTIONS", mountPoint.toString()), TIMEOUT_SECONDS);
+    String[] lines = options.strip().split("\n");
+    if (!lines[lines.length - 1].startsWith("rw")) {
+      throw new IOException(image + " is still mounted read-only after e2fsck: " + options.strip());
+    }
   }
 
   private void mount() throws IOException, InterruptedException {
     Scripts.check(List.of("mount", "-o", "loop,errors=remount-ro", image.toString(), mountPoint.toString()),
         TIMEOUT_SECONDS);
-    String source = Scripts.check(List.of("findmnt", "-n", "-o", "SOURCE", mountPoint.toString()), TIMEOUT_SECONDS);
-    device = Path.of(source.strip()).getFileName().toString();
+    String[] sources = Scripts.check(List.of("findmnt", "-n", "-o", "SOURCE", mountPoint.toString()), TIMEOUT_SECONDS)
+        .strip().split("\n");
+    device = Path.of(sources[sources.length - 1].strip()).getFileName().toString(); // the top mount: the image
+    if (!device.startsWith("loop")) {
+      throw new IOException("the image " + image + " is not the top mount of " + mountPoint + ": " + device);
+    }
   }
 
   private void unmount() throws IOException, InterruptedException {
@@ -104,10 +123,10 @@ final class DiskImage implements AutoCloseable {
     }
   }
 
-  /** Unmounts (lazily if something still holds a file there) and deletes the image. */
+  /** Unmounts the image and the private mount under it (lazily if something still holds a file there), deletes the image. */
   @Override
   public void close() throws IOException, InterruptedException {
-    if (Scripts.run(List.of("mountpoint", "-q", mountPoint.toString()), TIMEOUT_SECONDS).ok()) {
+    for (int i = 0; i < 2 && Scripts.run(List.of("mountpoint", "-q", mountPoint.toString()), TIMEOUT_SECONDS).ok(); i++) {
       unmount();
     }
     Files.deleteIfExists(image);

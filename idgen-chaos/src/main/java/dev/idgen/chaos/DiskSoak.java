@@ -37,17 +37,19 @@ import java.util.stream.Stream;
  * from three sequences with small blocks (so that nearly every call needs a store write), and one fault after
  * another, drawn from the seed so that each kind comes as often as the others:
  * <ul>
- *   <li>{@code disk-full}: another file fills the file system; calls must fail saying "disk full", and the
- *       server must write again by itself within {@link #RECOVERY_BOUND} of the space being freed;
- *   <li>{@code disk-readonly}: the kernel turns the file system read-only (an ext4 error); calls must fail
- *       saying "read-only"; the operator's repair (stop, {@code e2fsck}, mount, start) brings it back;
+ *   <li>{@code disk-full}: another file fills the file system while sequences are created (new rows need new
+ *       pages); every failure of the store must say "disk full", and the server must write again by itself
+ *       within {@link #RECOVERY_BOUND} of the space being freed, without a restart;
+ *   <li>{@code disk-readonly}: the kernel turns the file system read-only (an ext4 error); every failure of
+ *       the store must say "read-only"; the operator's repair (stop, {@code e2fsck}, mount, start) brings it
+ *       back;
  *   <li>{@code damaged-file}: the server stopped, a copy of its file with every page past the first damaged,
  *       and a server started on the copy must refuse to start, naming the file; the original then serves;
  *   <li>{@code server-kill}: {@code kill -9} and a restart on the same file.
  * </ul>
  * Every ID a call received is kept; at the end no ID may have been handed out twice or outside its
- * sequence's bounds ({@link Overlaps}). The report says, per kind, what the calls saw and how long recovery
- * took.
+ * sequence's bounds ({@link Overlaps}), and some full disk must have failed the store (else the run proved
+ * nothing of it). The report says, per kind, what the calls saw and how long recovery took.
  *
  * <p>Threads: the callers (one thread each) record into concurrent queues and count into the current
  * {@link Episode} (a volatile reference); the calling thread injects the faults one at a time, then stops the
@@ -58,6 +60,8 @@ final class DiskSoak {
   static final Duration RECOVERY_BOUND = Duration.ofSeconds(60);
   private static final long CALL_DEADLINE_SECONDS = 5;
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
+  /** Sequences created while a disk is full, at most (each one a store write that may need a new page). */
+  private static final int MAX_CREATES_WHILE_FULL = 2_000;
 
   /** The fault kinds, each with what the descriptions of the calls it fails must say (null: none expected). */
   enum Kind {
@@ -93,6 +97,8 @@ final class DiskSoak {
   static final class Episode {
     final Kind kind;
     final AtomicLong failed = new AtomicLong();
+    /** Failures the store caused (their descriptions name the embedded store), and those of them that said why. */
+    final AtomicLong storeFailed = new AtomicLong();
     final AtomicLong saying = new AtomicLong();
     final AtomicLong ok = new AtomicLong();
     final ConcurrentLinkedQueue<String> samples = new ConcurrentLinkedQueue<>();
@@ -115,26 +121,40 @@ final class DiskSoak {
 
     void failure(String description) {
       failed.incrementAndGet();
-      if (kind != null && kind.phrase != null && description.contains(kind.phrase)) {
-        saying.incrementAndGet();
+      boolean store = description.contains(STORE_FAILURE);
+      if (store) {
+        storeFailed.incrementAndGet();
       }
-      if (samples.size() < 3) {
+      boolean says = kind != null && kind.phrase != null && description.contains(kind.phrase);
+      if (says) {
+        saying.incrementAndGet();
+      } else if (store && kind != null && kind.phrase != null && unsaid == null) {
+        unsaid = description;
+      }
+      if (samples.size() < 3 || (says && samples.stream().noneMatch(x -> x.contains(kind.phrase)))) {
         samples.add(description);
       }
     }
 
-    /** Calls failed during a fault that names a cause, but none of them said it. */
-    boolean silent() {
-      return kind != null && kind.phrase != null && failed.get() > 0 && saying.get() == 0;
-    }
+    /** A failure of the store during a fault with a known cause that did not say it (the first), or null. */
+    volatile String unsaid;
   }
 
   /** The soak's outcome. */
   record Verdict(long ids, long calls, long failedCalls, Overlaps.Result check, List<Episode> episodes) {
     boolean ok() {
-      return check.duplicates() == 0 && check.outOfBounds() == 0 && episodes.stream().allMatch(e -> e.problem == null);
+      return check.duplicates() == 0 && check.outOfBounds() == 0 && episodes.stream().allMatch(e -> e.problem == null)
+          && provoked(Kind.DISK_FULL);
+    }
+
+    /** Whether some episode of {@code kind} made the store fail for its cause (else the run proved nothing of it). */
+    boolean provoked(Kind kind) {
+      return episodes.stream().anyMatch(e -> e.kind == kind && e.saying.get() > 0);
     }
   }
+
+  /** How every failure of the embedded store begins: {@code embedded store /path/idgen.db: ...}. */
+  static final String STORE_FAILURE = "embedded store ";
 
   private final Settings settings;
   private final PrintStream out;
@@ -208,43 +228,63 @@ final class DiskSoak {
       current = e;
       episodes.add(e);
       switch (e.kind) {
-        case DISK_FULL -> diskFull(e, disk, server, holdMillis);
+        case DISK_FULL -> diskFull(e, disk, server, holdMillis, episodes.size());
         case READ_ONLY -> readOnly(e, disk, server, holdMillis);
         case DAMAGED_FILE -> damagedFile(e, server, data, servers, episodes.size());
         case SERVER_KILL -> serverKill(e, server);
       }
-      current = Episode.quiet();
-      if (e.silent()) {
-        e.problem = e.failed.get() + " calls failed, none saying \"" + e.kind.phrase + "\"";
+      Episode quiet = Episode.quiet();
+      current = quiet;
+      if (e.unsaid != null && e.problem == null) {
+        e.problem = "the store failed without saying \"" + e.kind.phrase + "\": " + e.unsaid;
       }
-      say(String.format(Locale.ROOT, "%s: held %.1f s, calls ok %d, failed %d (%d saying \"%s\"), recovered in %.1f s%s",
-          e.kind.label, e.heldSeconds, e.ok.get(), e.failed.get(), e.saying.get(), e.kind.phrase, e.recoverySeconds,
+      say(String.format(Locale.ROOT, "%s: held %.1f s, calls ok %d, failed %d (by the store %d%s), recovered in %.1f s%s",
+          e.kind.label, e.heldSeconds, e.ok.get(), e.failed.get(), e.storeFailed.get(),
+          e.kind.phrase == null ? "" : ", saying \"" + e.kind.phrase + "\" " + e.saying.get(), e.recoverySeconds,
           e.problem == null ? "" : " — PROBLEM: " + e.problem));
       sleepQuietly(3_000 + random.nextInt(5_000));
+      say("between faults: calls ok " + quiet.ok.get() + ", failed " + quiet.failed.get()
+          + (quiet.samples.isEmpty() ? "" : ", e.g. " + quiet.samples.peek()));
     }
   }
 
-  private void diskFull(Episode e, DiskImage disk, ServerNode server, long holdMillis) throws Exception {
+  /**
+   * Fills the file system, and while it is full creates sequences: a steady store rewrites the pages of its
+   * write-ahead log and needs no new space (measured: a full disk alone failed no call), new rows need pages.
+   * Recovered: a sequence created again (a store write) without a restart, within {@link #RECOVERY_BOUND}.
+   */
+  private void diskFull(Episode e, DiskImage disk, ServerNode server, long holdMillis, int n) throws Exception {
     Path ballast = disk.mountPoint().resolve("ballast");
-    long before = count(server.log(), "writes succeed again");
     long t = System.nanoTime();
     long bytes = disk.fill(ballast);
-    sleepQuietly(holdMillis);
+    long holdEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(holdMillis);
+    for (int i = 0; i < MAX_CREATES_WHILE_FULL && System.nanoTime() < holdEnd; i++) {
+      create(e, server, "disk-fill-" + n + "-" + i);
+    }
+    sleepQuietly(TimeUnit.NANOSECONDS.toMillis(holdEnd - System.nanoTime()));
     Files.delete(ballast);
     e.heldSeconds = seconds(t);
     long freed = System.nanoTime();
-    // Recovered: the store logged a successful write after the failures (it needs a call that refills).
-    while (count(server.log(), "writes succeed again") == before && e.failed.get() > 0) {
+    for (int i = 0; !create(e, server, "disk-probe-" + n + "-" + i); i++) {
       if (System.nanoTime() - freed > RECOVERY_BOUND.toNanos()) {
-        e.problem = "no write succeeded within " + RECOVERY_BOUND.toSeconds() + " s of " + bytes / 1024
+        e.problem = "no sequence could be created within " + RECOVERY_BOUND.toSeconds() + " s of " + bytes / 1024
             + " KiB being freed";
         return;
       }
       sleepQuietly(100);
     }
     e.recoverySeconds = seconds(freed);
-    if (e.failed.get() == 0) {
-      e.problem = "no call failed while the disk was full (" + bytes / 1024 + " KiB of ballast)";
+  }
+
+  /** CreateSequence of {@code name}, a write of the store: whether it succeeded (a failure counts in {@code e}). */
+  private boolean create(Episode e, ServerNode server, String name) {
+    try {
+      Fleet.admin(server, CALL_DEADLINE_SECONDS).createSequence(
+          CreateSequenceRequest.newBuilder().setName(name).setNodeBlockSize(5).build());
+      return true;
+    } catch (StatusRuntimeException failed) {
+      e.failure(failed.getStatus().getCode() + ": " + failed.getStatus().getDescription());
+      return false;
     }
   }
 
@@ -257,9 +297,12 @@ final class DiskSoak {
     server.stop(STOP_TIMEOUT);
     disk.repair();
     startOrNote(e, server);
+    if (!create(e, server, "disk-repaired-" + System.nanoTime())) {
+      e.problem = "the repaired store could not create a sequence";
+    }
     e.recoverySeconds = seconds(repair);
-    if (e.failed.get() == 0 && e.problem == null) {
-      e.problem = "no call failed while the file system was read-only";
+    if (e.storeFailed.get() == 0 && e.problem == null) {
+      e.problem = "no call failed by the store while the file system was read-only";
     }
   }
 
@@ -339,7 +382,9 @@ final class DiskSoak {
   private Runnable caller(ManagedChannel channel, long seed) {
     return () -> {
       SplittableRandom random = new SplittableRandom(seed);
-      IdGenGrpc.IdGenBlockingStub stub = IdGenGrpc.newBlockingStub(channel);
+      // Waiting for the channel to be ready (within each call's deadline): after a restart the channel's
+      // reconnect back-off would otherwise fail calls for seconds after the server serves again.
+      IdGenGrpc.IdGenBlockingStub stub = IdGenGrpc.newBlockingStub(channel).withWaitForReady();
       long perCallNanos = TimeUnit.SECONDS.toNanos(1) / Math.max(1, settings.rate());
       long deadline = t0 + settings.duration().toNanos() + TimeUnit.MINUTES.toNanos(10); // a safety net
       while (!stop && System.nanoTime() < deadline) {
@@ -390,8 +435,9 @@ final class DiskSoak {
   /** Writes the report: the verdict line, then one line per episode. */
   static void report(Verdict v, long seed, PrintStream out) {
     for (Episode e : v.episodes()) {
-      out.printf(Locale.ROOT, "episode %s held_s=%.1f ok=%d failed=%d saying=%d recovery_s=%.1f%s%n", e.kind.label,
-          e.heldSeconds, e.ok.get(), e.failed.get(), e.saying.get(), e.recoverySeconds,
+      out.printf(Locale.ROOT, "episode %s held_s=%.1f ok=%d failed=%d by_store=%d saying=%d recovery_s=%.1f%s%n",
+          e.kind.label, e.heldSeconds, e.ok.get(), e.failed.get(), e.storeFailed.get(), e.saying.get(),
+          e.recoverySeconds,
           e.problem == null ? "" : " problem=\"" + e.problem + "\"");
       for (String s : e.samples) {
         out.println("  e.g. " + s);
@@ -399,32 +445,23 @@ final class DiskSoak {
     }
     for (Kind k : Kind.values()) {
       List<Episode> of = v.episodes().stream().filter(e -> e.kind == k).toList();
-      out.printf(Locale.ROOT, "kind %s applied=%d failed_calls=%d saying=%d max_recovery_s=%.1f problems=%d%n",
+      out.printf(Locale.ROOT, "kind %s applied=%d failed_calls=%d by_store=%d saying=%d max_recovery_s=%.1f"
+              + " problems=%d%n",
           k.label, of.size(), of.stream().mapToLong(e -> e.failed.get()).sum(),
+          of.stream().mapToLong(e -> e.storeFailed.get()).sum(),
           of.stream().mapToLong(e -> e.saying.get()).sum(),
           of.stream().mapToDouble(e -> e.recoverySeconds).filter(d -> !Double.isNaN(d)).max().orElse(Double.NaN),
           of.stream().filter(e -> e.problem != null).count());
     }
     out.printf(Locale.ROOT, "disk-soak: ids=%d calls=%d failed=%d duplicates=%d out_of_bounds=%d faults=%d problems=%d"
-            + " seed=%d verdict=%s%n", v.ids(), v.calls(), v.failedCalls(), v.check().duplicates(),
-        v.check().outOfBounds(), v.episodes().size(), v.episodes().stream().filter(e -> e.problem != null).count(),
-        seed, v.ok() ? "ok" : "FAILED");
+            + " disk_full_provoked=%s seed=%d verdict=%s%n", v.ids(), v.calls(), v.failedCalls(),
+        v.check().duplicates(), v.check().outOfBounds(), v.episodes().size(),
+        v.episodes().stream().filter(e -> e.problem != null).count(), v.provoked(Kind.DISK_FULL), seed,
+        v.ok() ? "ok" : "FAILED");
   }
 
   private void say(String line) {
     out.printf(Locale.ROOT, "[disk-soak %6.1fs] %s%n", seconds(t0), line);
-  }
-
-  private static long count(Path log, String phrase) throws IOException {
-    if (log == null || !Files.exists(log)) {
-      return 0;
-    }
-    String text = Files.readString(log, StandardCharsets.UTF_8);
-    long n = 0;
-    for (int i = text.indexOf(phrase); i >= 0; i = text.indexOf(phrase, i + 1)) {
-      n++;
-    }
-    return n;
   }
 
   private static double seconds(long sinceNanos) {
@@ -433,7 +470,7 @@ final class DiskSoak {
 
   private static void sleepQuietly(long millis) {
     try {
-      Thread.sleep(millis); // pacing a soak: the time itself is what is waited for
+      Thread.sleep(Math.max(0, millis)); // pacing a soak: the time itself is what is waited for
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
