@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+#
+# limit.sh - idgen against its limit: the same generated IdGen service on the same transport answering every
+# Allocate from a counter and nothing else (dev.idgen.bench.limit.BareServer), beside one idgen server on its
+# embedded store with default settings, both loaded by h2load (10 connections) in the same session, in
+# interleaved rounds (which server goes first alternates). Four shapes: 1 and 100 IDs per call, 1 and 8 calls in
+# flight per connection. Per round and shape: calls/s from h2load and server CPU per call from /proc/PID/stat
+# (user + system, over the measured window only: a warm-up run of 3 s precedes it), and idgen's ratio to the
+# bare server; then the medians over the rounds.
+#
+#   limit.sh [SECONDS] [ROUNDS]      default: 10 s windows, 3 rounds
+#
+# Environment (optional): IDGEN_SERVER_JAR, IDGEN_CLI_JAR, IDGEN_LOADGEN_JAR, OUT_DIR, WARMUP (seconds per server
+# and body before the rounds, default 15).
+# Needs h2load (nghttp2-client), curl, python3, java 17; no Cassandra. Everything runs on 127.0.0.1 and is
+# stopped on exit. h2load counts gRPC errors as successes, so idgen's failed calls are read from its metrics and a
+# round with any says so.
+
+set -euo pipefail
+
+SCENARIO=limit
+REPO_ROOT="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd -P)"
+# shellcheck source=lib.sh
+source "$REPO_ROOT/idgen-bench/scenarios/lib.sh"
+WINDOW="${1:-10}"
+ROUNDS="${2:-3}"
+
+[[ "$WINDOW" =~ ^[0-9]+$ && "$ROUNDS" =~ ^[0-9]+$ ]] || fail "usage: limit.sh [SECONDS] [ROUNDS]"
+for tool in h2load curl python3 java timeout getconf; do command -v "$tool" >/dev/null || fail "$tool is missing"; done
+SERVER_JAR="${IDGEN_SERVER_JAR:-$(first_jar "$REPO_ROOT/idgen-server/target/idgen-server-*-all.jar")}"
+CLI_JAR="${IDGEN_CLI_JAR:-$(first_jar "$REPO_ROOT/idgen-cli/target/idgen-cli-*-all.jar")}"
+LOADGEN_JAR="${IDGEN_LOADGEN_JAR:-$(first_jar "$REPO_ROOT/idgen-bench/target/idgen-bench-*-loadgen.jar")}"
+OUT="${OUT_DIR:-$(mktemp -d /tmp/idgen-limit.XXXXXX)}"
+mkdir -p "$OUT"
+HZ="$(getconf CLK_TCK)"
+IDGEN_PID=""
+BARE_PID=""
+
+cleanup() {
+  local rc=$?
+  set +e
+  stop_process "$IDGEN_PID" 10
+  stop_process "$BARE_PID" 10
+  say "logs in $OUT"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+wait_port() { # $1 port, $2 pid, $3 log
+  local i
+  for ((i = 0; i < 600; i++)); do
+    kill -0 "$2" 2>/dev/null || { tail -20 "$3" >&2; fail "a server exited during start ($3)"; }
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.2
+  done
+  fail "nothing listens on port $1 after 120 s ($3)"
+}
+
+GRPC="$(port)"; METRICS="$(port)"; BARE="$(port)"
+# Both JVMs with the same heap settings; the idgen server on its defaults otherwise.
+java -Xms512m -Xmx512m -Didgen.grpc.host=127.0.0.1 -Didgen.grpc.port="$GRPC" -Didgen.metrics.host=127.0.0.1 \
+  -Didgen.metrics.port="$METRICS" -Didgen.embedded.dir="$OUT/data" -jar "$SERVER_JAR" >"$OUT/idgen.log" 2>&1 &
+IDGEN_PID=$!
+java -Xms512m -Xmx512m -cp "$LOADGEN_JAR" dev.idgen.bench.limit.BareServer "$BARE" >"$OUT/bare.log" 2>&1 &
+BARE_PID=$!
+wait_port "$GRPC" "$IDGEN_PID" "$OUT/idgen.log"
+wait_port "$BARE" "$BARE_PID" "$OUT/bare.log"
+create_sequence "$GRPC" limit
+allocate_body limit 1 "$OUT/one.bin"
+allocate_body limit 100 "$OUT/hundred.bin"
+
+h2() { # $1 body, $2 in flight, $3 seconds, $4 port, $5 output
+  timeout $(($3 + 60)) h2load -c 10 -m "$2" -D "$3" -H 'content-type: application/grpc' -H 'te: trailers' \
+    -d "$1" "http://127.0.0.1:$4/idgen.v1.IdGen/Allocate" >"$5" 2>&1
+}
+failed_calls() { curl -sf --max-time 5 "http://127.0.0.1:$METRICS/metrics" | awk '
+  index($1, "idgen_allocate_calls_total{") == 1 && $1 !~ /status="OK"/ { s += $2 } END { printf "%.0f\n", s + 0 }'; }
+
+# The JIT first: both servers, every body, until C2 has compiled their paths (the 3 s before each window is not enough
+# for idgen's, which runs more code).
+say "warming both servers up (${WARMUP:-15} s per server and body)"
+for p in "$BARE" "$GRPC"; do
+  for body in one hundred; do h2 "$OUT/$body.bin" 8 "${WARMUP:-15}" "$p" "$OUT/warm.out"; done
+done
+say "CPU: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "round,ids,in_flight,server,calls_per_s,cpu_us_per_call,failed"  >"$OUT/limit.csv"
+for ((round = 1; round <= ROUNDS; round++)); do
+  for shape in "one 1" "one 8" "hundred 1" "hundred 8"; do
+    read -r body m <<<"$shape"
+    ids=$([[ "$body" == one ]] && echo 1 || echo 100)
+    order="bare idgen"
+    (( round % 2 == 0 )) && order="idgen bare"
+    for server in $order; do
+      if [[ "$server" == bare ]]; then p="$BARE"; pid="$BARE_PID"; else p="$GRPC"; pid="$IDGEN_PID"; fi
+      h2 "$OUT/$body.bin" "$m" 3 "$p" "$OUT/warm.out"
+      f0="$(failed_calls)"; t0="$(cpu_ticks "$pid")"
+      h2 "$OUT/$body.bin" "$m" "$WINDOW" "$p" "$OUT/h2-$round-$body-$m-$server.out"
+      t1="$(cpu_ticks "$pid")"; f1="$(failed_calls)"
+      done_n="$(sed -nE 's/^requests: [0-9]+ total, [0-9]+ started, ([0-9]+) done.*/\1/p' "$OUT/h2-$round-$body-$m-$server.out")"
+      rps="$(sed -nE 's/^finished in .*, ([0-9.]+) req\/s.*/\1/p' "$OUT/h2-$round-$body-$m-$server.out")"
+      failed=0
+      [[ "$server" == idgen ]] && failed=$((f1 - f0))
+      awk -v r="$round" -v ids="$ids" -v m="$m" -v s="$server" -v rps="${rps:-0}" -v n="${done_n:-0}" \
+        -v ticks=$((t1 - t0)) -v hz="$HZ" -v failed="$failed" \
+        'BEGIN { printf "%d,%d,%d,%s,%.0f,%.1f,%d\n", r, ids, m, s, rps, (n > 0 ? ticks / hz * 1e6 / n : 0), failed }' \
+        >>"$OUT/limit.csv"
+    done
+  done
+done
+
+python3 - "$OUT/limit.csv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print("| IDs per call | in flight per connection | bare calls/s | idgen calls/s | **calls/s ratio** | bare CPU µs/call | idgen CPU µs/call | **CPU ratio** | idgen failed calls |")
+print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for ids, m in [("1", "1"), ("1", "8"), ("100", "1"), ("100", "8")]:
+    def med(server, col):
+        return statistics.median(float(r[col]) for r in rows if r["ids"] == ids and r["in_flight"] == m and r["server"] == server)
+    b, i = med("bare", "calls_per_s"), med("idgen", "calls_per_s")
+    bc, ic = med("bare", "cpu_us_per_call"), med("idgen", "cpu_us_per_call")
+    failed = sum(int(r["failed"]) for r in rows if r["ids"] == ids and r["in_flight"] == m)
+    print(f"| {ids} | {m} | {b:,.0f} | {i:,.0f} | **{i / b:.2f}** | {bc:.1f} | {ic:.1f} | **{ic / bc:.2f}** | {failed} |")
+print(f"(medians of {len(rows) // 8} rounds; every round in {sys.argv[1]})")
+PY
