@@ -7,7 +7,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -100,6 +102,10 @@ final class FloorSync {
    * advances, so that an advance retried after {@link AdvanceNotConfirmedException} goes on counting.
    */
   @GuardedBy("seen") private final Map<String, Seen> seen = new HashMap<>();
+  /** The datacenters whose heartbeats {@link #observe} reads: this one's, and those advances covered. */
+  private final Set<String> observed = ConcurrentHashMap.newKeySet();
+  /** When (ticker nanos) {@link #observe} last read the heartbeats; {@link Long#MIN_VALUE}: never. */
+  private volatile long observedAt = Long.MIN_VALUE;
 
   /**
    * @param leasesUntil until when (ticker nanos) client leases handed out before this process started may be
@@ -118,6 +124,9 @@ final class FloorSync {
     this.servingNanos = lease.toNanos() - lease.toNanos() / 4;
     this.enabled = store.floorRefreshInterval().toNanos() > 0;
     this.servingUntil = new Until(ticker.nanos(), Long.MIN_VALUE); // not serving until the first cycle succeeds
+    if (enabled) {
+      observed.add(store.datacenter());
+    }
   }
 
   boolean enabled() {
@@ -207,17 +216,20 @@ final class FloorSync {
       return Long.MIN_VALUE;
     }
     cycleQuietly();
+    observed.addAll(receipt.versions().keySet());
     for (;;) {
       Confirmations read;
+      Set<String> covered = receipt.versions().keySet();
       try {
         read = store.confirmations(receipt);
       } catch (StoreUnavailableException e) {
         read = new Confirmations(List.of("(could not read the servers' announcements: " + e.getMessage() + ")"),
             java.util.Optional.empty());
+        covered = Set.of(); // a failed read forgets no heartbeat
       }
       // After the read: an announcement is never written after the read that returned it.
       long readAt = ticker.nanos();
-      List<String> pending = stillServing(read, readAt);
+      List<String> pending = stillServing(read, readAt, covered);
       if (pending.isEmpty()) {
         // The leases of servers counted as gone are not in leasesOutstanding (only confirming servers' are),
         // and ended with their lease: they stopped serving a quarter lease before.
@@ -242,9 +254,10 @@ final class FloorSync {
    * seen unchanged for their whole lease, counted from {@code readAt} of the first read that showed it. That
    * read ended after the announcement was written, which was after the start of its cycle, from which the
    * server serves for at most three quarters of its lease unless it renews (and a renewal changes the
-   * heartbeat). Remembers the heartbeats of this read, and forgets those of servers it no longer lists.
+   * heartbeat). Remembers the heartbeats of this read, and forgets those of servers of {@code datacenters}
+   * (those the read covered) that it no longer lists.
    */
-  List<String> stillServing(Confirmations read, long readAt) {
+  List<String> stillServing(Confirmations read, long readAt, Set<String> datacenters) {
     List<String> serving = new ArrayList<>();
     synchronized (seen) {
       read.heartbeats().forEach((name, hb) -> {
@@ -253,7 +266,8 @@ final class FloorSync {
           seen.put(name, new Seen(hb.beat(), readAt, false));
         }
       });
-      seen.keySet().retainAll(read.heartbeats().keySet());
+      seen.keySet().removeIf(name -> !read.heartbeats().containsKey(name)
+          && datacenters.contains(name.substring(0, Math.max(0, name.indexOf('/')))));
       for (String name : read.pending()) {
         Confirmations.Heartbeat hb = read.heartbeats().get(name);
         Seen was = hb == null ? null : seen.get(name);
@@ -269,6 +283,36 @@ final class FloorSync {
       }
     }
     return serving;
+  }
+
+  /**
+   * Reads the announcements' heartbeats every eighth of a lease, as an advance does but waiting for nothing,
+   * so that an advance that finds a crashed server's announcement has been counting since about the crash
+   * rather than from its own first read: it then waits about one lease from the crash, as when a TTL decided.
+   * Covers this datacenter and every datacenter an advance through this server covered. Best effort: a failed
+   * read is tried again at the next call. Runs on a thread of its own ({@link FloorPoller}): a slow read of a
+   * remote datacenter must not delay the cycles that keep this server serving.
+   */
+  void observe() {
+    if (!enabled) {
+      return;
+    }
+    long now = ticker.nanos();
+    if (observedAt != Long.MIN_VALUE && now - observedAt < lease.toNanos() / 8) {
+      return;
+    }
+    Map<String, Long> versions = new HashMap<>();
+    for (String dc : observed) {
+      versions.put(dc, 0L); // every server has applied version 0: nothing pending, only the heartbeats
+    }
+    try {
+      Confirmations read = store.confirmations(new AdvanceReceipt(versions));
+      long readAt = ticker.nanos();
+      observedAt = readAt;
+      stillServing(read, readAt, versions.keySet());
+    } catch (RuntimeException e) {
+      log.debug("could not read the servers' heartbeats: {}", e.toString());
+    }
   }
 
   /** How long from now until {@code untilNanos}, never negative. */

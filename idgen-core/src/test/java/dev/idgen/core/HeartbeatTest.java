@@ -101,4 +101,31 @@ class HeartbeatTest {
     assertThatThrownBy(() -> confirm(sync, Duration.ofSeconds(20))).isInstanceOf(AdvanceNotConfirmedException.class);
     assertThat(reads).hasValue(20);
   }
+
+  @Test
+  void should_count_from_the_background_reads_so_that_an_advance_long_after_a_crash_need_not_wait_a_lease() {
+    FloorSync sync = sync(read -> Optional.of("b@1")); // crashed: its heartbeat never moves again
+
+    sync.observe();
+    sync.observe(); // within an eighth of a lease: no second read
+    assertThat(reads).hasValue(1);
+    now.addAndGet(LEASE.toNanos()); // the advance comes a lease after the background read
+
+    assertThat(confirm(sync, Duration.ofSeconds(60))).isEqualTo(Long.MIN_VALUE);
+    assertThat(reads).as("the advance's first read finds it gone").hasValue(2);
+  }
+
+  @Test
+  void should_forget_nothing_when_a_read_fails() {
+    AtomicInteger failing = new AtomicInteger();
+    FloorSync sync = sync(read -> {
+      if (read == 3 && failing.getAndIncrement() == 0) {
+        throw new StoreUnavailableException("down (test)");
+      }
+      return Optional.of("b@1");
+    });
+
+    assertThat(confirm(sync, Duration.ofSeconds(60))).isEqualTo(Long.MIN_VALUE);
+    assertThat(reads).as("first seen at read 1 despite the failed read 3").hasValue(9);
+  }
 }
