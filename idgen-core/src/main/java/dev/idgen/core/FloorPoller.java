@@ -17,7 +17,8 @@ import javax.annotation.Nullable;
  * gets its first cycle as soon as it answers, not a refresh interval later.
  *
  * <p>Threads: the cycles run on the poller's own daemon thread (the first one on the constructing thread when
- * the store is there from the start, so that the allocator serves at once); {@link #close} ends it. The
+ * the store is there from the start, so that the allocator serves at once), the reads of the other servers'
+ * heartbeats ({@link FloorSync#observe}) on a second one; {@link #close} ends both. The
  * readiness is a {@link CompletableFuture}, safe from any thread.
  */
 @ThreadSafe
@@ -25,14 +26,18 @@ final class FloorPoller {
   private final FloorSync sync;
   /** Runs the cycles; null for a store of one process, whose floors need no sync. */
   @Nullable private final ScheduledExecutorService thread;
+  /** Reads the other servers' heartbeats ({@link FloorSync#observe}); null where floors need no sync. */
+  @Nullable private final ScheduledExecutorService observer;
   private final CompletableFuture<Void> ready = new CompletableFuture<>();
 
   FloorPoller(RangeStore store, FloorSync sync) {
     this.sync = sync;
     CompletableFuture<Void> storeReady = store.ready().toCompletableFuture();
     if (sync.enabled()) {
+      observer = Executors.newSingleThreadScheduledExecutor(Allocator.daemonThreads("idgen-heartbeats-"));
       thread = start(storeReady, store.floorRefreshInterval().toNanos());
     } else {
+      observer = null;
       thread = null;
       CompletableFuture<?> unusedReady = storeReady.thenRun(() -> ready.complete(null));
     }
@@ -50,6 +55,10 @@ final class FloorPoller {
         Allocator.daemonThreads("idgen-floor-sync-"));
     Future<?> unused = poller.scheduleWithFixedDelay(this::syncFloors, refreshNanos, refreshNanos,
         TimeUnit.NANOSECONDS); // catches its own failures; shutdownNow() in close() ends it
+    // The other servers' heartbeats (FloorSync.observe reads them every eighth of a lease), on a thread of
+    // their own: a slow read of a remote datacenter must not delay the cycles that keep this server serving.
+    Future<?> unusedObserver = observer.scheduleWithFixedDelay(sync::observe, refreshNanos, refreshNanos,
+        TimeUnit.NANOSECONDS);
     if (!storeReady.isDone()) {
       // A store that connects in the background: the first cycle as soon as it answers, not a refresh
       // interval later (until that cycle, this server hands out no IDs).
@@ -81,6 +90,9 @@ final class FloorPoller {
   void close() {
     if (thread != null) {
       thread.shutdownNow();
+    }
+    if (observer != null) {
+      observer.shutdownNow();
     }
   }
 }

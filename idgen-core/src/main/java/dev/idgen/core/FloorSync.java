@@ -3,8 +3,13 @@ package dev.idgen.core;
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,9 +29,16 @@ import org.slf4j.LoggerFactory;
  * who has not confirmed.
  *
  * <p>The fence is measured from the start of the cycle whose announcement succeeded, on this process's
- * monotonic clock and on its wall clock both (a VM suspended meanwhile shows the freeze in one only), and the
- * store expires the announcement {@code lease} after it received it, so the server stops first, with
- * {@code margin} to spare for clock rates and for a pause between the fence check and the socket write.
+ * monotonic clock and on its wall clock both (a VM suspended meanwhile shows the freeze in one only). An
+ * advance counts a server that has not confirmed as gone only once its announcement's heartbeat (it changes
+ * with every renewal) has stayed the same for that server's whole lease, timed on the advancing process's
+ * monotonic clock from the end of the first read that showed it ({@link #stillServing}); the announcement was
+ * written before that read ended, so the server has stopped by then, with {@code lease / 4} to spare for clock
+ * rates, client leases, and a pause between the fence check and the socket write. No clock of the store is
+ * involved: the store keeps announcements for {@value #KEPT_LEASES} leases, only to drop those of servers
+ * gone for good, so that a store node's clock would have to run ahead of another's by more than two leases to
+ * hide a live server's announcement. Stores without heartbeats drop an announcement after one lease, and an
+ * announcement that is gone means a server that is gone, as before (the embedded store: one machine's clock).
  *
  * <p>Each announcement also says how long client leases may still hold IDs below the floors this server
  * applied ({@link Floors#raise} returns when they expire; the most distant is kept): an advance waits for
@@ -35,12 +47,15 @@ import org.slf4j.LoggerFactory;
  * new incarnation starts with a full lifetime of its own, since it cannot know what an earlier one handed out.
  *
  * <p>Threads: {@link #cycle} is serialized ({@code this}); {@link #serving} is a volatile read on the
- * request path.
+ * request path; {@link #confirm} runs on the threads of concurrent advances, which share the heartbeats seen
+ * so far under the map's own lock.
  */
 @ThreadSafe
 final class FloorSync {
   private static final Logger log = LoggerFactory.getLogger(FloorSync.class);
   private static final long CONFIRM_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  /** For how many leases a store that records heartbeats keeps an announcement (its TTL on Cassandra). */
+  static final int KEPT_LEASES = 3;
 
   /**
    * What the allocator does with floors: raise one sequence's, or re-read all it holds. Each returns until
@@ -55,6 +70,12 @@ final class FloorSync {
 
   /** Until when this server may serve, on both clocks; replaced whole, so one volatile read sees both. */
   private record Until(long nanos, long millis) {}
+
+  /**
+   * A heartbeat an advance read, since when (ticker nanos, after the first read that showed it), and whether
+   * the server was reported gone (logged once).
+   */
+  private record Seen(String beat, long since, boolean gone) {}
 
   private final RangeStore store;
   private final Floors floors;
@@ -76,6 +97,15 @@ final class FloorSync {
   private volatile boolean fencedLogged;
   /** Whether a cycle ever succeeded: before, the fence is the start, not a lost store. */
   private volatile boolean everServed;
+  /**
+   * The other servers' heartbeats as the last advance read them, by {@code datacenter/name}: kept between
+   * advances, so that an advance retried after {@link AdvanceNotConfirmedException} goes on counting.
+   */
+  @GuardedBy("seen") private final Map<String, Seen> seen = new HashMap<>();
+  /** The datacenters whose heartbeats {@link #observe} reads: this one's, and those advances covered. */
+  private final Set<String> observed = ConcurrentHashMap.newKeySet();
+  /** When (ticker nanos) {@link #observe} last read the heartbeats; {@link Long#MIN_VALUE}: never. */
+  private volatile long observedAt = Long.MIN_VALUE;
 
   /**
    * @param leasesUntil until when (ticker nanos) client leases handed out before this process started may be
@@ -94,6 +124,9 @@ final class FloorSync {
     this.servingNanos = lease.toNanos() - lease.toNanos() / 4;
     this.enabled = store.floorRefreshInterval().toNanos() > 0;
     this.servingUntil = new Until(ticker.nanos(), Long.MIN_VALUE); // not serving until the first cycle succeeds
+    if (enabled) {
+      observed.add(store.datacenter());
+    }
   }
 
   boolean enabled() {
@@ -145,7 +178,8 @@ final class FloorSync {
         leasesUntil = later(leasesUntil, floors.raise(c.sequence(), c.floor()));
       }
     }
-    store.announce(server, incarnation, floorLog.version(), lease, outstanding(leasesUntil));
+    store.announce(server, incarnation, floorLog.version(), lease, lease.multipliedBy(KEPT_LEASES),
+        outstanding(leasesUntil));
     applied = floorLog.version();
     servingUntil = new Until(start + servingNanos, startMillis + servingNanos / 1_000_000);
     everServed = true;
@@ -182,30 +216,102 @@ final class FloorSync {
       return Long.MIN_VALUE;
     }
     cycleQuietly();
+    observed.addAll(receipt.versions().keySet());
     for (;;) {
       Confirmations read;
+      Set<String> covered = receipt.versions().keySet();
       try {
         read = store.confirmations(receipt);
       } catch (StoreUnavailableException e) {
         read = new Confirmations(List.of("(could not read the servers' announcements: " + e.getMessage() + ")"),
             java.util.Optional.empty());
+        covered = Set.of(); // a failed read forgets no heartbeat
       }
       // After the read: an announcement is never written after the read that returned it.
       long readAt = ticker.nanos();
-      if (read.pending().isEmpty()) {
+      List<String> pending = stillServing(read, readAt, covered);
+      if (pending.isEmpty()) {
+        // The leases of servers counted as gone are not in leasesOutstanding (only confirming servers' are),
+        // and ended with their lease: they stopped serving a quarter lease before.
         return read.leasesOutstanding()
             .map(d -> d.isZero() ? Long.MIN_VALUE : readAt + d.toNanos())
             .orElse(readAt + fallbackNanos);
       }
       if (readAt - deadlineNanos >= 0) {
-        throw new AdvanceNotConfirmedException(sequence, floor, read.pending(), lease.toString());
+        throw new AdvanceNotConfirmedException(sequence, floor, pending, lease.toString());
       }
       try {
         TimeUnit.NANOSECONDS.sleep(CONFIRM_POLL_NANOS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw new AdvanceNotConfirmedException(sequence, floor, read.pending(), lease.toString());
+        throw new AdvanceNotConfirmedException(sequence, floor, pending, lease.toString());
       }
+    }
+  }
+
+  /**
+   * The pending servers of {@code read} that may still serve: all but those whose heartbeat this process has
+   * seen unchanged for their whole lease, counted from {@code readAt} of the first read that showed it. That
+   * read ended after the announcement was written, which was after the start of its cycle, from which the
+   * server serves for at most three quarters of its lease unless it renews (and a renewal changes the
+   * heartbeat). Remembers the heartbeats of this read, and forgets those of servers of {@code datacenters}
+   * (those the read covered) that it no longer lists.
+   */
+  List<String> stillServing(Confirmations read, long readAt, Set<String> datacenters) {
+    List<String> serving = new ArrayList<>();
+    synchronized (seen) {
+      read.heartbeats().forEach((name, hb) -> {
+        Seen was = seen.get(name);
+        if (was == null || !was.beat().equals(hb.beat())) {
+          seen.put(name, new Seen(hb.beat(), readAt, false));
+        }
+      });
+      seen.keySet().removeIf(name -> !read.heartbeats().containsKey(name)
+          && datacenters.contains(name.substring(0, Math.max(0, name.indexOf('/')))));
+      for (String name : read.pending()) {
+        Confirmations.Heartbeat hb = read.heartbeats().get(name);
+        Seen was = hb == null ? null : seen.get(name);
+        if (was != null && readAt - was.since() - hb.lease().toNanos() >= 0) {
+          if (!was.gone()) {
+            seen.put(name, new Seen(was.beat(), was.since(), true));
+            log.info("server {} has not renewed its announcement for its whole lease ({}): it no longer serves,"
+                + " and advances do not wait for it", name, hb.lease());
+          }
+        } else {
+          serving.add(name);
+        }
+      }
+    }
+    return serving;
+  }
+
+  /**
+   * Reads the announcements' heartbeats every eighth of a lease, as an advance does but waiting for nothing,
+   * so that an advance that finds a crashed server's announcement has been counting since about the crash
+   * rather than from its own first read: it then waits about one lease from the crash, as when a TTL decided.
+   * Covers this datacenter and every datacenter an advance through this server covered. Best effort: a failed
+   * read is tried again at the next call. Runs on a thread of its own ({@link FloorPoller}): a slow read of a
+   * remote datacenter must not delay the cycles that keep this server serving.
+   */
+  void observe() {
+    if (!enabled) {
+      return;
+    }
+    long now = ticker.nanos();
+    if (observedAt != Long.MIN_VALUE && now - observedAt < lease.toNanos() / 8) {
+      return;
+    }
+    Map<String, Long> versions = new HashMap<>();
+    for (String dc : observed) {
+      versions.put(dc, 0L); // every server has applied version 0: nothing pending, only the heartbeats
+    }
+    try {
+      Confirmations read = store.confirmations(new AdvanceReceipt(versions));
+      long readAt = ticker.nanos();
+      observedAt = readAt;
+      stillServing(read, readAt, versions.keySet());
+    } catch (RuntimeException e) {
+      log.debug("could not read the servers' heartbeats: {}", e.toString());
     }
   }
 
@@ -233,7 +339,8 @@ final class FloorSync {
       if (left.isZero()) {
         store.withdraw(server, incarnation);
       } else {
-        store.announce(server, incarnation, Long.MAX_VALUE, left.plusSeconds(1), left);
+        // Confirms every floor, so never waited for: kept only while its leases may be used.
+        store.announce(server, incarnation, Long.MAX_VALUE, left.plusSeconds(1), left.plusSeconds(1), left);
       }
     } catch (RuntimeException e) {
       log.debug("could not withdraw the announcement of {}: {}", server, e.toString());

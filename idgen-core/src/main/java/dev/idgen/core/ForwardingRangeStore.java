@@ -112,6 +112,12 @@ public abstract class ForwardingRangeStore implements RangeStore {
   }
 
   @Override
+  public void announce(String server, UUID incarnation, long appliedVersion, Duration lease, Duration keep,
+      Duration leasesOutstanding) {
+    delegate.announce(server, incarnation, appliedVersion, lease, keep, leasesOutstanding);
+  }
+
+  @Override
   public Confirmations confirmations(AdvanceReceipt receipt) {
     return delegate.confirmations(receipt);
   }

@@ -145,8 +145,22 @@ public interface RangeStore extends AutoCloseable {
   }
 
   /**
-   * {@link #unconfirmed}, with the longest {@code leasesOutstanding} the live servers announced
-   * ({@link Confirmations#leasesOutstanding} is empty where a store or a server does not record it).
+   * {@link #announce(String, UUID, long, Duration, Duration)}, kept by the store for {@code keep} (at least
+   * {@code lease}) rather than {@code lease}, by stores that record a heartbeat and the lease with it
+   * ({@link Confirmations#heartbeats}): an advance then judges whether the server still serves by the
+   * heartbeat, on its own clock, and the store keeps the announcement longer only so that a store node whose
+   * clock runs ahead of the writer's does not drop it early. Stores without heartbeats keep it for
+   * {@code lease}, as {@link #announce(String, UUID, long, Duration, Duration)} does.
+   */
+  default void announce(String server, UUID incarnation, long appliedVersion, Duration lease, Duration keep,
+      Duration leasesOutstanding) {
+    announce(server, incarnation, appliedVersion, lease, leasesOutstanding);
+  }
+
+  /**
+   * {@link #unconfirmed}, with the longest {@code leasesOutstanding} the confirming servers announced
+   * ({@link Confirmations#leasesOutstanding} is empty where a store or a server does not record it), and the
+   * announcements' heartbeats where the store records them.
    */
   default Confirmations confirmations(AdvanceReceipt receipt) {
     return new Confirmations(unconfirmed(receipt), Optional.empty());

@@ -422,7 +422,13 @@ public final class CassandraRangeStore implements RangeStore {
   @Override
   public void announce(String server, UUID incarnation, long appliedVersion, Duration lease,
       @Nullable Duration leasesOutstanding) {
-    floorLogs.announce(server, incarnation, appliedVersion, lease, leasesOutstanding);
+    floorLogs.announce(server, incarnation, appliedVersion, lease, lease, leasesOutstanding);
+  }
+
+  @Override
+  public void announce(String server, UUID incarnation, long appliedVersion, Duration lease, Duration keep,
+      Duration leasesOutstanding) {
+    floorLogs.announce(server, incarnation, appliedVersion, lease, keep, leasesOutstanding);
   }
 
   @Override

@@ -18,7 +18,9 @@ import dev.idgen.core.store.cassandra.CasOutcomes.CasResult;
 import dev.idgen.core.store.cassandra.CassandraRangeStore.CasKind;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,7 +30,8 @@ import javax.annotation.Nullable;
 /**
  * How an advance reaches every server: each datacenter's floor log (table {@code floor_log}, one row per
  * datacenter, in that datacenter's Paxos scope), the servers' announcements of the log version they applied
- * (table {@code servers}, plain writes with a TTL), and the confirmations an advance reads back from them.
+ * (table {@code servers}, plain writes with a TTL of {@code keep}: garbage collection only, liveness is the
+ * heartbeat's), and the confirmations an advance reads back from them.
  * Why an advance waits for them: docs/design.md, "Existing IDs and AdvanceSequence".
  *
  * <p>Threads: thread-safe. Appends to a log race in Cassandra (compare-and-set on the row's op id, retried
@@ -113,7 +116,11 @@ final class FloorLogTable {
     return new FloorLog(Math.max(version, afterVersion), changes, complete);
   }
 
-  void announce(String server, UUID incarnation, long appliedVersion, Duration lease,
+  /**
+   * Writes the announcement with a TTL of {@code keep}, the lease in {@code lease_ms}, and a write timestamp
+   * above this process's previous one for the name: the heartbeat that {@link #confirmations} reads back.
+   */
+  void announce(String server, UUID incarnation, long appliedVersion, Duration lease, Duration keep,
       @Nullable Duration leasesOutstanding) {
     long micros = Math.max(System.currentTimeMillis() * 1000, announcedAt.getOrDefault(server, 0L) + 1);
     // Rounded up: the advance waits that long from its read, which comes after this write.
@@ -121,7 +128,7 @@ final class FloorLogTable {
         : leasesOutstanding.toMillis() + (leasesOutstanding.toNanosPart() % 1_000_000 == 0 ? 0 : 1);
     try {
       outcomes.st().session.execute(outcomes.st().announce.bind(dc, server, incarnation, appliedVersion, leasesMs,
-          (int) Math.min(Integer.MAX_VALUE, Math.max(1, lease.toSeconds())), micros)
+          lease.toMillis(), (int) Math.min(Integer.MAX_VALUE, Math.max(1, keep.toSeconds())), micros)
           .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
     } catch (DriverException e) {
       throw unavailable("announcing server " + server + " in " + dc, e);
@@ -142,8 +149,15 @@ final class FloorLogTable {
     }
   }
 
+  /**
+   * The servers of each datacenter of the receipt that have not applied its version, the longest client lease
+   * time the others announced, and every announcement's heartbeat: its incarnation and write timestamp, with
+   * the lease written by the same announcement (a row last written by an older version that does not write
+   * {@code lease_ms} has none, and counts until its TTL, one lease, ends).
+   */
   Confirmations confirmations(AdvanceReceipt receipt) {
     List<String> out = new ArrayList<>();
+    Map<String, Confirmations.Heartbeat> heartbeats = new HashMap<>();
     long[] leasesMs = {0};
     boolean[] unknown = {false};
     receipt.versions().forEach((datacenter, version) -> {
@@ -155,10 +169,14 @@ final class FloorLogTable {
       outcomes.plainReads.increment();
       try {
         for (Row r : outcomes.st().session.execute(select)) {
-          if (r.getLong("applied") < version) {
-            out.add(datacenter + "/" + r.getString("server"));
+          String name = datacenter + "/" + r.getString("server");
+          if (!r.isNull("lease_ms") && !r.isNull("beat") && r.getLong("beat") == r.getLong("lease_written")) {
+            heartbeats.put(name, new Confirmations.Heartbeat(r.getUuid("incarnation") + "@" + r.getLong("beat"),
+                Duration.ofMillis(r.getLong("lease_ms"))));
           }
-          if (r.isNull("leases_ms")) {
+          if (r.getLong("applied") < version) {
+            out.add(name);
+          } else if (r.isNull("leases_ms")) {
             unknown[0] = true; // a server of an older version: the advance waits a whole lease lifetime
           } else {
             leasesMs[0] = Math.max(leasesMs[0], r.getLong("leases_ms"));
@@ -168,6 +186,7 @@ final class FloorLogTable {
         throw unavailable("reading the servers of " + datacenter, e);
       }
     });
-    return new Confirmations(out, unknown[0] ? Optional.empty() : Optional.of(Duration.ofMillis(leasesMs[0])));
+    return new Confirmations(out, unknown[0] ? Optional.empty() : Optional.of(Duration.ofMillis(leasesMs[0])),
+        heartbeats);
   }
 }

@@ -66,10 +66,14 @@ final class Statements {
     updateLog = session.prepare("UPDATE " + ks + ".floor_log SET version = ?, changes = ?, op = ?"
         + " WHERE datacenter = ? IF op = ?");
     announce = session.prepare("INSERT INTO " + ks + ".servers (datacenter, server, incarnation, applied,"
-        + " leases_ms) VALUES (?, ?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?");
+        + " leases_ms, lease_ms) VALUES (?, ?, ?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?");
     withdraw = session.prepare("DELETE FROM " + ks + ".servers USING TIMESTAMP ? WHERE datacenter = ?"
         + " AND server = ?");
-    selectServers = session.prepare("SELECT server, applied, leases_ms FROM " + ks + ".servers WHERE datacenter = ?");
+    // The write timestamp of applied is the heartbeat (every announcement writes it, with a timestamp that
+    // rises within a process); lease_ms counts only if the same announcement wrote it.
+    selectServers = session.prepare("SELECT server, incarnation, applied, leases_ms, lease_ms,"
+        + " writetime(applied) AS beat, writetime(lease_ms) AS lease_written FROM " + ks
+        + ".servers WHERE datacenter = ?");
     appendPool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, appended = ?, appended_below = ?,"
         + " op = ? WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
     // A pool that forgot acknowledged writes: emptied, its taken put back, its record closed.

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idgen.core.AdvanceReceipt;
 import dev.idgen.core.Allocator;
+import dev.idgen.core.Confirmations;
 import dev.idgen.core.FloorLog;
 import dev.idgen.core.ForwardingRangeStore;
 import dev.idgen.core.IdRange;
@@ -20,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -210,5 +212,44 @@ class CassandraAdvanceIT {
     assertThat(receipt.versions()).containsOnlyKeys(DC1, DC2);
     CassandraRangeStore dc2 = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
     assertThat(dc2.reserve(def, 0, 10).first()).isGreaterThan(RACE_FLOOR);
+  }
+
+  @Test
+  void should_report_a_heartbeat_that_changes_with_every_announcement_and_keep_the_announcement_three_leases()
+      throws Exception {
+    String ks = LocalCassandra.newKeyspace("beat");
+    CassandraRangeStore storeA = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
+    CassandraRangeStore storeB = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    AdvanceReceipt receipt = new AdvanceReceipt(Map.of(DC1, 1L, DC2, 1L));
+    UUID incarnation = UUID.randomUUID();
+    Duration lease = Duration.ofSeconds(40);
+
+    storeB.announce("b", incarnation, 0, lease, lease.multipliedBy(3), Duration.ZERO);
+    Confirmations first = storeA.confirmations(receipt);
+    storeB.announce("b", incarnation, 0, lease, lease.multipliedBy(3), Duration.ZERO);
+    Confirmations second = storeA.confirmations(receipt);
+    Confirmations again = storeA.confirmations(receipt);
+
+    String b = DC2 + "/b";
+    assertThat(first.pending()).containsExactly(b);
+    assertThat(first.heartbeats().get(b).lease()).isEqualTo(lease);
+    assertThat(second.heartbeats().get(b).beat()).as("a renewal changes the heartbeat")
+        .isNotEqualTo(first.heartbeats().get(b).beat());
+    assertThat(again.heartbeats().get(b)).as("no renewal, the same heartbeat").isEqualTo(second.heartbeats().get(b));
+    String[] hostPort = LocalCassandra.contactPoint(DC2).split(":");
+    try (CqlSession operator = CqlSession.builder()
+        .addContactPoint(new InetSocketAddress(hostPort[0], hostPort.length > 1 ? Integer.parseInt(hostPort[1]) : 9042))
+        .withLocalDatacenter(DC2).build()) {
+      int ttl = operator.execute(SimpleStatement.newInstance("SELECT ttl(applied) FROM " + ks + ".servers"
+          + " WHERE datacenter = ? AND server = 'b'", DC2)).one().getInt(0);
+      assertThat(ttl).as("kept three leases: only a node ahead by two leases could hide it").isGreaterThan(100);
+
+      // A server of an older version rewrites its row without lease_ms: no heartbeat, the TTL decides.
+      operator.execute(SimpleStatement.newInstance("INSERT INTO " + ks + ".servers (datacenter, server,"
+          + " incarnation, applied, leases_ms) VALUES (?, 'b', ?, 0, 0) USING TTL 40", DC2, UUID.randomUUID()));
+      Confirmations older = storeA.confirmations(receipt);
+      assertThat(older.pending()).containsExactly(b);
+      assertThat(older.heartbeats()).doesNotContainKey(b);
+    }
   }
 }
