@@ -138,6 +138,15 @@ final class CassandraCluster implements ChaosCassandra {
     return List.copyOf(byDc(dc).keySet());
   }
 
+  /**
+   * The topology's: every node of its layout, at most 3, whatever joined or left since (a run on a cluster that
+   * membership changes grew keeps the replication its faults and its decommissions were written against).
+   */
+  @Override
+  public int replication(String dc) {
+    return Math.min(3, topologyNodes(dc).size());
+  }
+
   @Override
   public String address(String node) {
     synchronized (nodes) {
