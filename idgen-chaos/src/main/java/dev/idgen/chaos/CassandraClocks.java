@@ -10,8 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The Cassandra nodes a run restarted under a fake clock for {@code clock-cassandra} ({@link ClockCassandra}):
- * at most {@link #MAX_NODES}, each restarted ({@code kill -9}, then started on its data under libfaketime) at the
- * first fault that draws it, so that a run without that kind pays nothing. A node under a fake clock stays
+ * at most {@link #MAX_NODES}, restarted ({@code kill -9}, then started on its data under libfaketime) at the
+ * start of a run with that kind, so that a run without it pays nothing. A node under a fake clock stays
  * under it when another fault kills and restarts it ({@link CassandraCluster#restart(String)}); membership
  * changes leave it alone ({@link MembershipPlan#untouchable()}). At the end ({@link #close}) every clock is put
  * back on the real time and, on a cluster the run did not start, each node is restarted on the real clock, as the
@@ -21,8 +21,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * ({@link #zeroAll}), hence a concurrent map.
  */
 final class CassandraClocks {
-  /** How many nodes a run fakes at most: each costs a restart, and its waits' workaround some CPU. */
-  static final int MAX_NODES = 2;
+  /**
+   * How many nodes a run fakes at most: each costs a restart (95–156 s measured under a run's load, hence at the
+   * start of the run, before the load: {@link ClockCassandra#prepare}), and its waits' workaround some CPU.
+   */
+  static final int MAX_NODES = 1;
 
   private final CassandraCluster cluster;
   private final Path dir;
@@ -39,15 +42,18 @@ final class CassandraClocks {
     return Set.copyOf(clocks.keySet());
   }
 
-  /** Whether another node may be put under a fake clock. */
-  boolean roomForMore() {
-    return clocks.size() < MAX_NODES;
-  }
-
-  /** {@code node}'s clock, restarting it under one first if it has none (then returns after it serves CQL). */
+  /**
+   * {@code node}'s clock, restarting it under one first if it has none (then returns after it serves CQL); the
+   * node that had one before loses it if that would make more than {@link #MAX_NODES}.
+   */
   FakeClock of(String node) throws IOException, InterruptedException {
     FakeClock clock = clocks.get(node);
     if (clock == null) {
+      for (String other : List.copyOf(clocks.keySet())) {
+        if (clocks.size() >= MAX_NODES) {
+          clocks.remove(other).set(Duration.ZERO); // still under libfaketime, on the real time: harmless
+        }
+      }
       clock = ClockFault.underFakeClock(cluster, node, dir);
       clocks.put(node, clock);
     }

@@ -169,6 +169,9 @@ final class ChaosRun {
       run.log().line("note", "datacenter", dc, "nodes", String.join(",", cassandra.nodes(dc)), "replication",
           cassandra.replication(dc), "contact-points", cassandra.contactPoint(dc));
     }
+    if (settings.faultKinds().contains(ClockCassandra.KIND)) {
+      ClockCassandra.prepare(run); // a restart: before the load, which makes it two or three times longer
+    }
     run.fleet().startAll(settings, cassandra, keyspace);
     run.sequences().create(settings, Fleet.admin(run.fleet().get(0), 60));
     // The clients run until the reckoning stops them; this is only their safety net. The first round always
