@@ -44,4 +44,19 @@ abstract class BasicFault implements Fault {
       return FaultKinds.needsNetwork(cassandra);
     }
   }
+
+  /**
+   * A membership change of the launcher's netns cluster ({@link Membership}): only there, and only on request
+   * (each takes 15–110 s, and it changes the cluster the run leaves behind).
+   */
+  abstract static class OnMembership extends BasicFault {
+    OnMembership(String kind, int weight) {
+      super(kind, weight, Set.of(Trait.HOLDS, Trait.ON_REQUEST));
+    }
+
+    @Override
+    public final Optional<String> unavailable(ChaosCassandra cassandra) {
+      return Membership.unavailable(cassandra);
+    }
+  }
 }

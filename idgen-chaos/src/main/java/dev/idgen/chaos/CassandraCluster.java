@@ -47,6 +47,12 @@ final class CassandraCluster implements ChaosCassandra {
   /** Node name → address, by datacenter, as the launcher's {@code status} lists them. */
   private final Map<String, Map<String, String>> nodes = new LinkedHashMap<>();
   private final Map<String, Long> paused = new ConcurrentHashMap<>();
+  /**
+   * The environment each node was last started with by {@link #restart(String, Map)} (a {@link FakeClock}'s):
+   * {@link #restart(String)} starts it with the same, so that a node killed by a fault comes back under its
+   * fake clock. Empty for the others.
+   */
+  private final Map<String, Map<String, String>> launchEnv = new ConcurrentHashMap<>();
   private final ChaosNetwork network;
 
   /**
@@ -134,6 +140,15 @@ final class CassandraCluster implements ChaosCassandra {
       }
     }
     return List.copyOf(byDc(dc).keySet());
+  }
+
+  /**
+   * The topology's: every node of its layout, at most 3, whatever joined or left since (a run on a cluster that
+   * membership changes grew keeps the replication its faults and its decommissions were written against).
+   */
+  @Override
+  public int replication(String dc) {
+    return Math.min(3, topologyNodes(dc).size());
   }
 
   @Override
@@ -236,17 +251,29 @@ final class CassandraCluster implements ChaosCassandra {
     Scripts.inherit(command("kill", node), 60);
   }
 
+  /** Starts {@code node} again on its data, with the environment it was last started with here (if any). */
   @Override
   public void restart(String node) throws IOException, InterruptedException {
-    Scripts.inherit(command("start-node", node, "--timeout", "240"), 300);
+    Scripts.inherit(command("start-node", node, "--timeout", "240"), launchEnv.getOrDefault(node, Map.of()), 300);
   }
 
   /**
-   * {@link #restart}, with {@code env} added to the launcher's environment: {@code
-   * IDGEN_CASSANDRA_FAKETIME_DIR} starts the node under a {@link FakeClock} (cassandra.sh, launch_node).
+   * {@link #restart}, with {@code env} added to the launcher's environment, and kept for the node's later
+   * restarts (empty: none from now on): {@code IDGEN_CASSANDRA_FAKETIME_DIR} starts the node under a
+   * {@link FakeClock} (cassandra.sh, launch_node).
    */
   void restart(String node, Map<String, String> env) throws IOException, InterruptedException {
+    if (env.isEmpty()) {
+      launchEnv.remove(node);
+    } else {
+      launchEnv.put(node, Map.copyOf(env));
+    }
     Scripts.inherit(command("start-node", node, "--timeout", "240"), env, 300);
+  }
+
+  /** The topology's own nodes of {@code dc} (before any membership change): its size is the datacenter's. */
+  List<String> topologyNodes(String dc) {
+    return LAYOUT.get(topology).getOrDefault(dc, List.of());
   }
 
   @Override

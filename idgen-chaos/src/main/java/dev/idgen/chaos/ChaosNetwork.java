@@ -156,6 +156,14 @@ final class ChaosNetwork {
     Scripts.check(List.of("bash", script.toString(), "heal", String.join(",", namespaces), tag), 60);
   }
 
+  /**
+   * Forgets namespace {@code name}: its node left the cluster and the launcher removed it (a decommission, a
+   * replacement at another address), so {@link #healAll()} must not look for rules there.
+   */
+  void forget(String name) {
+    cut.remove(name);
+  }
+
   /** Deletes every fault rule this run made; safe to call any number of times, never throws. */
   void healAll() {
     List<String> all = List.copyOf(cut);

@@ -19,7 +19,9 @@ import java.util.stream.Stream;
  *       in its class: {@link ServerKill}, {@link CassandraPause}, {@link ClientKill}, {@link AdvanceBurstFault},
  *       {@link ServerRestart}, {@link RollingRestart}, {@link DcPartition}, {@link DcOneWay},
  *       {@link ServerIsolate}, {@link ReplicaFault}, {@link CassandraKill}, {@link OwnerKill},
- *       {@link OwnerIsolate}, {@link FreshAdvanceFault}), given a {@link FaultContext};
+ *       {@link OwnerIsolate}, {@link FreshAdvanceFault}; the clock steps {@link ClockServer} and
+ *       {@link ClockCassandra}; the membership changes {@link Bootstrap}, {@link Decommission},
+ *       {@link Replace}, {@link RepairCleanup} and {@link AddDatacenter}), given a {@link FaultContext};
  *   <li>what each fault may lose ({@link LossBounds}), the advance bursts that come along
  *       ({@link AdvanceBursts}), an owner kill's restarts ({@link Restarts}), the strict sequences' owners
  *       ({@link OwnerMonitor}), the sequences ({@link RunSequences});
@@ -36,7 +38,8 @@ import java.util.stream.Stream;
  * own: {@link ChaosNetwork}), faults are also made with the network, nftables rules that drop packets by
  * address inside the namespaces, each held 3 s to {@link Settings#maxHold()} and healed by deleting them.
  * The kinds are chosen ({@link Settings#faultKinds()}, {@code --faults}; by default every kind the cluster
- * allows ({@link FaultKinds#defaultKinds}) but {@code rolling-restart}). A run of planned restarts only is
+ * allows ({@link FaultKinds#defaultKinds}) but those only on request: {@code rolling-restart},
+ * {@code clock-cassandra} and the membership changes). A run of planned restarts only is
  * judged strictly: the restarts may lose nothing (see {@link Checker}).
  *
  * <p>Threads: {@link #run} runs on the caller's thread, which is the fault thread; the clients, the bursts,
@@ -166,6 +169,9 @@ final class ChaosRun {
       run.log().line("note", "datacenter", dc, "nodes", String.join(",", cassandra.nodes(dc)), "replication",
           cassandra.replication(dc), "contact-points", cassandra.contactPoint(dc));
     }
+    if (settings.faultKinds().contains(ClockCassandra.KIND)) {
+      ClockCassandra.prepare(run); // a restart: before the load, which makes it two or three times longer
+    }
     run.fleet().startAll(settings, cassandra, keyspace);
     run.sequences().create(settings, Fleet.admin(run.fleet().get(0), 60));
     // The clients run until the reckoning stops them; this is only their safety net. The first round always
@@ -207,6 +213,14 @@ final class ChaosRun {
     if (network.isPresent()) {
       network.get().removeHosts();
     }
+    CassandraClocks clocks = run.cassandraClocksOrNull();
+    if (clocks != null) {
+      // A cluster this run stops needs nothing more; one that outlives it gets its nodes back on the real clock.
+      if (!startedCassandra) {
+        narrator.say("starting cassandra " + clocks.nodes() + " again on the real clock");
+      }
+      clocks.close(!startedCassandra);
+    }
     if (startedCassandra) {
       launcher.stop();
     }
@@ -247,6 +261,10 @@ final class ChaosRun {
       run.bursts().shutdownNow();
       run.restarts().shutdownNow();
       run.owners().signalStop();
+      CassandraClocks clocks = run.cassandraClocksOrNull();
+      if (clocks != null) {
+        clocks.zeroAll(); // no time to restart them; their clocks at least are real again
+      }
     }
     network.ifPresent(ChaosNetwork::healAll);
     cassandra.resumeAll();

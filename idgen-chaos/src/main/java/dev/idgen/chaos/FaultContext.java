@@ -7,13 +7,14 @@ import java.util.Random;
  * What a fault is given ({@link Fault#inject}): the run's settings and seeded random, its clock, log and
  * voice, the cluster ({@link #cassandra()}, {@link #network()}), the servers ({@link #fleet()}), the clients,
  * the sequences, the loss bounds, the advance bursts, the restarts under way and the owner monitor; and the
- * helpers faults share: {@link #hold} (apply, hold, heal, log), the number of the fault under way, and the
- * fresh-advance episodes' helper.
+ * helpers faults share: {@link #hold} (apply, hold, heal, log), the number of the fault under way, the
+ * fresh-advance episodes' helper, the membership changes' state ({@link #membership()}) and the Cassandra nodes
+ * under a fake clock ({@link #cassandraClocks()}).
  *
  * <p>Threads: one per run, made by {@link ChaosRun}. The random and the fault count are the fault thread's
  * only (the schedule must stay the seed's); the fault's number is written by the fault thread and read by an
- * owner kill's restart too (volatile); the fresh-advance helper is made by the fault thread and read by the
- * shutdown hook (volatile). What it holds is immutable or thread-safe (see each).
+ * owner kill's restart too (volatile); the fresh-advance helper and the Cassandra clocks are made by the fault
+ * thread and read by the shutdown hook (volatile); the membership state is the fault thread's only. What it holds is immutable or thread-safe (see each).
  */
 final class FaultContext {
   /** A step of a fault that may fail (a script, a signal) or be interrupted. */
@@ -51,6 +52,10 @@ final class FaultContext {
   private volatile FreshAdvance fresh;
   /** Reads the pool rows for the fresh-advance episodes; opened at the first. */
   private volatile PoolWatch poolWatch;
+  /** The membership changes' state (null until the first; the fault thread's). */
+  private Membership membership;
+  /** The Cassandra nodes under a fake clock (null until the first clock-cassandra); read by the shutdown hook. */
+  private volatile CassandraClocks cassandraClocks;
 
   FaultContext(ChaosRun.Settings settings, RunClock clock, RunLog log, ChaosCassandra cassandra, String keyspace) {
     this.settings = settings;
@@ -226,6 +231,29 @@ final class FaultContext {
   /** The fresh-advance helper if an episode made it, else null. */
   FreshAdvance freshOrNull() {
     return fresh;
+  }
+
+  /** The membership changes' state, made at the first (a netns cluster of the launcher: see {@link Membership}). */
+  Membership membership() {
+    if (membership == null) {
+      membership = new Membership((CassandraCluster) cassandra);
+    }
+    return membership;
+  }
+
+  /** The Cassandra nodes under a fake clock, made at the first clock-cassandra fault (their files in the run's out). */
+  CassandraClocks cassandraClocks() {
+    CassandraClocks c = cassandraClocks;
+    if (c == null) {
+      c = new CassandraClocks((CassandraCluster) cassandra, settings.out().resolve("cassandra-clocks"));
+      cassandraClocks = c;
+    }
+    return c;
+  }
+
+  /** The Cassandra nodes under a fake clock, or null if no clock-cassandra fault came yet. */
+  CassandraClocks cassandraClocksOrNull() {
+    return cassandraClocks;
   }
 
   /** Closes the pool rows' reader, if an episode opened it. */

@@ -29,7 +29,14 @@ final class FaultKinds {
       new CassandraKill(),
       new OwnerKill(),
       new OwnerIsolate(),
-      new FreshAdvanceFault());
+      new FreshAdvanceFault(),
+      new ClockServer(),
+      new ClockCassandra(),
+      new Bootstrap(),
+      new Decommission(),
+      new Replace(),
+      new RepairCleanup(),
+      new AddDatacenter());
 
   /** Every kind's name, in the order of {@link #ALL}. */
   static final List<String> NAMES = ALL.stream().map(Fault::kind).toList();

@@ -34,6 +34,8 @@ final class Fleet {
   private static final String SERVER_JAR_COPY = "idgen-server.jar";
 
   private final List<ServerNode> nodes = new CopyOnWriteArrayList<>();
+  /** Each server's fake clock, by name: only in a run with {@code clock-server} (written before any fault). */
+  private final Map<String, FakeClock> clocks = new java.util.concurrent.ConcurrentHashMap<>();
   private final RunLog log;
   private final Narrator narrator;
 
@@ -68,6 +70,11 @@ final class Fleet {
     log.line("note", "server-jar", settings.serverJar(), "sha256", sha256);
     narrator.say("servers run from a copy of " + settings.serverJar() + " (sha256 " + sha256 + ")");
     Optional<ChaosNetwork> network = cassandra.network();
+    // Only a run that steps the servers' clocks starts them under libfaketime (its waits' workaround costs CPU).
+    Optional<Path> faketime = settings.faultKinds().contains(ClockServer.KIND)
+        ? Optional.of(FakeClock.library().orElseThrow(() -> new IllegalStateException(
+            ClockServer.KIND + ": " + FakeClock.unavailable().orElse("libfaketime is not installed"))))
+        : Optional.empty();
     for (int i = 0; i < settings.servers(); i++) {
       String dc = i % 2 == 0 ? "dc1" : "dc2";
       // On a netns cluster every server has a namespace of its own, so that it can be cut off from its
@@ -81,11 +88,26 @@ final class Fleet {
       }
       List<String> serverSettings = serverSettings(settings, cassandra, keyspace, dc, host);
       ServerNode node = new ServerNode("server-" + i, dc, host, exec, freePort(), jar, dir, serverSettings);
+      if (faketime.isPresent()) {
+        FakeClock clock = new FakeClock(faketime.get(), dir.resolve("clocks").resolve(node.name()));
+        node.environment(clock.environment());
+        clocks.put(node.name(), clock);
+      }
       nodes.add(node);
       log.line("server", node.name(), i, node.target(), dc);
       start(node);
-      narrator.say("started " + node);
+      narrator.say("started " + node + (faketime.isPresent() ? " under a fake clock" : ""));
     }
+  }
+
+  /** {@code node}'s fake clock (a run with clock-server only). */
+  FakeClock clock(ServerNode node) {
+    FakeClock c = clocks.get(node.name());
+    if (c == null) {
+      throw new IllegalStateException(node.name() + " was not started under a fake clock: is " + ClockServer.KIND
+          + " a kind of this run?");
+    }
+    return c;
   }
 
   /**

@@ -43,6 +43,9 @@ final class TopologyChanges {
     }
   }
 
+  /** The replication factors the keyspaces have in one datacenter: the smallest and the largest. */
+  record Replication(int min, int max) {}
+
   /** Changes of {@code cluster} (a netns topology), each step at most {@code timeout}. */
   TopologyChanges(CassandraCluster cluster, Duration timeout) {
     if (cluster.network().isEmpty()) {
@@ -182,6 +185,31 @@ final class TopologyChanges {
       steps.add(node + "-left=" + seconds(since(t)));
     }
     return new Change("remove-datacenter", dc + " from " + keyspaces, since(t0), String.join(" ", steps));
+  }
+
+  /**
+   * The replication factors of every keyspace of {@code NetworkTopologyStrategy}, by datacenter (those that
+   * replicate there): what a decommission must keep and a replacement streams from.
+   */
+  Map<String, Replication> replicationByDatacenter() {
+    Map<String, Replication> out = new TreeMap<>();
+    try (CqlSession session = session()) {
+      for (Row row : session.execute("SELECT replication FROM system_schema.keyspaces")) {
+        Map<String, String> replication = row.getMap("replication", String.class, String.class);
+        String strategy = replication.getOrDefault("class", "");
+        if (!strategy.endsWith("NetworkTopologyStrategy")) {
+          continue;
+        }
+        replication.forEach((dc, n) -> {
+          if (!dc.equals("class")) {
+            int rf = Integer.parseInt(n.trim());
+            out.merge(dc, new Replication(rf, rf),
+                (a, b) -> new Replication(Math.min(a.min(), b.min()), Math.max(a.max(), b.max())));
+          }
+        });
+      }
+    }
+    return out;
   }
 
   private String datacenterOf(String node) {
