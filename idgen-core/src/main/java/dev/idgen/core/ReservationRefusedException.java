@@ -44,7 +44,7 @@ public final class ReservationRefusedException extends IdGenException {
         + existing.requestId() + "' already reserved " + existing.count() + " IDs of sequence '" + existing.sequence()
         + "' (" + existing.first() + " to " + existing.last() + "), not " + count + ": a retry must ask for the same"
         + " count; use a new request_id for a new reservation",
-        Map.of("request_id", existing.requestId(), "reserved", Long.toString(existing.count()),
+        Map.of("requestId", existing.requestId(), "reserved", Long.toString(existing.count()),
             "first", Long.toString(existing.first()), "last", Long.toString(existing.last())));
   }
 
