@@ -89,7 +89,7 @@ public final class ChaosCommand implements Callable<Integer> {
 
   @Option(names = "--faults", split = ",", paramLabel = "KIND",
       description = "the fault kinds to inject, comma-separated, from: server-kill, cassandra-pause, client-kill, "
-          + "advance-burst, server-restart, rolling-restart, cassandra-kill, owner-kill, fresh-advance; and on a "
+          + "advance-burst, server-restart, rolling-restart, cassandra-kill, owner-kill, fresh-advance, reserve-range; and on a "
           + "netns topology also dc-partition, dc-oneway, server-isolate, replica-one, replica-two, owner-isolate (default: every "
           + "kind the topology allows but rolling-restart; the owner kinds only with strict clients). A run of "
           + "server-restart and rolling-restart only must lose no ID: the checker fails it if lost > 0")

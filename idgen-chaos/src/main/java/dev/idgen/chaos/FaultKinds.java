@@ -29,7 +29,8 @@ final class FaultKinds {
       new CassandraKill(),
       new OwnerKill(),
       new OwnerIsolate(),
-      new FreshAdvanceFault());
+      new FreshAdvanceFault(),
+      new ReserveRangeFault());
 
   /** Every kind's name, in the order of {@link #ALL}. */
   static final List<String> NAMES = ALL.stream().map(Fault::kind).toList();

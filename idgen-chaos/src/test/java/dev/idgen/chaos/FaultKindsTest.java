@@ -53,13 +53,14 @@ class FaultKindsTest {
   void should_list_every_kind_in_the_order_of_the_table_with_its_weight() {
     assertThat(FaultKinds.NAMES).containsExactly("server-kill", "cassandra-pause", "client-kill",
         "advance-burst", "server-restart", "rolling-restart", "dc-partition", "dc-oneway", "server-isolate",
-        "replica-one", "replica-two", "cassandra-kill", "owner-kill", "owner-isolate", "fresh-advance");
+        "replica-one", "replica-two", "cassandra-kill", "owner-kill", "owner-isolate", "fresh-advance",
+        "reserve-range");
     assertThat(FaultKinds.WEIGHTS).isEqualTo(Map.ofEntries(Map.entry("server-kill", 3),
         Map.entry("cassandra-pause", 2), Map.entry("client-kill", 3), Map.entry("advance-burst", 2),
         Map.entry("server-restart", 1), Map.entry("rolling-restart", 1), Map.entry("dc-partition", 4),
         Map.entry("dc-oneway", 2), Map.entry("server-isolate", 2), Map.entry("replica-one", 2),
         Map.entry("replica-two", 2), Map.entry("cassandra-kill", 4), Map.entry("owner-kill", 2),
-        Map.entry("owner-isolate", 2), Map.entry("fresh-advance", 3)));
+        Map.entry("owner-isolate", 2), Map.entry("fresh-advance", 3), Map.entry("reserve-range", 1)));
   }
 
   @Test
@@ -89,7 +90,7 @@ class FaultKindsTest {
     assertThat(not).containsEntry("dc-partition", noNetwork).containsEntry("owner-isolate", noNetwork)
         .containsEntry("replica-two", noThree).containsEntry("cassandra-kill", twoDc.whyNoKill());
     assertThat(FaultKinds.defaultKinds(twoDc)).containsExactly("server-kill", "cassandra-pause", "client-kill",
-        "advance-burst", "server-restart", "owner-kill", "fresh-advance");
+        "advance-burst", "server-restart", "owner-kill", "fresh-advance", "reserve-range");
   }
 
   @Test
