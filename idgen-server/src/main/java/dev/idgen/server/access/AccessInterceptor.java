@@ -59,7 +59,9 @@ import org.slf4j.LoggerFactory;
  *       description and the metadata ({@code identity}, {@code operation}, {@code sequence}) name the
  *       identity, the operation and the sequence.
  * </ul>
- * Refusals are logged at INFO as one key=value line; tokens are never logged.
+ * Refusals are logged at INFO as one key=value line; tokens are never logged. A SequenceAdmin call also learns
+ * who made it ({@link Caller}: the identity named in refusals, or its address when access control is off), which
+ * a reservation records.
  *
  * <p>Thread-safe: immutable rules; each call's state is guarded by its own lock.
  */
