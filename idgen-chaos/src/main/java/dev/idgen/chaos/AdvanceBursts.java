@@ -97,6 +97,14 @@ final class AdvanceBursts {
     }));
   }
 
+  /**
+   * Runs {@code work} on the advance pool beside the fault thread and returns at once; the end of the run waits
+   * for it as for a burst (the reservations of {@link ReserveRangeFault}). On the fault thread, as the bursts.
+   */
+  void alongside(java.util.concurrent.Callable<?> work) {
+    bursts.add(pool.submit(work));
+  }
+
   /** Starts {@code burst} from {@code cursor} (read before the fault it comes with) and returns at once. */
   void start(Burst burst, long cursor) {
     bursts.add(pool.submit(() -> {

@@ -89,7 +89,7 @@ public final class ChaosCommand implements Callable<Integer> {
 
   @Option(names = "--faults", split = ",", paramLabel = "KIND",
       description = "the fault kinds to inject, comma-separated, from: server-kill, cassandra-pause, client-kill, "
-          + "advance-burst, server-restart, rolling-restart, cassandra-kill, owner-kill, fresh-advance, "
+          + "advance-burst, server-restart, rolling-restart, cassandra-kill, owner-kill, fresh-advance, reserve-range, "
           + "clock-server (libfaketime); and on a netns topology also dc-partition, dc-oneway, server-isolate, "
           + "replica-one, replica-two, owner-isolate, clock-cassandra (libfaketime), and the membership changes "
           + "bootstrap, decommission, replace, repair-cleanup, add-dc (default: every kind the topology allows but "

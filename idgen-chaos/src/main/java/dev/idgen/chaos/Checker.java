@@ -27,6 +27,10 @@ import picocli.CommandLine.Parameters;
  *       returned (0). Failed advances promise nothing and are not judged;
  *   <li>{@code unleased}: IDs a client stub handed out that are in none of the ranges it leased (0);
  *   <li>{@code bad_calls}: calls that ended OK with more or fewer IDs than they asked for (0);
+ *   <li>{@code reserved_overlaps} and {@code replay_mismatches} (runs with {@code ReserveRange} calls, printed
+ *       then with {@code reservations}): reserved IDs that were also handed out, or reserved twice, and retries
+ *       that got another range than their request's ({@link ReservationCheck}; 0). Reserved IDs are not lost;
+ *       a failed reservation's count is in {@code lost_bound};
  *   <li>{@code reported}: what the servers said of their own losses (reserves held just before each
  *       kill, and their {@code idgen_ids_lost_total} counters), printed beside {@code lost} as a cross-check;
  *       not a verdict.
@@ -65,7 +69,8 @@ import picocli.CommandLine.Parameters;
  * verdict), and exits non-zero on any violation.
  *
  * <p>Its rooms, by the checks they make: {@link RecordReader} (the records, stamps, bad calls),
- * {@link RangeCheck} (duplicates and bounds of the ranges received), {@link FloorCheck} (floors, and the
+ * {@link RangeCheck} (duplicates and bounds of the ranges received), {@link ReservationCheck} (reserved ranges
+ * against everything handed out), {@link FloorCheck} (floors, and the
  * advances' summary), {@link StubBatchCheck} (the stubs' batches: duplicates, unleased IDs), {@link LossCheck}
  * (lost against its bound, planned stops, what the servers reported), {@link StrictCheck} (the strict order,
  * take-overs), {@link CaseCounts} (the cases provoked), {@link CasTotals} and {@link FaultTable} (by kind).
@@ -84,7 +89,8 @@ public final class Checker implements Callable<Integer> {
       long unleased, long badCalls, long lost, long lostBound, long reported, long faults, long advances,
       long advancesOk, long advancesDuringPause, long advancesDuringKill, long stubJudged, Map<String, Long> cas,
       String seed, boolean complete, boolean restartsOnly, long restarts, long failedStops, long returned,
-      long restartLost, List<FaultTable.Row> byKind, Strict strict, long stamped, long wrongStamps, Cases cases) {
+      long restartLost, List<FaultTable.Row> byKind, Strict strict, long stamped, long wrongStamps, Cases cases,
+      ReservationCheck.Totals reservations) {
 
     /** The row of fault kind {@code kind} in {@link #byKind()}, if any was applied. */
     public Optional<FaultTable.Row> kind(String kind) {
@@ -100,13 +106,16 @@ public final class Checker implements Callable<Integer> {
     public boolean ok() {
       return complete && duplicates == 0 && outOfBounds == 0 && belowFloor == 0 && unleased == 0
           && badCalls == 0 && failedStops == 0 && lost <= lostBound && lost >= 0
-          && (!restartsOnly || restartLost == 0) && strict.ok() && wrongStamps == 0;
+          && (!restartsOnly || restartLost == 0) && strict.ok() && wrongStamps == 0
+          && reservations.overlaps() == 0 && reservations.mismatches() == 0;
     }
 
     public String line() {
       return "checked ids=" + ids + " duplicates=" + duplicates + " out_of_bounds=" + outOfBounds
           + " below_floor=" + belowFloor + " unleased=" + unleased + " bad_calls=" + badCalls
           + (stamped > 0 ? " wrong_stamps=" + wrongStamps : "")
+          + (reservations.calls() > 0 ? " reservations=" + reservations.made() + " reserved_overlaps="
+              + reservations.overlaps() + " replay_mismatches=" + reservations.mismatches() : "")
           + (strict.sequences() > 0 ? " order_violations=" + strict.violations()
               + (strict.unmarked() != 0 ? " unmarked=" + strict.unmarked() : "") : "")
           + " lost=" + lost + " lost_bound=" + lostBound + " reported=" + reported + " faults=" + faults
@@ -209,15 +218,19 @@ public final class Checker implements Callable<Integer> {
     records.read(dir, out);
     Tally tally = new Tally();
     tally.outOfBounds += records.outOfBounds;
+    ReservationCheck reserved = ReservationCheck.read(dir);
     for (SequenceRecords seq : records.sequences.values()) {
       RangeCheck.Result ranges = RangeCheck.check(seq, run, table, evidence, tally);
       FloorCheck.check(seq, run, evidence, tally);
       StubBatchCheck.check(seq, ranges.leasesByClient(), table, evidence, tally);
-      LossCheck.sequence(seq, ranges, run, tally, out);
+      long reservedAbove = reserved.check(seq, ranges.floor(), evidence);
+      LossCheck.sequence(seq, ranges, reservedAbove, run, tally, out);
     }
+    ReservationCheck.Totals reservations = reserved.totals(out);
     LossCheck.Stops stops = LossCheck.stops(run, evidence, out);
     FloorCheck.Advances advances = FloorCheck.printAdvances(run, records.files, records.served, tally, out);
-    LossCheck.Bound bound = LossCheck.bound(run, tally, stops, records.failedOutstanding, out);
+    LossCheck.Bound bound = LossCheck.bound(run, tally, stops,
+        records.failedOutstanding + reservations.failedUnrecovered(), out);
     Map<String, Long> cas = CasTotals.sum(run, out);
     Strict strict = StrictCheck.check(run, records.sequences, table, evidence);
     List<FaultTable.Row> byKind = table.rows(run);
@@ -233,7 +246,7 @@ public final class Checker implements Callable<Integer> {
         tally.unleased, records.badCalls, tally.lost, bound.lostBound(), bound.reported(), run.faults().size(),
         run.advances().size(), advances.ok(), advances.duringPause(), advances.duringKill(), tally.stubJudged, cas,
         run.seed(), run.ended(), restartsOnly, run.stopped().size(), stops.failed(), stops.returned(),
-        bound.restartLost(), List.copyOf(byKind), strict, records.stamped, records.wrongStamps, cases);
+        bound.restartLost(), List.copyOf(byKind), strict, records.stamped, records.wrongStamps, cases, reservations);
     if (tally.lost < 0) {
       out.println("WARNING: lost < 0: more IDs received or held than were ever reserved");
     }

@@ -30,6 +30,7 @@ final class FaultKinds {
       new OwnerKill(),
       new OwnerIsolate(),
       new FreshAdvanceFault(),
+      new ReserveRangeFault(),
       new ClockServer(),
       new ClockCassandra(),
       new Bootstrap(),

@@ -25,17 +25,27 @@ final class LossCheck {
 
   /** One sequence's loss, from its range sweep ({@link RangeCheck}) and what is held at the end; printed. */
   static void sequence(SequenceRecords seq, RangeCheck.Result ranges, Contents run, Tally tally, PrintStream out) {
+    sequence(seq, ranges, 0, run, tally, out);
+  }
+
+  /**
+   * {@link #sequence}, with {@code reservedForCallers} IDs above the floor reserved by {@code ReserveRange}
+   * ({@link ReservationCheck}): taken from the cursors and never received, on purpose; not lost.
+   */
+  static void sequence(SequenceRecords seq, RangeCheck.Result ranges, long reservedForCallers, Contents run,
+      Tally tally, PrintStream out) {
     SequenceSpec spec = seq.spec;
     long held = run.finalHeld().stream().filter(h -> h.name().equals(spec.name()))
         .mapToLong(RunLog.FinalHeld::ids).sum();
-    long seqLost = ranges.reservedAbove() - ranges.receivedAbove() - held;
+    long seqLost = ranges.reservedAbove() - ranges.receivedAbove() - held - reservedForCallers;
     tally.lost += seqLost;
     if (spec.strict()) {
       tally.strictLost += seqLost;
     }
     out.printf("sequence %s: ranges=%d served=%d floor=%d reserved_above_floor=%d received_above_floor=%d "
-            + "held_at_end=%d lost=%d%n", spec.name(), seq.ranges.size(), seq.servedIds, ranges.floor(),
-        ranges.reservedAbove(), ranges.receivedAbove(), held, seqLost);
+            + "held_at_end=%d%s lost=%d%n", spec.name(), seq.ranges.size(), seq.servedIds, ranges.floor(),
+        ranges.reservedAbove(), ranges.receivedAbove(), held,
+        reservedForCallers > 0 ? " reserved_for_callers=" + reservedForCallers : "", seqLost);
   }
 
   /** Planned stops: how each went, and what the servers said they gave back (printed if there were any). */

@@ -23,7 +23,7 @@ import picocli.CommandLine.ScopeType;
 
 /**
  * {@code idgen}: the operators' command line over the {@code idgen.v1} gRPC API — create, get, list and
- * advance sequences, and allocate IDs — so that neither proto files nor grpcurl are needed.
+ * advance sequences, reserve ranges and list them, and allocate IDs — so that neither proto files nor grpcurl are needed.
  *
  * <p>The connection options are global: they may be given before or after the subcommand. Each run opens
  * one channel, makes its calls, and closes it. Every gRPC failure is reported once, here: the status and
@@ -40,6 +40,8 @@ import picocli.CommandLine.ScopeType;
         ListCommand.class,
         AdvanceCommand.class,
         AllocateCommand.class,
+        ReserveCommand.class,
+        ReservationsCommand.class,
         HelpCommand.class,
     },
     description = {
@@ -50,6 +52,7 @@ import picocli.CommandLine.ScopeType;
         "Examples:",
         "  idgen --plaintext create orders --start 42000 --max 2147483647",
         "  idgen --plaintext allocate orders --count 10",
+        "  idgen --plaintext reserve orders 10000000 --request-id import-2026-11",
         "  IDGEN_TARGET=idgen.example.com:443 idgen --ca-cert ca.pem get orders -o json",
     })
 public final class IdgenCli {

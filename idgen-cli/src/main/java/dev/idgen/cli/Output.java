@@ -3,9 +3,11 @@ package dev.idgen.cli;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageOrBuilder;
 import com.google.protobuf.util.JsonFormat;
+import com.google.protobuf.util.Timestamps;
 import dev.idgen.api.v1.DatacenterReserve;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Ordering;
+import dev.idgen.api.v1.Reservation;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.StripeState;
 import java.io.PrintWriter;
@@ -95,6 +97,40 @@ final class Output {
           isStrict && !s.getHomeDatacenter().isEmpty() ? s.getHomeDatacenter() : "-",
           isStrict && s.hasOwner() ? s.getOwner() : "-",
           isStrict && s.hasOwnerEpoch() ? Long.toString(s.getOwnerEpoch()) : "-");
+    }
+  }
+
+  /** A reservation: a JSON object ({@code ReserveRangeResponse}), or its fields one per line. */
+  void reservation(Reservation r, boolean replayed) {
+    if (json()) {
+      out.println(json(JSON, dev.idgen.api.v1.ReserveRangeResponse.newBuilder().setReservation(r)
+          .setReplayed(replayed).build()));
+      return;
+    }
+    out.printf(Locale.ROOT, "sequence:     %s%n", r.getSequence());
+    out.printf(Locale.ROOT, "first:        %d%n", r.getFirst());
+    out.printf(Locale.ROOT, "last:         %d%n", r.getLast());
+    out.printf(Locale.ROOT, "count:        %d%n", r.getCount());
+    out.printf(Locale.ROOT, "request id:   %s%n", r.getRequestId());
+    out.printf(Locale.ROOT, "reserved by:  %s%n", r.getReservedBy());
+    out.printf(Locale.ROOT, "reserved at:  %s%n", Timestamps.toString(r.getReserveTime()));
+    if (replayed) {
+      out.printf(Locale.ROOT, "replayed:     yes (this request id had reserved it already; nothing more taken)%n");
+    }
+  }
+
+  /** Every reservation of a sequence: one JSON object {"reservations": [...]}, or a table. */
+  void reservations(List<Reservation> reservations) {
+    if (json()) {
+      out.println(json(JSON, dev.idgen.api.v1.ListReservationsResponse.newBuilder()
+          .addAllReservations(reservations).build()));
+      return;
+    }
+    String row = "%20s %20s %20s %-24s %-24s %s%n";
+    out.printf(Locale.ROOT, row, "FIRST", "LAST", "COUNT", "RESERVED_AT", "RESERVED_BY", "REQUEST_ID");
+    for (Reservation r : reservations) {
+      out.printf(Locale.ROOT, row, r.getFirst(), r.getLast(), r.getCount(), Timestamps.toString(r.getReserveTime()),
+          r.getReservedBy(), r.getRequestId());
     }
   }
 

@@ -441,6 +441,51 @@ public final class Allocator implements AutoCloseable {
     return def;
   }
 
+  /**
+   * Reserves {@code count} consecutive IDs of a sequence for one caller, from above everything any server or
+   * datacenter holds ({@link RangeStore#reserveRange}); this allocator's own reserve is untouched (it lies
+   * below). Nothing is confirmed with other servers: unlike an advance, a reservation takes only IDs that
+   * nobody holds, so no cached ID has to be dropped anywhere.
+   *
+   * @param requestId the caller's request id (a retry with the same one returns the same range), or empty
+   *     for a fresh one
+   * @param reservedBy who asked, as the record keeps it
+   * @throws InvalidRequestException bad name, count below 1, bad request id
+   * @throws SequenceNotFoundException unknown sequence
+   * @throws RangeAboveMaxException fewer than {@code count} IDs left above the tiers' reserves
+   * @throws ReservationRefusedException a striped sequence, or a request id reused with another count
+   */
+  public Reservation reserveRange(String sequence, long count, String requestId, String reservedBy) {
+    SequenceDefinition.checkName(sequence);
+    if (count < 1) {
+      throw InvalidRequestException.ofField("count", "count " + count + " for sequence '" + sequence
+          + "' (expected: at least 1)");
+    }
+    String id = requestId.isEmpty() ? UUID.randomUUID().toString() : Reservation.checkRequestId(requestId);
+    checkOpen();
+    SequenceDefinition def = definition(sequence);
+    if (def.stripes() != 1) {
+      throw ReservationRefusedException.striped(def);
+    }
+    Reservation r = store.reserveRange(def, count, id, Reservation.boundedReservedBy(reservedBy));
+    log.info("reservation sequence={} first={} last={} count={} request_id={} reserved_by={} replayed={}",
+        sequence, r.first(), r.last(), r.count(), r.requestId(), r.reservedBy(), r.replayed());
+    return r;
+  }
+
+  /**
+   * Up to {@code limit} of a sequence's past reservations in range order, after the one whose first ID is
+   * {@code afterFirst} ({@link Long#MIN_VALUE}: from the first).
+   */
+  public List<Reservation> reservations(String sequence, long afterFirst, int limit) {
+    SequenceDefinition.checkName(sequence);
+    if (limit < 1) {
+      throw new InvalidRequestException("page size " + limit + " (expected: >= 1)");
+    }
+    checkOpen();
+    return store.reservations(definition(sequence), afterFirst, limit);
+  }
+
   /** How long a client stub may use a range it was handed (zero: no limit); stamped on responses. */
   public Duration clientLeaseLifetime() {
     return clientLeases.lifetime();

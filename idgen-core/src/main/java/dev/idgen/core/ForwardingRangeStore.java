@@ -150,4 +150,14 @@ public abstract class ForwardingRangeStore implements RangeStore {
   /** Does not close the delegate. */
   @Override
   public void close() {}
+
+  @Override
+  public Reservation reserveRange(SequenceDefinition sequence, long count, String requestId, String reservedBy) {
+    return delegate.reserveRange(sequence, count, requestId, reservedBy);
+  }
+
+  @Override
+  public List<Reservation> reservations(SequenceDefinition sequence, long afterFirst, int limit) {
+    return delegate.reservations(sequence, afterFirst, limit);
+  }
 }

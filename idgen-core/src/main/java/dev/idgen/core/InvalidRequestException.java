@@ -45,6 +45,12 @@ public final class InvalidRequestException extends IdGenException {
         + " for sequence '" + sequence + "' (expected: 1 to " + limit + ", the per-call limit)", null);
   }
 
+  /** A count below 1 or above {@code limit}, the setting {@code setting} (e.g. a reservation's). */
+  public static InvalidRequestException count(String sequence, long count, long limit, String setting) {
+    return new InvalidRequestException("count", count > limit ? limit : -1, "count " + count
+        + " for sequence '" + sequence + "' (expected: 1 to " + limit + ", the server's " + setting + ")", null);
+  }
+
   /** The request field at fault, as the API names it; empty if the exception is not about one field. */
   public String field() {
     return field;

@@ -199,6 +199,33 @@ public interface RangeStore extends AutoCloseable {
   }
 
   /**
+   * Reserves {@code count} consecutive IDs of a sequence of one stripe for one caller ({@code ReserveRange}),
+   * from the top: above everything any datacenter, server or client holds or has handed out, so that no
+   * {@link #reserve} by any process ever returns one of them. The reservation is recorded durably (which
+   * range, {@code requestId}, {@code reservedBy}, when) before it is returned. A call with a
+   * {@code requestId} that already reserved a range returns that record ({@link Reservation#replayed}) and
+   * takes nothing more; two calls with one request id at once return one range.
+   *
+   * <p>An outcome the store cannot settle fails the call, and the range it may have taken is never
+   * returned by a later call (a gap), so a range is never both reserved and handed out.
+   *
+   * @throws RangeAboveMaxException if fewer than {@code count} IDs are left above what the tiers hold
+   * @throws ReservationRefusedException if the sequence is striped, or the request id reserved another count
+   * @throws StoreUnavailableException if the store cannot be reached or an outcome stays unknown
+   */
+  default Reservation reserveRange(SequenceDefinition sequence, long count, String requestId, String reservedBy) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " does not reserve ranges");
+  }
+
+  /**
+   * Up to {@code limit} reservations of the sequence in the order of their ranges (oldest first), those
+   * whose first ID is above {@code afterFirst} ({@link Long#MIN_VALUE}: from the first).
+   */
+  default List<Reservation> reservations(SequenceDefinition sequence, long afterFirst, int limit) {
+    return List.of();
+  }
+
+  /**
    * {@link #state}, as cheaply as the store can give it, for gauges read every few seconds: it may lag
    * a moment behind (Cassandra: plain reads of this datacenter's replicas, no Paxos round per sequence).
    */

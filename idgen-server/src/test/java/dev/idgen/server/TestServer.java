@@ -85,7 +85,14 @@ public final class TestServer implements AutoCloseable {
 
   /** The daemon on the production embedded store, in {@code dir}. */
   public static TestServer startEmbedded(Path dir) {
-    return start(Map.of(ServerSettings.EMBEDDED_DIR, dir.toString()), new EmbeddedStoreModule(), null);
+    return startEmbedded(dir, Map.of());
+  }
+
+  /** The daemon on the production embedded store, in {@code dir}, with settings {@code overrides}. */
+  public static TestServer startEmbedded(Path dir, Map<String, Object> overrides) {
+    Map<String, Object> values = new HashMap<>(overrides);
+    values.put(ServerSettings.EMBEDDED_DIR, dir.toString());
+    return start(values, new EmbeddedStoreModule(), null);
   }
 
   /**

@@ -8,7 +8,9 @@ import dev.idgen.api.v1.CreateSequenceRequest;
 import dev.idgen.api.v1.ErrorReason;
 import dev.idgen.api.v1.GetSequenceRequest;
 import dev.idgen.api.v1.IdGenGrpc;
+import dev.idgen.api.v1.ListReservationsRequest;
 import dev.idgen.api.v1.ListSequencesRequest;
+import dev.idgen.api.v1.ReserveRangeRequest;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.server.config.OperationsSettings;
 import dev.idgen.server.status.ErrorStatus;
@@ -57,7 +59,9 @@ import org.slf4j.LoggerFactory;
  *       description and the metadata ({@code identity}, {@code operation}, {@code sequence}) name the
  *       identity, the operation and the sequence.
  * </ul>
- * Refusals are logged at INFO as one key=value line; tokens are never logged.
+ * Refusals are logged at INFO as one key=value line; tokens are never logged. A SequenceAdmin call also learns
+ * who made it ({@link Caller}: the identity named in refusals, or its address when access control is off), which
+ * a reservation records.
  *
  * <p>Thread-safe: immutable rules; each call's state is guarded by its own lock.
  */
@@ -85,7 +89,10 @@ public final class AccessInterceptor implements ServerInterceptor {
       ServerCallHandler<Q, A> next) {
     Operation operation = enabled ? operationOf(call.getMethodDescriptor().getServiceName()) : null;
     if (operation == null) {
-      return next.startCall(call, headers); // access control off, or not ours to guard
+      // Access control off, or not ours to guard. SequenceAdmin calls still learn who called: the address.
+      return SequenceAdminGrpc.SERVICE_NAME.equals(call.getMethodDescriptor().getServiceName())
+          ? Caller.start(Caller.address(call), call, headers, next)
+          : next.startCall(call, headers);
     }
     String method = call.getMethodDescriptor().getFullMethodName();
     Set<String> identities = new LinkedHashSet<>();
@@ -107,9 +114,12 @@ public final class AccessInterceptor implements ServerInterceptor {
           + " trusted client certificate or an 'authorization: Bearer <token>' header", "no_identity", method);
     }
     CheckedCall<Q, A> checked = new CheckedCall<>(call);
-    ServerCall.Listener<Q> delegate = next.startCall(checked, headers);
-    return new CheckingListener<>(delegate, checked, rulesOf(identities), operation,
-        identities.iterator().next(), method);
+    String primary = identities.iterator().next();
+    // SequenceAdmin calls record who made them (a reservation's reserved_by): the identity named in refusals.
+    ServerCall.Listener<Q> delegate = operation == Operation.ADMIN
+        ? Caller.start(primary, checked, headers, next)
+        : next.startCall(checked, headers);
+    return new CheckingListener<>(delegate, checked, rulesOf(identities), operation, primary, method);
   }
 
   /** What calls of {@code service} do; null for services this interceptor does not guard. */
@@ -223,6 +233,12 @@ public final class AccessInterceptor implements ServerInterceptor {
       return r.getName();
     }
     if (message instanceof AdvanceSequenceRequest r) {
+      return r.getName();
+    }
+    if (message instanceof ReserveRangeRequest r) {
+      return r.getName();
+    }
+    if (message instanceof ListReservationsRequest r) {
       return r.getName();
     }
     if (message instanceof ListSequencesRequest) {

@@ -65,6 +65,55 @@ final class PageTokens {
     }
   }
 
+  /** The first byte of a ListReservations token: a token of one listing is refused by the other. */
+  private static final byte RESERVATIONS_VERSION = 2;
+
+  /** The ListReservations token that resumes sequence {@code name}'s listing after the reservation at {@code first}. */
+  static String afterReservation(String name, long first) {
+    byte[] n = name.getBytes(StandardCharsets.UTF_8);
+    ByteBuffer b = ByteBuffer.allocate(1 + Long.BYTES + n.length + CHECKSUM_BYTES);
+    b.put(RESERVATIONS_VERSION).putLong(first).put(n);
+    b.putInt(checksum(b.array(), b.position()));
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(b.array());
+  }
+
+  /**
+   * The first ID a ListReservations listing of sequence {@code name} resumes after: {@link Long#MIN_VALUE} for an
+   * empty token (the first page).
+   *
+   * @throws InvalidRequestException (field {@code page_token}) if the token is not one
+   *     {@link #afterReservation} made for this sequence
+   */
+  static long parseReservation(String name, String token) {
+    if (token.isEmpty()) {
+      return Long.MIN_VALUE;
+    }
+    byte[] bytes;
+    try {
+      bytes = Base64.getUrlDecoder().decode(token);
+    } catch (IllegalArgumentException e) {
+      throw invalidReservation("it is not URL-safe base64", e);
+    }
+    if (bytes.length < 1 + Long.BYTES + 1 + CHECKSUM_BYTES || bytes[0] != RESERVATIONS_VERSION) {
+      throw invalidReservation("unknown format", null);
+    }
+    int end = bytes.length - CHECKSUM_BYTES;
+    if (ByteBuffer.wrap(bytes, end, CHECKSUM_BYTES).getInt() != checksum(bytes, end)) {
+      throw invalidReservation("its checksum does not match: it was altered", null);
+    }
+    String tokenName = new String(Arrays.copyOfRange(bytes, 1 + Long.BYTES, end), StandardCharsets.UTF_8);
+    if (!tokenName.equals(name)) {
+      throw invalidReservation("it lists another sequence", null);
+    }
+    return ByteBuffer.wrap(bytes, 1, Long.BYTES).getLong();
+  }
+
+  private static InvalidRequestException invalidReservation(String why, Exception cause) {
+    return InvalidRequestException.ofField("page_token", "page_token is not a token ListReservations returned for"
+        + " this sequence (" + why + "; expected: empty, or the next_page_token of the previous page, unchanged)",
+        cause);
+  }
+
   private static int checksum(byte[] bytes, int length) {
     CRC32C crc = new CRC32C();
     crc.update(bytes, 0, length);

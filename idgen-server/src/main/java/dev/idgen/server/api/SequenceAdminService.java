@@ -7,22 +7,29 @@ import dev.idgen.api.v1.AdvanceSequenceRequest;
 import dev.idgen.api.v1.CreateSequenceRequest;
 import dev.idgen.api.v1.GetSequenceRequest;
 import dev.idgen.api.v1.ListSequencesRequest;
+import dev.idgen.api.v1.ListReservationsRequest;
+import dev.idgen.api.v1.ListReservationsResponse;
 import dev.idgen.api.v1.ListSequencesResponse;
+import dev.idgen.api.v1.ReserveRangeRequest;
+import dev.idgen.api.v1.ReserveRangeResponse;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceView;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.InvalidRequestException;
+import dev.idgen.core.Reservation;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.StoredSequence;
+import dev.idgen.server.access.Caller;
+import dev.idgen.server.config.AdminSettings;
 import io.grpc.Context;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * {@code idgen.v1.SequenceAdmin}: creates, describes, lists and advances sequences through the
- * {@link Allocator}. Thread-safe: stateless.
+ * {@code idgen.v1.SequenceAdmin}: creates, describes, lists and advances sequences, and reserves ranges of
+ * them, through the {@link Allocator}. Thread-safe: stateless.
  */
 @ThreadSafe
 @Singleton
@@ -32,10 +39,13 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
   static final int MAX_PAGE_SIZE = 1000;
 
   private final Allocator allocator;
+  /** idgen.admin.max-reserve-count. */
+  private final long maxReserveCount;
 
   @Inject
-  SequenceAdminService(Allocator allocator) {
+  SequenceAdminService(Allocator allocator, AdminSettings admin) {
     this.allocator = allocator;
+    this.maxReserveCount = admin.maxReserveCount();
   }
 
   @Override
@@ -111,6 +121,45 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
       String name = SequenceDefinition.checkName(request.getName());
       allocator.advance(name, request.getFloor());
       return SequenceMessages.toProto(allocator.describe(name));
+    });
+  }
+
+  /**
+   * Who reserved is the caller the access layer identified ({@link Caller}). A count above the server's
+   * limit is refused before the store is touched.
+   */
+  @Override
+  public void reserveRange(ReserveRangeRequest request, StreamObserver<ReserveRangeResponse> responses) {
+    unary(responses, StatusMapper.Subject.admin(request.getName()), () -> {
+      String name = SequenceDefinition.checkName(request.getName());
+      long count = request.getCount();
+      if (count < 1 || count > maxReserveCount) {
+        throw InvalidRequestException.count(name, count, maxReserveCount, AdminSettings.MAX_RESERVE_COUNT);
+      }
+      Reservation r = allocator.reserveRange(name, count, request.getRequestId(), Caller.current());
+      return ReserveRangeResponse.newBuilder().setReservation(SequenceMessages.toProto(r))
+          .setReplayed(r.replayed()).build();
+    });
+  }
+
+  @Override
+  public void listReservations(ListReservationsRequest request,
+      StreamObserver<ListReservationsResponse> responses) {
+    unary(responses, StatusMapper.Subject.admin(request.getName()), () -> {
+      String name = SequenceDefinition.checkName(request.getName());
+      int pageSize = pageSize(request.getPageSize());
+      long after = PageTokens.parseReservation(name, request.getPageToken());
+      List<Reservation> reservations = allocator.reservations(name, after, pageSize + 1);
+      boolean more = reservations.size() > pageSize;
+      List<Reservation> page = more ? reservations.subList(0, pageSize) : reservations;
+      ListReservationsResponse.Builder response = ListReservationsResponse.newBuilder();
+      for (Reservation r : page) {
+        response.addReservations(SequenceMessages.toProto(r));
+      }
+      if (more) {
+        response.setNextPageToken(PageTokens.afterReservation(name, page.get(page.size() - 1).first()));
+      }
+      return response.build();
     });
   }
 

@@ -65,6 +65,20 @@ final class SequenceMessages {
         .setHomeDatacenter(definition.homeDatacenter());
   }
 
+  /** A reservation's record (not whether it was replayed: that is the response's). */
+  static dev.idgen.api.v1.Reservation toProto(dev.idgen.core.Reservation r) {
+    Instant t = r.reservedAt();
+    return dev.idgen.api.v1.Reservation.newBuilder()
+        .setSequence(r.sequence())
+        .setFirst(r.first())
+        .setLast(r.last())
+        .setCount(r.count())
+        .setRequestId(r.requestId())
+        .setReservedBy(r.reservedBy())
+        .setReserveTime(Timestamp.newBuilder().setSeconds(t.getEpochSecond()).setNanos(t.getNano()))
+        .build();
+  }
+
   static dev.idgen.api.v1.Ordering toProto(dev.idgen.core.Ordering ordering) {
     return ordering == dev.idgen.core.Ordering.STRICT ? dev.idgen.api.v1.Ordering.ORDERING_STRICT
         : dev.idgen.api.v1.Ordering.ORDERING_PER_SERVER;

@@ -7,6 +7,8 @@ import dev.idgen.core.IdGenException;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.InvalidRequestException;
 import dev.idgen.core.NotOwnerException;
+import dev.idgen.core.RangeAboveMaxException;
+import dev.idgen.core.ReservationRefusedException;
 import dev.idgen.core.SequenceAlreadyExistsException;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceExhaustedException;
@@ -95,6 +97,19 @@ final class StatusMapper {
       return ErrorStatus.of(ErrorReason.FLOOR_AT_MAX, message)
           .put("sequence", e.sequence()).put("floor", e.floor()).put("max", e.max()).exception();
     }
+    if (error instanceof RangeAboveMaxException e) {
+      return ErrorStatus.of(ErrorReason.RESERVATION_ABOVE_MAX, message)
+          .put("sequence", e.sequence()).put("max", e.max()).put("requested", e.requested())
+          .put("remaining", e.remaining()).exception();
+    }
+    if (error instanceof ReservationRefusedException e) {
+      ErrorStatus status = ErrorStatus.of(switch (e.why()) {
+        case STRIPED -> ErrorReason.RESERVATION_STRIPED;
+        case REQUEST_ID_REUSED -> ErrorReason.REQUEST_ID_REUSED;
+      }, message).put("sequence", e.sequence());
+      e.metadata().forEach(status::put);
+      return status.exception();
+    }
     if (error instanceof AdvanceNotConfirmedException e) {
       // The floor is in force; advancing again to it completes the confirmation: a retry is the remedy.
       return ErrorStatus.of(ErrorReason.ADVANCE_NOT_CONFIRMED, message)
@@ -148,6 +163,7 @@ final class StatusMapper {
       case "home_datacenter" -> ErrorReason.INVALID_HOME_DATACENTER;
       case "page_size" -> ErrorReason.INVALID_PAGE_SIZE;
       case "page_token" -> ErrorReason.INVALID_PAGE_TOKEN;
+      case "request_id" -> ErrorReason.INVALID_REQUEST_ID;
       default -> ErrorReason.INVALID_REQUEST;
     };
     ErrorStatus status = ErrorStatus.of(reason, e.getMessage());

@@ -4,7 +4,7 @@ import com.google.inject.AbstractModule;
 import com.typesafe.config.Config;
 
 /**
- * Binds the configuration: the typed {@link ServerSettings}, and the raw {@link Config} for modules
+ * Binds the configuration: the typed {@link ServerSettings} and {@link AdminSettings}, and the raw {@link Config} for modules
  * whose settings live in their own subtree (a store's, for instance).
  */
 public final class SettingsModule extends AbstractModule {
@@ -22,5 +22,6 @@ public final class SettingsModule extends AbstractModule {
   protected void configure() {
     bind(Config.class).toInstance(config);
     bind(ServerSettings.class).toInstance(settings);
+    bind(AdminSettings.class).toInstance(AdminSettings.from(config));
   }
 }

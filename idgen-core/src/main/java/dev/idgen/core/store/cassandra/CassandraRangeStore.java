@@ -18,6 +18,7 @@ import dev.idgen.core.FloorLog;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.OwnerRecord;
 import dev.idgen.core.RangeStore;
+import dev.idgen.core.Reservation;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceState;
 import dev.idgen.core.StoreUnavailableException;
@@ -81,7 +82,8 @@ import org.slf4j.LoggerFactory;
  * {@link CasOutcomes} (reads, compare-and-set attempts and the resolution of unknown outcomes, back-off,
  * counters), {@link PoolTier} (the DC pools: reserve, refill, the append record, give-back, heal, trim),
  * {@link GlobalTier} (the global cursors), {@link Definitions}, {@link OwnerTable} (owners of strict
- * sequences), {@link FloorLogTable} (floor logs, announcements, confirmations) and {@link Datacenters}
+ * sequences), {@link FloorLogTable} (floor logs, announcements, confirmations), {@link ReservationTable}
+ * (ranges reserved for one caller) and {@link Datacenters}
  * (which datacenters hold the keyspace, and their coordinators). Each says how it is thread-safe.
  *
  * <p>Threads: thread-safe; all coordination between processes happens in Cassandra. Within a process,
@@ -102,6 +104,7 @@ public final class CassandraRangeStore implements RangeStore {
   private final PoolTier pools;
   private final OwnerTable owners;
   private final FloorLogTable floorLogs;
+  private final ReservationTable reservationTable;
   /** A seam for fault-injection tests: runs just before each global CAS is sent. */
   volatile Runnable beforeGlobalCas = () -> {};
   /** A seam for fault-injection tests: how each CAS statement is sent, and what follows a read-back. */
@@ -135,6 +138,7 @@ public final class CassandraRangeStore implements RangeStore {
     pools = new PoolTier(settings, outcomes, globalTier);
     owners = new OwnerTable(settings, outcomes);
     floorLogs = new FloorLogTable(settings, outcomes, datacenters);
+    reservationTable = new ReservationTable(outcomes, globalTier);
     connector = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "idgen-cassandra-connect");
       t.setDaemon(true);
@@ -370,6 +374,29 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // Ranges reserved for one caller (ReservationTable, GlobalTier)
+
+  /**
+   * Taken from the global cursor, the top of the sequence for every datacenter: see {@code ReservationTable}
+   * and docs/design.md, "Reserving a contiguous range".
+   */
+  @Override
+  public Reservation reserveRange(SequenceDefinition d, long count, String requestId, String reservedBy) {
+    if (count < 1) {
+      throw new IllegalArgumentException("count: " + count + " (expected: >= 1)");
+    }
+    return reservationTable.reserve(d, count, requestId, reservedBy);
+  }
+
+  @Override
+  public List<Reservation> reservations(SequenceDefinition d, long afterFirst, int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit: " + limit + " (expected: >= 1)");
+    }
+    return reservationTable.page(d, afterFirst, limit);
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Owners of strict sequences (OwnerTable)
 
   @Override
@@ -560,7 +587,7 @@ public final class CassandraRangeStore implements RangeStore {
   /** What a compare-and-set is for: named in logs, and seen by the fault-injection seam. */
   enum CasKind {
     CREATE, GLOBAL_TAKE, GLOBAL_ADVANCE, POOL_APPEND, POOL_RESERVE, POOL_TRIM, POOL_GIVE_BACK, POOL_HEAL, FLOOR_LOG,
-    POOL_FENCE, OWNER
+    POOL_FENCE, OWNER, GLOBAL_RESERVE, RESERVATION
   }
 
   /**

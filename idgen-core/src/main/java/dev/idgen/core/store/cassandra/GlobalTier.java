@@ -8,11 +8,14 @@ import com.datastax.oss.driver.api.core.ConsistencyLevel;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.RangeAboveMaxException;
 import dev.idgen.core.RunwayPolicy;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceExhaustedException;
+import dev.idgen.core.StoreUnavailableException;
 import dev.idgen.core.store.cassandra.CasOutcomes.Attempts;
 import dev.idgen.core.store.cassandra.CasOutcomes.CasResult;
+import dev.idgen.core.store.cassandra.CasOutcomes.Outcome;
 import dev.idgen.core.store.cassandra.CasOutcomes.Tier;
 import dev.idgen.core.store.cassandra.CassandraRangeStore.CasKind;
 import java.util.UUID;
@@ -95,6 +98,66 @@ final class GlobalTier {
       }
     } finally {
       outcomes.countLost(tier, attempts, got, "a DC block of sequence '" + d.name() + "' stripe " + stripe);
+    }
+  }
+
+  /**
+   * Takes {@code count} consecutive indexes of stripe 0 for one caller ({@code ReserveRange}): {@code {from, to}}.
+   * The same compare-and-set on the cursor as a DC block's {@link #take}, so the range lies above every block
+   * any datacenter has taken (hence above everything its servers and clients hold) and no later take returns
+   * any of it. Unlike a take, an ambiguous outcome is not tried again with a new range: the call fails with
+   * {@link StoreUnavailableException}, and the range it may have taken is a counted gap that nothing ever
+   * returns, so a caller never holds a range that another take could also have got. A lost race (a definite
+   * "not applied") is retried after a back-off.
+   */
+  long[] reserveRange(SequenceDefinition d, long count, long deadline) {
+    long total = d.stripeSize(0);
+    Attempts<long[]> attempts = new Attempts<>();
+    long[] got = null;
+    try {
+      for (int attempt = 0; ; attempt++) {
+        Row row = readCursor(d, 0, deadline);
+        if (row == null) {
+          definitions.require(d);
+        }
+        UUID current = row == null ? null : row.getUuid("op");
+        if (attempts.mine(current)) {
+          // Only an attempt that left the loop open could show up here, and none does; kept for symmetry with take.
+          tier.recovered.increment();
+          got = attempts.effect(current);
+          tier.highWater.note(stripeKey(d, 0), got[1]);
+          return got;
+        }
+        long stored = row == null ? 0 : row.getLong("reserved");
+        // As in take: a cursor found below what this process saw forgot acknowledged writes; start above them.
+        long reserved = Math.max(stored, tier.highWater.above(stripeKey(d, 0), stored));
+        if (total - reserved < count) {
+          throw new RangeAboveMaxException(d.name(), d.max(), count, total - reserved);
+        }
+        long to = reserved + count;
+        UUID op = attempts.next(new long[] {reserved, to, stored}, current);
+        BoundStatement cas = row == null
+            ? global(outcomes.st().insertGlobal.bind(d.name(), 0, to, op))
+            : global(outcomes.st().updateGlobal.bind(to, op, d.name(), 0, current));
+        CasResult result = outcomes.cas(tier, CasKind.GLOBAL_RESERVE, cas, op, current, attempts,
+            () -> readCursor(d, 0, deadline), deadline);
+        if (result.applied()) {
+          got = attempts.effect(result.op());
+          countSkip(d, 0, got);
+          tier.highWater.note(stripeKey(d, 0), got[1]);
+          return got;
+        }
+        if (result.outcome() == Outcome.AMBIGUOUS) {
+          throw new StoreUnavailableException("reserving " + count + " IDs of sequence '" + d.name() + "': the"
+              + " compare-and-set on its global cursor had an unknown outcome that reading the cursor back could not"
+              + " settle (another server wrote it since); the range it may have taken (" + d.idAt(0, reserved) + " to "
+              + d.idAt(0, to - 1) + ") is never handed to anyone (a gap): nothing was reserved, retry");
+        }
+        backoff(attempt, deadline, "reserving a range of sequence '" + d.name() + "' from its global cursor");
+      }
+    } finally {
+      // Every attempt still open (ambiguous, or unresolved): its range may have left the cursor; a gap.
+      outcomes.countLost(tier, attempts, got, "a reserved range of sequence '" + d.name() + "'");
     }
   }
 

@@ -64,7 +64,7 @@ final class Schema {
   static List<String> missingTables(CqlSession session, CassandraSettings settings) {
     var ks = session.getMetadata().getKeyspace(settings.keyspace());
     List<String> out = new ArrayList<>();
-    for (String t : List.of("floor_log", "servers", "owners")) {
+    for (String t : List.of("floor_log", "servers", "owners", "reservation_requests", "reservations")) {
       if (ks.isEmpty() || ks.get().getTable(t).isEmpty()) {
         out.add(t);
       }

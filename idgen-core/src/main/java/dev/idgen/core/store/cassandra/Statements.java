@@ -35,6 +35,10 @@ final class Statements {
   final PreparedStatement selectOwner;
   final PreparedStatement insertOwner;
   final PreparedStatement updateOwner;
+  final PreparedStatement selectReservationRequest;
+  final PreparedStatement insertReservationRequest;
+  final PreparedStatement insertReservation;
+  final PreparedStatement selectReservations;
 
   /** Prepares every statement on {@code session}, in keyspace {@code ks}; throws the driver's exceptions. */
   Statements(CqlSession session, String ks) {
@@ -88,6 +92,14 @@ final class Statements {
         + " VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS");
     updateOwner = session.prepare("UPDATE " + ks + ".owners SET server = ?, incarnation = ?, target = ?, epoch = ?,"
         + " op = ? WHERE sequence = ? IF op = ?");
+    selectReservationRequest = session.prepare("SELECT first, last, reserved_by, reserved_at, op FROM " + ks
+        + ".reservation_requests WHERE sequence = ? AND request_id = ?");
+    insertReservationRequest = session.prepare("INSERT INTO " + ks + ".reservation_requests (sequence, request_id,"
+        + " first, last, reserved_by, reserved_at, op) VALUES (?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS");
+    insertReservation = session.prepare("INSERT INTO " + ks + ".reservations (sequence, first, last, request_id,"
+        + " reserved_by, reserved_at) VALUES (?, ?, ?, ?, ?, ?)");
+    selectReservations = session.prepare("SELECT first, last, request_id, reserved_by, reserved_at FROM " + ks
+        + ".reservations WHERE sequence = ? AND first > ? LIMIT ?");
     healPool = session.prepare("UPDATE " + ks + ".dc_pools SET blocks = ?, taken = ?, appended = ?,"
         + " appended_below = ?, op = ? WHERE sequence = ? AND stripe = ? AND datacenter = ? IF op = ?");
   }

@@ -8,6 +8,7 @@ import dev.idgen.core.IdRange;
 import dev.idgen.core.InvalidRequestException;
 import dev.idgen.core.OwnerRecord;
 import dev.idgen.core.RangeStore;
+import dev.idgen.core.Reservation;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceState;
 import dev.idgen.core.StoreUnavailableException;
@@ -76,8 +77,9 @@ import javax.annotation.Nullable;
  * {@link Connections} (opening connections with the store's settings), {@link Schema} (tables and migrations),
  * {@link Definitions} ({@code sequences}), {@link Stripes} ({@code stripes}: reservations and the fence of
  * strict sequences), {@link Returned} (IDs given back), {@link OwnerTable} ({@code owners}),
- * {@link FloorLogTable} ({@code floor_log}) and {@link ServerTable} ({@code servers}: announcements and
- * confirmations, on an injectable {@link WallClock}); {@link DiskFaults} and {@link IntegrityCheck} say what
+ * {@link FloorLogTable} ({@code floor_log}), {@link ServerTable} ({@code servers}: announcements and
+ * confirmations, on an injectable {@link WallClock}) and {@link Reservations} ({@code reservations}: ranges
+ * reserved for one caller); {@link DiskFaults} and {@link IntegrityCheck} say what
  * a failure or a damaged file means for the operator.
  */
 @ThreadSafe
@@ -94,6 +96,7 @@ public final class EmbeddedRangeStore implements RangeStore {
   private final WallClock wall;
   private final Stripes stripes;
   private final ServerTable servers;
+  private final Reservations reservationTable;
   private final AtomicLong reservations = new AtomicLong();
 
   private EmbeddedRangeStore(Path file, Transactions tx, WallClock wall) {
@@ -102,6 +105,7 @@ public final class EmbeddedRangeStore implements RangeStore {
     this.wall = wall;
     this.stripes = new Stripes(file);
     this.servers = new ServerTable(wall);
+    this.reservationTable = new Reservations(file);
   }
 
   /**
@@ -239,6 +243,30 @@ public final class EmbeddedRangeStore implements RangeStore {
       long floorIndex = sequence.firstIndexAbove(stripe, FloorLogTable.floorOf(db, name)); // 0 if never advanced
       return Returned.giveBack(db, sequence, stripe, ranges, floorIndex);
     });
+  }
+
+  // ---- ranges reserved for one caller (ReserveRange)
+
+  /** The cursor moves and the record is written in one durable transaction: see {@link Reservations}. */
+  @Override
+  public Reservation reserveRange(SequenceDefinition sequence, long count, String requestId, String reservedBy) {
+    Objects.requireNonNull(sequence, "sequence");
+    if (count < 1) {
+      throw new IllegalArgumentException("count: " + count + " (expected: >= 1)");
+    }
+    Instant now = Instant.ofEpochMilli(wall.millis());
+    return tx.write("reserve " + count + " IDs of sequence '" + sequence.name() + "' for request " + requestId,
+        db -> reservationTable.reserve(db, sequence, count, requestId, reservedBy, now));
+  }
+
+  @Override
+  public List<Reservation> reservations(SequenceDefinition sequence, long afterFirst, int limit) {
+    Objects.requireNonNull(sequence, "sequence");
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit: " + limit + " (expected: >= 1)");
+    }
+    return tx.read("list the reservations of sequence '" + sequence.name() + "'",
+        db -> Reservations.page(db, sequence.name(), afterFirst, limit));
   }
 
   // ---- owners of strict sequences

@@ -22,13 +22,14 @@ import org.slf4j.LoggerFactory;
  * owners (name)                     the owner rows of strict sequences
  * floor_log (version)               every advance, read by the processes that share the file
  * servers (server)                  their announcements: floor-log version applied, lease, client leases
+ * reservations (name, first)        ranges ReserveRange handed to callers, by request id too
  * </pre>
  *
  * <p>Stateless; {@link #migrate} runs once per store, on its first connection, in one write transaction.
  */
 final class Schema {
   /** Stored in {@code PRAGMA user_version}; bump it with a migration when the tables change. */
-  static final int VERSION = 5;
+  static final int VERSION = 6;
   /** Stored in {@code PRAGMA application_id} ("idgn"), so that another SQLite file is never mistaken for ours. */
   static final int APPLICATION_ID = 0x6964676e;
 
@@ -105,11 +106,12 @@ final class Schema {
     createFloorTables(s);
     addOrdering(s);
     addLeases(s);
+    addReservations(s);
     s.execute("PRAGMA application_id = " + APPLICATION_ID);
     s.execute("PRAGMA user_version = " + VERSION);
   }
 
-  /** From {@code version} (1 to 4) to {@link #VERSION}. */
+  /** From {@code version} (1 to 5) to {@link #VERSION}. */
   private static void upgrade(Statement s, int version) throws SQLException {
     if (version == 1) {
       createFloorTables(s);
@@ -121,7 +123,10 @@ final class Schema {
     if (version <= 3) {
       addOrdering(s);
     }
-    addLeases(s);
+    if (version <= 4) {
+      addLeases(s);
+    }
+    addReservations(s);
     s.execute("PRAGMA user_version = " + VERSION);
   }
 
@@ -149,6 +154,23 @@ final class Schema {
    */
   private static void addLeases(Statement s) throws SQLException {
     s.execute("ALTER TABLE servers ADD COLUMN leases_until_millis INTEGER");
+  }
+
+  /**
+   * Schema version 6: the ranges {@code ReserveRange} handed to callers, one row each, found by their first ID
+   * (listings) and by their request id (a retry returns the same range).
+   */
+  private static void addReservations(Statement s) throws SQLException {
+    s.execute("CREATE TABLE IF NOT EXISTS reservations ("
+        + " name TEXT NOT NULL REFERENCES sequences (name),"
+        + " first INTEGER NOT NULL,"
+        + " last INTEGER NOT NULL CHECK (last >= first),"
+        + " request_id TEXT NOT NULL,"
+        + " reserved_by TEXT NOT NULL,"
+        + " reserved_at_millis INTEGER NOT NULL,"
+        + " PRIMARY KEY (name, first)"
+        + ") WITHOUT ROWID");
+    s.execute("CREATE UNIQUE INDEX IF NOT EXISTS reservations_by_request ON reservations (name, request_id)");
   }
 
   /**

@@ -31,10 +31,10 @@ class CassandraRangeStoreTest {
     CassandraSettings s = CassandraSettings.local(List.of("127.0.0.1:9042"), "dc1", "ids_test",
         Map.of("dc1", 3, "dc2", 2));
     List<String> statements = Schema.statements(s);
-    assertThat(statements).hasSize(7); // the keyspace and six tables
+    assertThat(statements).hasSize(9); // the keyspace and eight tables
     assertThat(statements.get(0)).isEqualTo("CREATE KEYSPACE IF NOT EXISTS ids_test WITH replication = "
         + "{'class': 'NetworkTopologyStrategy', 'dc1': 3, 'dc2': 2} AND durable_writes = true");
-    assertThat(statements.subList(1, 7)).allSatisfy(st -> assertThat(st)
+    assertThat(statements.subList(1, 9)).allSatisfy(st -> assertThat(st)
         .startsWith("CREATE TABLE IF NOT EXISTS ids_test.").doesNotContain("idgen.").doesNotContain("--"));
   }
 
