@@ -1,7 +1,5 @@
 package dev.idgen.chaos;
 
-import java.util.List;
-
 /**
  * {@code bootstrap}: a spare node joins dc1 or dc2 (drawn among those that may grow: {@link MembershipPlan#bootstraps()})
  * and streams its share of the data ({@code cassandra.sh join}); it stays until a {@code decommission} takes it
@@ -18,16 +16,11 @@ final class Bootstrap extends BasicFault.OnMembership {
   @Override
   public void inject(FaultContext run, Occasion occasion) throws Exception {
     Membership m = run.membership();
-    if (m.skippedAsBroken(run, kind())) {
+    var drawn = m.draw(run, kind(), MembershipPlan::bootstraps, MembershipPlan::whyNoBootstrap);
+    if (drawn.isEmpty()) {
       return;
     }
-    MembershipPlan plan = m.plan(run);
-    List<MembershipPlan.Choice> choices = plan.bootstraps();
-    if (choices.isEmpty()) {
-      m.skip(run, kind(), plan.whyNoBootstrap());
-      return;
-    }
-    MembershipPlan.Choice c = choices.get(run.random().nextInt(choices.size()));
+    MembershipPlan.Choice c = drawn.get().getValue();
     m.change(run, kind(), c.node() + " into " + c.dc() + " (" + c.note() + ")", occasion.withBurst(), burst -> {
       burst.run();
       return m.changes().bootstrap(c.dc());

@@ -1,7 +1,5 @@
 package dev.idgen.chaos;
 
-import java.util.List;
-
 /**
  * {@code decommission}: a joined spare of dc1 or dc2 leaves ({@code nodetool decommission}: it streams its ranges
  * away and leaves the ring; the launcher stops it and removes its namespace), drawn among those whose datacenter
@@ -18,16 +16,11 @@ final class Decommission extends BasicFault.OnMembership {
   @Override
   public void inject(FaultContext run, Occasion occasion) throws Exception {
     Membership m = run.membership();
-    if (m.skippedAsBroken(run, kind())) {
+    var drawn = m.draw(run, kind(), MembershipPlan::decommissions, MembershipPlan::whyNoDecommission);
+    if (drawn.isEmpty()) {
       return;
     }
-    MembershipPlan plan = m.plan(run);
-    List<MembershipPlan.Choice> choices = plan.decommissions();
-    if (choices.isEmpty()) {
-      m.skip(run, kind(), plan.whyNoDecommission());
-      return;
-    }
-    MembershipPlan.Choice c = choices.get(run.random().nextInt(choices.size()));
+    MembershipPlan.Choice c = drawn.get().getValue();
     m.change(run, kind(), c.node() + " of " + c.dc() + " (" + c.note() + ")", occasion.withBurst(), burst -> {
       burst.run();
       return m.changes().decommission(c.node());

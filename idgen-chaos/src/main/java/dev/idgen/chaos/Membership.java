@@ -105,6 +105,26 @@ final class Membership {
   }
 
   /** The fault under way cannot apply now: logged ({@code note skipped}) and said, with its reason. */
+  /**
+   * The plan of the cluster as it is now and one of the candidates {@code candidates} finds in it, drawn from the
+   * run's random; empty, after logging why, when the cluster is broken or {@code candidates} is empty
+   * ({@code why} says why then).
+   */
+  <T> Optional<Map.Entry<MembershipPlan, T>> draw(FaultContext run, String kind,
+      java.util.function.Function<MembershipPlan, List<T>> candidates,
+      java.util.function.Function<MembershipPlan, String> why) {
+    if (skippedAsBroken(run, kind)) {
+      return Optional.empty();
+    }
+    MembershipPlan plan = plan(run);
+    List<T> all = candidates.apply(plan);
+    if (all.isEmpty()) {
+      skip(run, kind, why.apply(plan));
+      return Optional.empty();
+    }
+    return Optional.of(Map.entry(plan, all.get(run.random().nextInt(all.size()))));
+  }
+
   void skip(FaultContext run, String kind, String reason) {
     run.log().line("note", "skipped", run.faultLabel(), kind, oneLine(reason));
     run.say(kind + " skipped: " + reason);

@@ -1,7 +1,5 @@
 package dev.idgen.chaos;
 
-import java.util.List;
-
 /**
  * {@code replace}: a node killed ({@code kill -9}) and, once a peer sees it down, replaced by a fresh node that
  * takes its tokens and streams its data ({@code replace_address_first_boot}): at a spare's address and in place
@@ -21,17 +19,12 @@ final class Replace extends BasicFault.OnMembership {
   @Override
   public void inject(FaultContext run, Occasion occasion) throws Exception {
     Membership m = run.membership();
-    if (m.skippedAsBroken(run, kind())) {
+    var drawn = m.draw(run, kind(), MembershipPlan::replaceable, MembershipPlan::whyNoReplace);
+    if (drawn.isEmpty()) {
       return;
     }
-    MembershipPlan plan = m.plan(run);
-    List<String> nodes = plan.replaceable();
-    if (nodes.isEmpty()) {
-      m.skip(run, kind(), plan.whyNoReplace());
-      return;
-    }
-    String node = nodes.get(run.random().nextInt(nodes.size()));
-    MembershipPlan.Choice c = plan.replacement(node, m.nextAtSpare());
+    String node = drawn.get().getValue();
+    MembershipPlan.Choice c = drawn.get().getKey().replacement(node, m.nextAtSpare());
     m.replaced(c.inPlace());
     m.change(run, kind(), node + " " + c.note(), occasion.withBurst(), burst -> {
       burst.run();
