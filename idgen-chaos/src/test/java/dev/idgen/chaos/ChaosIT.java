@@ -55,10 +55,10 @@ class ChaosIT {
     String seed = System.getProperty("chaosSeed", Long.toString(new SecureRandom().nextLong()));
     Path out = Path.of(property("idgenChaosOut"));
     boolean full = "full".equals(System.getProperty("idgen.tests"));
-    // clock-server only in the full set: servers under libfaketime start and serve slower, and the default
-    // set must stay within the test command's 15 minutes (ClockFaultsIT and the long runs cover it).
+    // clock-server and reserve-range only in the full set: the default set must stay within the test command's
+    // 15 minutes (servers under libfaketime start and serve slower; CassandraReserveRangeIT covers reservations).
     List<String> kinds = FaultKinds.defaultKinds(cassandra).stream()
-        .filter(k -> full || !k.equals("clock-server")).toList();
+        .filter(k -> full || !(k.equals("clock-server") || k.equals("reserve-range"))).toList();
     ChaosCommand command = new ChaosCommand();
     new CommandLine(command).parseArgs(
         "--faults", String.join(",", kinds),

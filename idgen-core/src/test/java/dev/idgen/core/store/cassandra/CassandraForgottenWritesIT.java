@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * the next Paxos round: an older row, a newer ballot.
  */
 @ExtendWith(CassandraExtension.class)
+@Tag("full") // about 45 s: the full set (CI), to keep the test command within 15 minutes
 class CassandraForgottenWritesIT {
   private static final long SIZE = 2_000;
 
