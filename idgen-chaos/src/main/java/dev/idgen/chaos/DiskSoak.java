@@ -211,14 +211,18 @@ final class DiskSoak {
     return new Verdict(ids, calls.get(), failedCalls.get(), check, List.copyOf(episodes));
   }
 
-  /** Faults one after another until the run's time is up: each kind once per round, in an order of the seed. */
+  /**
+   * Faults one after another until the run's time is up and the first round is done: each kind once per round,
+   * in an order of the seed.
+   */
   private void inject(DiskImage disk, ServerNode server, Path data, Path servers, List<Episode> episodes)
       throws Exception {
     Random random = new Random(settings.seed());
     long end = t0 + settings.duration().toNanos();
     List<Kind> round = new ArrayList<>();
     sleepQuietly(5_000); // a warm-up: the callers' first calls load the sequences
-    while (System.nanoTime() < end) {
+    // The first round is always finished, however short the run: every kind at least once.
+    while (System.nanoTime() < end || episodes.size() < Kind.values().length) {
       if (round.isEmpty()) {
         round.addAll(List.of(Kind.values()));
         Collections.shuffle(round, random);
