@@ -23,6 +23,7 @@ import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceState;
 import dev.idgen.core.StoreUnavailableException;
 import dev.idgen.core.StoredSequence;
+import dev.idgen.core.WallClock;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -109,6 +110,8 @@ public final class CassandraRangeStore implements RangeStore {
   volatile Runnable beforeGlobalCas = () -> {};
   /** A seam for fault-injection tests: how each CAS statement is sent, and what follows a read-back. */
   volatile CasExecutor casExecutor = CasExecutor.DIRECT;
+  /** A seam for tests: the wall clock of the announcements' write timestamps (a clock stepped ahead). */
+  volatile WallClock announceClock = WallClock.system();
 
   // The connection, made in the background (see open): until it is, every operation fails with
   // StoreUnavailableException and ready() is incomplete.
@@ -137,7 +140,7 @@ public final class CassandraRangeStore implements RangeStore {
     globalTier = new GlobalTier(outcomes, definitions);
     pools = new PoolTier(settings, outcomes, globalTier);
     owners = new OwnerTable(settings, outcomes);
-    floorLogs = new FloorLogTable(settings, outcomes, datacenters);
+    floorLogs = new FloorLogTable(settings, outcomes, datacenters, () -> announceClock);
     reservationTable = new ReservationTable(outcomes, globalTier);
     connector = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "idgen-cassandra-connect");
@@ -460,7 +463,7 @@ public final class CassandraRangeStore implements RangeStore {
 
   @Override
   public void withdraw(String server, UUID incarnation) {
-    floorLogs.withdraw(server);
+    floorLogs.withdraw(server, incarnation);
   }
 
   @Override

@@ -13,6 +13,7 @@ import com.google.errorprone.annotations.ThreadSafe;
 import dev.idgen.core.AdvanceReceipt;
 import dev.idgen.core.Confirmations;
 import dev.idgen.core.FloorLog;
+import dev.idgen.core.WallClock;
 import dev.idgen.core.store.cassandra.CasOutcomes.Attempts;
 import dev.idgen.core.store.cassandra.CasOutcomes.CasResult;
 import dev.idgen.core.store.cassandra.CassandraRangeStore.CasKind;
@@ -25,6 +26,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.function.Supplier;
 import javax.annotation.Nullable;
 
 /**
@@ -32,13 +34,21 @@ import javax.annotation.Nullable;
  * datacenter, in that datacenter's Paxos scope), the servers' announcements of the log version they applied
  * (table {@code servers}, plain writes with a TTL of {@code keep}: garbage collection only, liveness is the
  * heartbeat's), and the confirmations an advance reads back from them.
+ *
+ * <p>Each process announces in a row of its own, keyed {@code name#incarnation}: announcements are plain writes
+ * whose timestamps come from this process's wall clock, and a process whose clock ran ahead (stepped, then put
+ * back) leaves cells, live or expired into tombstones, that would shadow every later write to the same row
+ * until the real time catches up. Had a restart under the same name written there, its announcements would
+ * vanish and an advance would not wait for a server that serves. Within one process the timestamps only rise,
+ * so a step back of its own clock hides nothing. Rows of older versions, keyed by the name alone, are read as
+ * before.
  * Why an advance waits for them: docs/design.md, "Existing IDs and AdvanceSequence".
  *
  * <p>Threads: thread-safe. Appends to a log race in Cassandra (compare-and-set on the row's op id, retried
  * with back-off; appending twice is harmless, floors only rise). The one piece of process state is
  * {@link #announcedAt}, a concurrent map: a server's announcements come from its one announcing thread, and
- * a withdrawal deletes with the timestamp of this process's last announcement, so it never deletes a newer
- * incarnation's row.
+ * a withdrawal deletes with the timestamp of this process's last announcement (which may be ahead of the
+ * clock, if the clock was stepped back since).
  */
 @ThreadSafe
 final class FloorLogTable {
@@ -48,14 +58,21 @@ final class FloorLogTable {
   private final String dc;
   private final CasOutcomes outcomes;
   private final Datacenters datacenters;
-  /** The write timestamp of this process's last announcement per server name: a withdrawal deletes
-   *  only what it wrote, never a newer incarnation's row. */
+  /** The write timestamp of this process's last announcement per row: the next one is above it. */
   private final ConcurrentMap<String, Long> announcedAt = new ConcurrentHashMap<>();
+  /** The wall clock the announcements' write timestamps come from. */
+  private final Supplier<WallClock> wall;
 
-  FloorLogTable(CassandraSettings settings, CasOutcomes outcomes, Datacenters datacenters) {
+  FloorLogTable(CassandraSettings settings, CasOutcomes outcomes, Datacenters datacenters, Supplier<WallClock> wall) {
     this.dc = settings.localDatacenter();
     this.outcomes = outcomes;
     this.datacenters = datacenters;
+    this.wall = wall;
+  }
+
+  /** The row of one process's announcements: its own, whatever another process of the same name wrote. */
+  static String rowKey(String server, UUID incarnation) {
+    return server + "#" + incarnation;
   }
 
   /**
@@ -122,27 +139,29 @@ final class FloorLogTable {
    */
   void announce(String server, UUID incarnation, long appliedVersion, Duration lease, Duration keep,
       @Nullable Duration leasesOutstanding) {
-    long micros = Math.max(System.currentTimeMillis() * 1000, announcedAt.getOrDefault(server, 0L) + 1);
+    String row = rowKey(server, incarnation);
+    long micros = Math.max(wall.get().millis() * 1000, announcedAt.getOrDefault(row, 0L) + 1);
     // Rounded up: the advance waits that long from its read, which comes after this write.
     Long leasesMs = leasesOutstanding == null ? null
         : leasesOutstanding.toMillis() + (leasesOutstanding.toNanosPart() % 1_000_000 == 0 ? 0 : 1);
     try {
-      outcomes.st().session.execute(outcomes.st().announce.bind(dc, server, incarnation, appliedVersion, leasesMs,
+      outcomes.st().session.execute(outcomes.st().announce.bind(dc, row, incarnation, appliedVersion, leasesMs,
           lease.toMillis(), (int) Math.min(Integer.MAX_VALUE, Math.max(1, keep.toSeconds())), micros)
           .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
     } catch (DriverException e) {
       throw unavailable("announcing server " + server + " in " + dc, e);
     }
-    announcedAt.put(server, micros);
+    announcedAt.put(row, micros);
   }
 
-  void withdraw(String server) {
-    Long micros = announcedAt.remove(server);
+  void withdraw(String server, UUID incarnation) {
+    String row = rowKey(server, incarnation);
+    Long micros = announcedAt.remove(row);
     if (micros == null) {
       return;
     }
     try {
-      outcomes.st().session.execute(outcomes.st().withdraw.bind(micros, dc, server)
+      outcomes.st().session.execute(outcomes.st().withdraw.bind(micros, dc, row)
           .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
     } catch (DriverException e) {
       throw unavailable("withdrawing server " + server + " in " + dc, e);

@@ -232,7 +232,7 @@ class CassandraAdvanceIT {
     Confirmations second = storeA.confirmations(receipt);
     Confirmations again = storeA.confirmations(receipt);
 
-    String b = DC2 + "/b";
+    String b = DC2 + "/" + FloorLogTable.rowKey("b", incarnation);
     assertThat(first.pending()).containsExactly(b);
     assertThat(first.heartbeats().get(b).lease()).isEqualTo(lease);
     assertThat(second.heartbeats().get(b).beat()).as("a renewal changes the heartbeat")
@@ -243,15 +243,68 @@ class CassandraAdvanceIT {
         .addContactPoint(new InetSocketAddress(hostPort[0], hostPort.length > 1 ? Integer.parseInt(hostPort[1]) : 9042))
         .withLocalDatacenter(DC2).build()) {
       int ttl = operator.execute(SimpleStatement.newInstance("SELECT ttl(applied) FROM " + ks + ".servers"
-          + " WHERE datacenter = ? AND server = 'b'", DC2)).one().getInt(0);
+          + " WHERE datacenter = ? AND server = ?", DC2, FloorLogTable.rowKey("b", incarnation))).one().getInt(0);
       assertThat(ttl).as("kept three leases: only a node ahead by two leases could hide it").isGreaterThan(100);
 
-      // A server of an older version rewrites its row without lease_ms: no heartbeat, the TTL decides.
+      // A server of an older version writes its row, keyed by its name alone, without lease_ms: no heartbeat,
+      // the TTL decides.
       operator.execute(SimpleStatement.newInstance("INSERT INTO " + ks + ".servers (datacenter, server,"
-          + " incarnation, applied, leases_ms) VALUES (?, 'b', ?, 0, 0) USING TTL 40", DC2, UUID.randomUUID()));
+          + " incarnation, applied, leases_ms) VALUES (?, 'c', ?, 0, 0) USING TTL 40", DC2, UUID.randomUUID()));
       Confirmations older = storeA.confirmations(receipt);
-      assertThat(older.pending()).containsExactly(b);
-      assertThat(older.heartbeats()).doesNotContainKey(b);
+      assertThat(older.pending()).containsExactlyInAnyOrder(b, DC2 + "/c");
+      assertThat(older.heartbeats()).containsKey(b).doesNotContainKey(DC2 + "/c");
     }
+  }
+
+  /**
+   * A server's clock ran ten minutes ahead, then was put back, and the server was restarted under the same
+   * name: its earlier process's announcements carry timestamps ten minutes ahead, live or expired into
+   * tombstones. The new process's announcements must still be seen (and waited for): had they gone to the same
+   * row, every one would be shadowed until the real time caught up, and advances would not wait for a server
+   * that serves.
+   */
+  @Test
+  void should_see_a_restarted_server_whose_earlier_process_announced_with_a_clock_ahead() throws Exception {
+    String ks = LocalCassandra.newKeyspace("ahead");
+    CassandraRangeStore storeA = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
+    CassandraRangeStore earlier = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    earlier.announceClock = () -> System.currentTimeMillis() + Duration.ofMinutes(10).toMillis();
+    AdvanceReceipt receipt = new AdvanceReceipt(Map.of(DC2, 1L));
+    Duration lease = Duration.ofSeconds(2);
+    UUID before = UUID.randomUUID();
+    // Kept one second only: the earlier process's row soon expires, into tombstones ten minutes ahead.
+    earlier.announce("b", before, 0, lease, Duration.ofSeconds(1), Duration.ZERO);
+    CassandraRangeStore restarted = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    UUID after = UUID.randomUUID();
+
+    restarted.announce("b", after, 0, lease, lease.multipliedBy(3), Duration.ZERO);
+    Confirmations both = storeA.confirmations(receipt);
+    String now = processIn(both, after);
+    assertThat(now).as("the restarted process's announcement, beside the earlier one's: %s", both.heartbeats())
+        .isNotNull();
+    assertThat(both.pending()).as("it has not applied version 1: the advance waits for it").contains(now);
+
+    // Once the earlier row expired, the restarted process is still seen, renewing, and waited for.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    Confirmations later = storeA.confirmations(receipt);
+    while (processIn(later, before) != null && System.nanoTime() - deadline < 0) {
+      TimeUnit.MILLISECONDS.sleep(200);
+      restarted.announce("b", after, 0, lease, lease.multipliedBy(3), Duration.ZERO);
+      later = storeA.confirmations(receipt);
+    }
+    assertThat(processIn(later, before)).as("the earlier process's row expired").isNull();
+    assertThat(later.heartbeats().keySet()).as("the restarted process's row is there").containsExactly(now);
+    assertThat(later.pending()).containsExactly(now);
+    assertThat(later.heartbeats().get(now).beat()).as("a renewal changes the heartbeat")
+        .isNotEqualTo(both.heartbeats().get(now).beat());
+
+    restarted.announce("b", after, 1, lease, lease.multipliedBy(3), Duration.ZERO);
+    assertThat(storeA.confirmations(receipt).pending()).as("confirmed once it applied version 1").isEmpty();
+  }
+
+  /** The name under which {@code c} lists the announcement of process {@code incarnation}, or null. */
+  private static String processIn(Confirmations c, UUID incarnation) {
+    return c.heartbeats().entrySet().stream().filter(e -> e.getValue().beat().startsWith(incarnation + "@"))
+        .map(Map.Entry::getKey).findFirst().orElse(null);
   }
 }
