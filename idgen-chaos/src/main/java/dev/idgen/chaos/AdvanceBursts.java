@@ -156,6 +156,9 @@ final class AdvanceBursts {
       outcome = "ok";
     } catch (StatusRuntimeException e) {
       outcome = "failed:" + e.getStatus().getCode();
+      // Why, for whoever reads the run's record: the checker ignores notes.
+      log.line("note", "advance-failed", name, floor, target.name(), e.getStatus().getCode(),
+          Membership.oneLine(e.getStatus().getDescription()));
     }
     // Taken after the call returned: a batch asked for, or a call started, later is certainly later.
     log.line("advance", name, floor, clock.nanos(), outcome, started, target.name());
