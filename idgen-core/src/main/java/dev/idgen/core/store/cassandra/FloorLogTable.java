@@ -23,11 +23,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.function.Supplier;
 import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * How an advance reaches every server: each datacenter's floor log (table {@code floor_log}, one row per
@@ -40,18 +43,21 @@ import javax.annotation.Nullable;
  * back) leaves cells, live or expired into tombstones, that would shadow every later write to the same row
  * until the real time catches up. Had a restart under the same name written there, its announcements would
  * vanish and an advance would not wait for a server that serves. Within one process the timestamps only rise,
- * so a step back of its own clock hides nothing. Rows of older versions, keyed by the name alone, are read as
- * before.
+ * so a step back of its own clock hides nothing. A process's first announcement retires the rows of earlier
+ * processes of its name, each deleted at its own timestamp ({@link #retireEarlier}), so that advances do not
+ * wait a lease for a process that crashed and came back. Rows of older versions, keyed by the name alone,
+ * are read, and retired, the same way.
  * Why an advance waits for them: docs/design.md, "Existing IDs and AdvanceSequence".
  *
  * <p>Threads: thread-safe. Appends to a log race in Cassandra (compare-and-set on the row's op id, retried
- * with back-off; appending twice is harmless, floors only rise). The one piece of process state is
- * {@link #announcedAt}, a concurrent map: a server's announcements come from its one announcing thread, and
- * a withdrawal deletes with the timestamp of this process's last announcement (which may be ahead of the
+ * with back-off; appending twice is harmless, floors only rise). The process state is {@link #announcedAt}
+ * and {@link #retired}, concurrent: a server's announcements come from its one announcing thread, and a
+ * withdrawal deletes with the timestamp of this process's last announcement (which may be ahead of the
  * clock, if the clock was stepped back since).
  */
 @ThreadSafe
 final class FloorLogTable {
+  private static final Logger log = LoggerFactory.getLogger(FloorLogTable.class);
   /** The newest changes a floor log keeps; a server further behind re-reads every floor it holds. */
   static final int FLOOR_LOG_CAPACITY = 256;
 
@@ -60,6 +66,8 @@ final class FloorLogTable {
   private final Datacenters datacenters;
   /** The write timestamp of this process's last announcement per row: the next one is above it. */
   private final ConcurrentMap<String, Long> announcedAt = new ConcurrentHashMap<>();
+  /** This process's rows that have retired the rows of earlier processes of their name. */
+  private final Set<String> retired = ConcurrentHashMap.newKeySet();
   /** The wall clock the announcements' write timestamps come from. */
   private final Supplier<WallClock> wall;
 
@@ -152,6 +160,39 @@ final class FloorLogTable {
       throw unavailable("announcing server " + server + " in " + dc, e);
     }
     announcedAt.put(row, micros);
+    if (!retired.contains(row)) {
+      retireEarlier(server, row);
+      retired.add(row);
+    }
+  }
+
+  /**
+   * Deletes the rows of this name's earlier processes (and the row of an older version, keyed by the name
+   * alone), each at its own write timestamp, which may be ahead of every clock: a name is unique among live
+   * servers, so they are gone, and this process's announcements cover their client leases (a process starts
+   * with a whole client lease lifetime of its own). Without this, an advance would wait for a crashed
+   * process's row until its heartbeat had stood still for a whole lease, however soon it came back.
+   * A failure is thrown, and the next announcement tries again.
+   */
+  private void retireEarlier(String server, String row) {
+    try {
+      for (Row r : outcomes.st().session.execute(outcomes.st().selectServers.bind(dc)
+          .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM))) {
+        String key = r.getString("server");
+        if (key.equals(row) || !(key.equals(server) || key.startsWith(server + "#"))) {
+          continue;
+        }
+        long written = Math.max(r.isNull("beat") ? 0 : r.getLong("beat"),
+            r.isNull("lease_written") ? 0 : r.getLong("lease_written"));
+        if (written > 0) {
+          outcomes.st().session.execute(outcomes.st().withdraw.bind(written, dc, key)
+              .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM));
+          log.info("server {}: retired the announcement of an earlier process of the same name ({})", server, key);
+        }
+      }
+    } catch (DriverException e) {
+      throw unavailable("retiring the announcements of earlier processes of server " + server + " in " + dc, e);
+    }
   }
 
   void withdraw(String server, UUID incarnation) {

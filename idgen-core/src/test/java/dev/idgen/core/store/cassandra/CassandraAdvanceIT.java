@@ -258,10 +258,10 @@ class CassandraAdvanceIT {
 
   /**
    * A server's clock ran ten minutes ahead, then was put back, and the server was restarted under the same
-   * name: its earlier process's announcements carry timestamps ten minutes ahead, live or expired into
-   * tombstones. The new process's announcements must still be seen (and waited for): had they gone to the same
-   * row, every one would be shadowed until the real time caught up, and advances would not wait for a server
-   * that serves.
+   * name after its earlier process's announcement had expired: that announcement's tombstones carry timestamps
+   * ten minutes ahead. The new process's announcements must still be seen (and waited for): had they gone to
+   * the same row, every one would be shadowed until the real time caught up, and advances would not wait for a
+   * server that serves.
    */
   @Test
   void should_see_a_restarted_server_whose_earlier_process_announced_with_a_clock_ahead() throws Exception {
@@ -272,34 +272,58 @@ class CassandraAdvanceIT {
     AdvanceReceipt receipt = new AdvanceReceipt(Map.of(DC2, 1L));
     Duration lease = Duration.ofSeconds(2);
     UUID before = UUID.randomUUID();
-    // Kept one second only: the earlier process's row soon expires, into tombstones ten minutes ahead.
+    // Kept one second only: the earlier process's row expires, into tombstones ten minutes ahead.
     earlier.announce("b", before, 0, lease, Duration.ofSeconds(1), Duration.ZERO);
+    assertThat(processIn(storeA.confirmations(receipt), before)).as("the earlier process's announcement").isNotNull();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (processIn(storeA.confirmations(receipt), before) != null && System.nanoTime() - deadline < 0) {
+      TimeUnit.MILLISECONDS.sleep(200);
+    }
+    assertThat(processIn(storeA.confirmations(receipt), before)).as("the earlier process's row expired").isNull();
     CassandraRangeStore restarted = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
     UUID after = UUID.randomUUID();
 
     restarted.announce("b", after, 0, lease, lease.multipliedBy(3), Duration.ZERO);
-    Confirmations both = storeA.confirmations(receipt);
-    String now = processIn(both, after);
-    assertThat(now).as("the restarted process's announcement, beside the earlier one's: %s", both.heartbeats())
-        .isNotNull();
-    assertThat(both.pending()).as("it has not applied version 1: the advance waits for it").contains(now);
-
-    // Once the earlier row expired, the restarted process is still seen, renewing, and waited for.
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    Confirmations later = storeA.confirmations(receipt);
-    while (processIn(later, before) != null && System.nanoTime() - deadline < 0) {
-      TimeUnit.MILLISECONDS.sleep(200);
-      restarted.announce("b", after, 0, lease, lease.multipliedBy(3), Duration.ZERO);
-      later = storeA.confirmations(receipt);
-    }
-    assertThat(processIn(later, before)).as("the earlier process's row expired").isNull();
-    assertThat(later.heartbeats().keySet()).as("the restarted process's row is there").containsExactly(now);
-    assertThat(later.pending()).containsExactly(now);
-    assertThat(later.heartbeats().get(now).beat()).as("a renewal changes the heartbeat")
-        .isNotEqualTo(both.heartbeats().get(now).beat());
+    Confirmations first = storeA.confirmations(receipt);
+    String now = processIn(first, after);
+    assertThat(now).as("the restarted process's announcement: %s", first.heartbeats()).isNotNull();
+    assertThat(first.pending()).as("it has not applied version 1: the advance waits for it").containsExactly(now);
+    restarted.announce("b", after, 0, lease, lease.multipliedBy(3), Duration.ZERO);
+    assertThat(storeA.confirmations(receipt).heartbeats().get(now).beat()).as("a renewal changes the heartbeat")
+        .isNotEqualTo(first.heartbeats().get(now).beat());
 
     restarted.announce("b", after, 1, lease, lease.multipliedBy(3), Duration.ZERO);
     assertThat(storeA.confirmations(receipt).pending()).as("confirmed once it applied version 1").isEmpty();
+  }
+
+  /**
+   * A server crashed (its announcement stays, written with a clock ten minutes ahead) and came back under its
+   * name: the new process's first announcement retires the crashed one's row, so an advance waits only for the
+   * new process, not a whole lease for the one that is gone.
+   */
+  @Test
+  void should_retire_the_announcement_of_a_crashed_process_when_it_comes_back_under_its_name() throws Exception {
+    String ks = LocalCassandra.newKeyspace("retire");
+    CassandraRangeStore storeA = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
+    CassandraRangeStore crashed = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    crashed.announceClock = () -> System.currentTimeMillis() + Duration.ofMinutes(10).toMillis();
+    AdvanceReceipt receipt = new AdvanceReceipt(Map.of(DC2, 1L));
+    Duration lease = Duration.ofSeconds(40);
+    UUID before = UUID.randomUUID();
+    crashed.announce("b", before, 0, lease, lease.multipliedBy(3), Duration.ZERO);
+    UUID other = UUID.randomUUID();
+    crashed.announce("other", other, 0, lease, lease.multipliedBy(3), Duration.ZERO);
+    assertThat(storeA.confirmations(receipt).pending()).hasSize(2);
+    CassandraRangeStore restarted = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    UUID after = UUID.randomUUID();
+
+    restarted.announce("b", after, 1, lease, lease.multipliedBy(3), Duration.ZERO);
+
+    Confirmations read = storeA.confirmations(receipt);
+    assertThat(processIn(read, before)).as("the crashed process's announcement, retired").isNull();
+    assertThat(processIn(read, after)).as("the new process's").isNotNull();
+    assertThat(read.pending()).as("only the other server, which has not applied version 1")
+        .containsExactly(DC2 + "/" + FloorLogTable.rowKey("other", other));
   }
 
   /** The name under which {@code c} lists the announcement of process {@code incarnation}, or null. */
