@@ -18,16 +18,17 @@ import picocli.CommandLine;
 /**
  * The short chaos run of the test command (and, longer, of CI): three servers over both datacenters, four
  * clients, a first round with one fault of every kind the cluster allows (advance bursts during every fault
- * that holds; the slowest kinds, {@link #FULL_ONLY}, only with {@code -Didgen.tests=full}), then the checker on the records: no duplicate, nothing out of bounds, and no ID at or below the
- * floor of an advance that had returned OK, in a range or in a stub's batch; and a row in the checker's table
- * for every kind.
+ * that holds; the slowest kinds, {@link #FULL_ONLY}, only with {@code -Didgen.tests=full}), then the checker on
+ * the records: no duplicate, nothing out of bounds, and no ID at or below the floor of an advance that had
+ * returned OK, in a range or in a stub's batch; and a row in the checker's table for every kind.
  *
- * <p>The cluster is {@link ChaosClusterExtension}'s: as root, a netns topology of the launcher (netns-3x1 by
- * default, {@code -DchaosTopology=netns-3x3} for three nodes in each datacenter; every node and every server
- * in a network namespace), which takes every kind, the network faults (dc-partition, dc-oneway,
- * server-isolate, replica-one, replica-two) and cassandra-kill included; without root or without nftables,
- * the tests' two-datacenter cluster, which takes the others, and the run prints which kinds it could not inject
- * and why. The seed is random and printed; rerun a failure with {@code -DchaosSeed=<seed>}.
+ * <p>The cluster is {@link ChaosClusterExtension}'s: in the full set as root, a netns topology of the launcher
+ * (netns-3x1 by default, {@code -DchaosTopology=netns-3x3} for three nodes in each datacenter; every node and
+ * every server in a network namespace), which takes every kind, the network faults (dc-partition, dc-oneway,
+ * server-isolate, replica-one, replica-two) and cassandra-kill included; in the README's test command (and
+ * without root or without nftables), the tests' two-datacenter cluster, which takes the others, and the run
+ * prints which kinds it could not inject and why. The seed is random and printed; rerun a failure with
+ * {@code -DchaosSeed=<seed>}.
  *
  * <p>How long: in the README's test command the run asks for {@value #DEFAULT_DURATION} of faults, which is
  * the first round (one fault of every kind, however long that takes) and little more; with
@@ -51,9 +52,9 @@ class ChaosIT {
   static final String FULL_DURATION = "80s";
   /**
    * Kinds only the full set injects, so that the test command stays within its 15 minutes: each of these costs
-   * 30-60 s of a 5-minute run on the namespaces' cluster. A restarted server or Cassandra node takes that long
-   * to serve again on 2 cores (server-kill, server-restart, cassandra-kill: owner-kill still kills a server
-   * with {@code kill -9} in the default set, and the full set's second run restarts every server); servers
+   * 10-60 s of the run. A restarted server or Cassandra node takes that long to serve again on 2 cores
+   * (server-kill, server-restart, cassandra-kill: owner-kill still kills a server with {@code kill -9} in the
+   * default set, and the full set's second run restarts every server); servers
    * under libfaketime start and serve slower (clock-server); CassandraReserveRangeIT covers reservations
    * (reserve-range).
    */
