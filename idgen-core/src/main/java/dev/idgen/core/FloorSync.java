@@ -51,6 +51,13 @@ final class FloorSync {
     long raise(String sequence, long floor);
 
     long reloadAll();
+
+    /**
+     * The sequence's definition changed in the store ({@link FloorLog#DEFINITION_CHANGED}): read it again and
+     * drop what is held under the old one, before this server confirms the log version. Throws what the store
+     * throws (the cycle then fails and applies the entry again next time).
+     */
+    void redefine(String sequence);
   }
 
   /** Until when this server may serve, on both clocks; replaced whole, so one volatile read sees both. */
@@ -142,7 +149,11 @@ final class FloorSync {
       leasesUntil = later(leasesUntil, floors.reloadAll());
     } else {
       for (FloorLog.Change c : floorLog.changes()) {
-        leasesUntil = later(leasesUntil, floors.raise(c.sequence(), c.floor()));
+        if (c.definitionChanged()) {
+          floors.redefine(c.sequence());
+        } else {
+          leasesUntil = later(leasesUntil, floors.raise(c.sequence(), c.floor()));
+        }
       }
     }
     store.announce(server, incarnation, floorLog.version(), lease, outstanding(leasesUntil));
@@ -178,6 +189,16 @@ final class FloorSync {
    * @throws AdvanceNotConfirmedException if some have not confirmed by {@code deadlineNanos}
    */
   long confirm(AdvanceReceipt receipt, String sequence, long floor, long deadlineNanos, long fallbackNanos) {
+    return confirm(receipt, deadlineNanos, fallbackNanos,
+        pending -> new AdvanceNotConfirmedException(sequence, floor, pending, lease.toString()));
+  }
+
+  /**
+   * {@link #confirm(AdvanceReceipt, String, long, long, long)} of a receipt of any change the floor log carries
+   * (a definition change too), failing with what {@code notConfirmed} makes of the servers still pending.
+   */
+  long confirm(AdvanceReceipt receipt, long deadlineNanos, long fallbackNanos,
+      java.util.function.Function<List<String>, ? extends RuntimeException> notConfirmed) {
     if (!enabled || receipt.versions().isEmpty()) {
       return Long.MIN_VALUE;
     }
@@ -198,13 +219,13 @@ final class FloorSync {
             .orElse(readAt + fallbackNanos);
       }
       if (readAt - deadlineNanos >= 0) {
-        throw new AdvanceNotConfirmedException(sequence, floor, read.pending(), lease.toString());
+        throw notConfirmed.apply(read.pending());
       }
       try {
         TimeUnit.NANOSECONDS.sleep(CONFIRM_POLL_NANOS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw new AdvanceNotConfirmedException(sequence, floor, read.pending(), lease.toString());
+        throw notConfirmed.apply(read.pending());
       }
     }
   }

@@ -225,6 +225,15 @@ public final class AccessInterceptor implements ServerInterceptor {
     if (message instanceof AdvanceSequenceRequest r) {
       return r.getName();
     }
+    if (message instanceof dev.idgen.api.v1.UpdateSequenceRequest r) {
+      return r.getSequence().getName();
+    }
+    if (message instanceof dev.idgen.api.v1.DeleteSequenceRequest r) {
+      return r.getName();
+    }
+    if (message instanceof dev.idgen.api.v1.UndeleteSequenceRequest r) {
+      return r.getName();
+    }
     if (message instanceof ListSequencesRequest) {
       return null;
     }

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * mistaken for ours) and {@code PRAGMA user_version} (the schema version, {@value #VERSION}).
  *
  * <pre>
- * sequences (name)                  the definitions, written once
+ * sequences (name)                  the definitions: created once, changed by updates, deletes, undeletes
  * stripes (name, stripe)            how many of each stripe's IDs are reserved; the owner epoch (fence)
  * returned (name, stripe, from)     IDs given back at graceful stops, reserved again first
  * owners (name)                     the owner rows of strict sequences
@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  */
 final class Schema {
   /** Stored in {@code PRAGMA user_version}; bump it with a migration when the tables change. */
-  static final int VERSION = 5;
+  static final int VERSION = 6;
   /** Stored in {@code PRAGMA application_id} ("idgn"), so that another SQLite file is never mistaken for ours. */
   static final int APPLICATION_ID = 0x6964676e;
 
@@ -105,11 +105,12 @@ final class Schema {
     createFloorTables(s);
     addOrdering(s);
     addLeases(s);
+    addLifecycle(s);
     s.execute("PRAGMA application_id = " + APPLICATION_ID);
     s.execute("PRAGMA user_version = " + VERSION);
   }
 
-  /** From {@code version} (1 to 4) to {@link #VERSION}. */
+  /** From {@code version} (1 to 5) to {@link #VERSION}. */
   private static void upgrade(Statement s, int version) throws SQLException {
     if (version == 1) {
       createFloorTables(s);
@@ -121,8 +122,23 @@ final class Schema {
     if (version <= 3) {
       addOrdering(s);
     }
-    addLeases(s);
+    if (version <= 4) {
+      addLeases(s);
+    }
+    addLifecycle(s);
     s.execute("PRAGMA user_version = " + VERSION);
+  }
+
+  /**
+   * Schema version 6: a sequence's life after its creation: the definition's version (the API's etag; 1 for
+   * older rows), when it was deleted and until when it can be restored (epoch millis; NULL: live), and
+   * whether it was purged (a tombstone that keeps the name taken).
+   */
+  private static void addLifecycle(Statement s) throws SQLException {
+    s.execute("ALTER TABLE sequences ADD COLUMN version INTEGER NOT NULL DEFAULT 1");
+    s.execute("ALTER TABLE sequences ADD COLUMN deleted_at INTEGER");
+    s.execute("ALTER TABLE sequences ADD COLUMN expires_at INTEGER");
+    s.execute("ALTER TABLE sequences ADD COLUMN purged INTEGER NOT NULL DEFAULT 0");
   }
 
   /**
