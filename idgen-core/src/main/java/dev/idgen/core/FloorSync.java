@@ -14,8 +14,9 @@ import org.slf4j.LoggerFactory;
  * advance wait until every live server has confirmed it.
  *
  * <p>Every floor-refresh interval a {@link #cycle} reads the datacenter's floor log (one read, whatever
- * the number of sequences), drops cached IDs at or below the new floors, then announces "alive, applied
- * up to version v" with a lease. An advance records its floor in every datacenter's log and returns only
+ * the number of sequences), drops cached IDs at or below the new floors, reads again the definitions that
+ * changed ({@link FloorLog#DEFINITION_CHANGED}: an update, a delete), then announces "alive, applied up to
+ * version v" with a lease; a definition change waits for those confirmations as an advance does. An advance records its floor in every datacenter's log and returns only
  * when every live announcement shows that version ({@link #confirm}). A server that cannot renew its
  * announcement — store cut off, stalled poller, paused JVM — stops handing out IDs before its lease
  * ends ({@link #serving}), so that an announcement that expired means a server that no longer serves:
