@@ -85,8 +85,9 @@ final class Definitions {
   }
 
   Optional<StoredSequence> findStored(String name) {
-    // Definitions never change once written, so a local read that finds one is authoritative; only
-    // "not found" is double-checked at SERIAL, in case the creation is so recent it is still in flight.
+    // A local read that finds a row is safe to serve from even if a change is still on its way (see the
+    // class comment); only "not found" is double-checked at SERIAL, in case the creation is so recent it is
+    // still in flight.
     Row row = outcomes.read(outcomes.st().selectDefinition.bind(name), ConsistencyLevel.LOCAL_QUORUM,
         "definition of '" + name + "'");
     if (row == null) {
