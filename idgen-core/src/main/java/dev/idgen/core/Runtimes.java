@@ -49,6 +49,13 @@ final class Runtimes {
    * is sent, never depend on whether the sequence is loaded at that moment.
    */
   private final ConcurrentMap<String, KnownSequence> known = new ConcurrentHashMap<>();
+  /**
+   * The version of each sequence that a definition change applied here showed ({@link #redefine}): a later
+   * load whose read is older (a store's local read still behind the change, as a Cassandra replica may be)
+   * reads it again with {@link RangeStore#findCurrent}, so that a server never goes back to a definition it
+   * has seen replaced. Only sequences changed while this server ran are in it.
+   */
+  private final ConcurrentMap<String, Long> changedTo = new ConcurrentHashMap<>();
   /** Runtimes out of {@link #sequences} whose pools are not closed yet (an idle unload in progress). */
   private final Set<SequenceRuntime> unloading = ConcurrentHashMap.newKeySet();
   /** When (ticker nanos) a sequence was last unloaded, or this allocator started: see {@link #leasesUntil}. */
@@ -107,7 +114,10 @@ final class Runtimes {
       return rt;
     }
     // Read outside computeIfAbsent: store I/O must not block other sequences' map bins.
-    StoredSequence stored = stored(name);
+    StoredSequence read = stored(name);
+    Long changed = changedTo.get(name);
+    // A local read behind a change this server applied: read again where changes are decided.
+    StoredSequence stored = changed != null && read.version() < changed ? store.findCurrent(name).orElse(read) : read;
     if (stored.deleted()) {
       throw new SequenceDeletedException(stored); // nothing is loaded: a deleted sequence holds no reserve here
     }
@@ -147,6 +157,7 @@ final class Runtimes {
    */
   void redefine(String name) {
     java.util.Optional<StoredSequence> stored = store.findCurrent(name);
+    stored.ifPresent(s -> changedTo.merge(name, s.version(), Math::max));
     KnownSequence k = known.get(name);
     if (k != null && stored.isPresent()) {
       k.redefine(stored.get().definition());

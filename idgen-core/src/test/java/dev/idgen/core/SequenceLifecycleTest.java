@@ -91,6 +91,41 @@ class SequenceLifecycleTest {
   }
 
   @Test
+  void a_server_whose_local_read_is_behind_a_change_it_applied_loads_the_new_definition() {
+    // findStored stands for a store's local read (a Cassandra replica that missed the change's commit for a
+    // while); findCurrent for the read where changes are decided.
+    AtomicBoolean behind = new AtomicBoolean();
+    InMemoryRangeStore lagging = new InMemoryRangeStore() {
+      private volatile StoredSequence old;
+
+      @Override
+      public java.util.Optional<StoredSequence> findStored(String name) {
+        java.util.Optional<StoredSequence> now = super.findStored(name);
+        if (!behind.get()) {
+          old = now.orElse(null);
+          return now;
+        }
+        return java.util.Optional.ofNullable(old);
+      }
+
+      @Override
+      public java.util.Optional<StoredSequence> findCurrent(String name) {
+        return super.findStored(name);
+      }
+    }.shared(Duration.ofMillis(50));
+    Allocator a = server("a", Allocator.builder(lagging));
+    Allocator b = server("b", Allocator.builder(lagging));
+    a.create(new SequenceDefinition("lag", 1, 1_000, 1, 100, 1_000_000));
+    exhaust(b, "lag");
+    behind.set(true);
+
+    a.update("lag", null, SequenceUpdate.NONE.withMax(2_000));
+
+    // b applied the change (its runtime unloaded); its next load reads locally, behind the change.
+    assertThat(allocate(b, "lag", 100)).allSatisfy(r -> assertThat(r.first()).isGreaterThan(1_000));
+  }
+
+  @Test
   void new_caps_reach_every_server_without_changing_what_was_handed_out() {
     Allocator a = server("a");
     Allocator b = server("b");
