@@ -643,6 +643,8 @@ public final class Allocator implements AutoCloseable {
    * @param reservedBy who asked, as the record keeps it
    * @throws InvalidRequestException bad name, count below 1, bad request id
    * @throws SequenceNotFoundException unknown sequence
+   * @throws SequenceDeletedException a deleted sequence (a retry of a reservation made before the deletion too:
+   *     {@link #reservations} still lists it)
    * @throws RangeAboveMaxException fewer than {@code count} IDs left above the tiers' reserves
    * @throws ReservationRefusedException a striped sequence, or a request id reused with another count
    */
@@ -653,8 +655,13 @@ public final class Allocator implements AutoCloseable {
           + "' (expected: at least 1)");
     }
     String id = requestId.isEmpty() ? UUID.randomUUID().toString() : Reservation.checkRequestId(requestId);
-    checkOpen();
-    SequenceDefinition def = definition(sequence);
+    // As the store has it now, not as a runtime or a local read may still have it: a sequence deleted a
+    // moment ago reserves nothing more. Its max is the newest too, so a raised max counts at once.
+    StoredSequence stored = current(sequence);
+    if (stored.deleted()) {
+      throw new SequenceDeletedException(stored);
+    }
+    SequenceDefinition def = stored.definition();
     if (def.stripes() != 1) {
       throw ReservationRefusedException.striped(def);
     }
@@ -673,8 +680,11 @@ public final class Allocator implements AutoCloseable {
     if (limit < 1) {
       throw new InvalidRequestException("page size " + limit + " (expected: >= 1)");
     }
-    checkOpen();
-    return store.reservations(definition(sequence), afterFirst, limit);
+    StoredSequence stored = current(sequence);
+    if (stored.purged()) {
+      throw new SequenceDeletedException(stored); // as GetSequence: a tombstone shows nothing
+    }
+    return store.reservations(stored.definition(), afterFirst, limit);
   }
 
   /** How long a client stub may use a range it was handed (zero: no limit); stamped on responses. */

@@ -3,6 +3,8 @@ package dev.idgen.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idgen.core.store.embedded.EmbeddedRangeStore;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -13,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A sequence's life after its creation, between allocators that share a store: an update, a delete, an
@@ -246,6 +249,47 @@ class SequenceLifecycleTest {
     assertThat(a.listStored("", 10, true)).isEmpty();
     assertThatThrownBy(() -> a.create(new SequenceDefinition("old", 1, Long.MAX_VALUE, 1, 1_000, 1_000_000)))
         .isInstanceOf(SequenceAlreadyExistsException.class).hasMessageContaining("purged");
+  }
+
+  @Test
+  void reserve_range_refuses_a_deleted_sequence_lists_its_reservations_until_a_purge_and_sees_a_raised_max(
+      @TempDir Path dir) {
+    long[] now = {1_000_000};
+    RangeStore embedded = EmbeddedRangeStore.open(dir, () -> now[0]);
+    Allocator a = Allocator.builder(embedded).serverName("a").minNodeBlock(100).wallClock(() -> now[0])
+        .undeleteWindow(Duration.ofHours(1)).build();
+    try {
+      a.create(new SequenceDefinition("bulk", 1, 1_000, 1, 100, 1_000));
+      assertThat(a.reserveRange("bulk", 500, "import-1", "alice").first()).isEqualTo(1);
+      assertThatThrownBy(() -> a.reserveRange("bulk", 1_000, "import-2", "alice"))
+          .isInstanceOf(RangeAboveMaxException.class);
+
+      a.update("bulk", null, SequenceUpdate.NONE.withMax(5_000));
+      Reservation raised = a.reserveRange("bulk", 1_000, "import-2", "alice");
+      assertThat(raised.last()).as("above the old max").isGreaterThan(1_000).isLessThanOrEqualTo(5_000);
+
+      a.delete("bulk", null, false);
+      assertThatThrownBy(() -> a.reserveRange("bulk", 10, "import-3", "alice"))
+          .isInstanceOfSatisfying(SequenceDeletedException.class, e -> assertThat(e.purged()).isFalse())
+          .hasMessageContaining("was deleted at");
+      assertThatThrownBy(() -> a.reserveRange("bulk", 500, "import-1", "alice"))
+          .as("a retry of a reservation made before").isInstanceOf(SequenceDeletedException.class);
+      assertThat(a.reservations("bulk", Long.MIN_VALUE, 10)).extracting(Reservation::requestId)
+          .containsExactly("import-1", "import-2");
+
+      a.undelete("bulk", null);
+      assertThat(a.reserveRange("bulk", 500, "import-1", "bob").replayed()).isTrue();
+      assertThat(a.reserveRange("bulk", 10, "import-3", "alice").first()).isGreaterThan(raised.last());
+
+      a.delete("bulk", null, false);
+      now[0] += Duration.ofHours(1).toMillis();
+      a.delete("bulk", null, true);
+      assertThatThrownBy(() -> a.reservations("bulk", Long.MIN_VALUE, 10))
+          .isInstanceOfSatisfying(SequenceDeletedException.class, e -> assertThat(e.purged()).isTrue());
+    } finally {
+      a.close();
+      embedded.close();
+    }
   }
 
   @Test

@@ -9,7 +9,10 @@ import dev.idgen.api.v1.CreateSequenceRequest;
 import dev.idgen.api.v1.DeleteSequenceRequest;
 import dev.idgen.api.v1.GetSequenceRequest;
 import dev.idgen.api.v1.IdRange;
+import dev.idgen.api.v1.ListReservationsRequest;
 import dev.idgen.api.v1.ListSequencesRequest;
+import dev.idgen.api.v1.Reservation;
+import dev.idgen.api.v1.ReserveRangeRequest;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.UndeleteSequenceRequest;
 import dev.idgen.api.v1.UpdateSequenceRequest;
@@ -27,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * UpdateSequence, DeleteSequence and UndeleteSequence through gRPC on the embedded store: what each does, and
- * each refusal's status, reason and message.
+ * each refusal's status, reason and message; and what ReserveRange does with a deleted sequence.
  */
 class SequenceLifecycleServiceTest {
   @TempDir
@@ -208,5 +211,23 @@ class SequenceLifecycleServiceTest {
     StatusRuntimeException staleDelete = failure(() -> server.admin().deleteSequence(
         DeleteSequenceRequest.newBuilder().setName("retired").setEtag("1").build()));
     assertThat(details(staleDelete).reason()).isEqualTo("ETAG_MISMATCH");
+  }
+
+  @Test
+  void a_deleted_sequence_reserves_no_range_and_still_lists_those_reserved_before() {
+    server.admin().createSequence(CreateSequenceRequest.newBuilder().setName("imports").setStart(1).setMax(1_000_000)
+        .build());
+    Reservation before = server.admin().reserveRange(ReserveRangeRequest.newBuilder().setName("imports")
+        .setCount(100).setRequestId("batch-1").build()).getReservation();
+    server.admin().deleteSequence(DeleteSequenceRequest.newBuilder().setName("imports").build());
+
+    StatusRuntimeException refused = failure(() -> server.admin().reserveRange(ReserveRangeRequest.newBuilder()
+        .setName("imports").setCount(100).setRequestId("batch-2").build()));
+
+    assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+    assertThat(details(refused).reason()).isEqualTo("SEQUENCE_DELETED");
+    assertThat(refused.getStatus().getDescription()).contains("sequence 'imports' was deleted at");
+    assertThat(server.admin().listReservations(ListReservationsRequest.newBuilder().setName("imports").build())
+        .getReservationsList()).containsExactly(before);
   }
 }
