@@ -23,6 +23,9 @@ final class ListCommand extends RpcCommand {
       description = "Sequences per call; the servers return at most 1000. Default: ${DEFAULT-VALUE}.")
   private int pageSize;
 
+  @Option(names = "--show-deleted", description = "List deleted sequences too (not purged ones).")
+  private boolean showDeleted;
+
   @Override
   void run(Calls calls, Output out) {
     List<Sequence> sequences = new ArrayList<>();
@@ -32,6 +35,7 @@ final class ListCommand extends RpcCommand {
           .setPageSize(pageSize)
           .setPageToken(token)
           .setView(SequenceView.SEQUENCE_VIEW_FULL) // the table shows remaining and headroom
+          .setShowDeleted(showDeleted)
           .build());
       sequences.addAll(page.getSequencesList());
       token = page.getNextPageToken();

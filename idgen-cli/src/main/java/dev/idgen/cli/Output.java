@@ -60,6 +60,13 @@ final class Output {
         out.printf(Locale.ROOT, "owner epoch:      %d%n", sequence.getOwnerEpoch());
       }
     }
+    if (!sequence.getEtag().isEmpty()) {
+      out.printf(Locale.ROOT, "etag:             %s%n", sequence.getEtag());
+    }
+    if (sequence.hasDeleteTime()) {
+      out.printf(Locale.ROOT, "deleted:          %s (restorable until %s)%n", instant(sequence.getDeleteTime()),
+          instant(sequence.getExpireTime()));
+    }
     out.printf(Locale.ROOT, "remaining:        %d%n", sequence.getRemaining());
     out.printf(Locale.ROOT, "headroom:         %s%n", percent(sequence.getHeadroom()));
     out.printf(Locale.ROOT, "server reserve:   %d%n", sequence.getServerReserve());
@@ -160,6 +167,10 @@ final class Output {
 
   void flush() {
     out.flush();
+  }
+
+  private static String instant(com.google.protobuf.Timestamp t) {
+    return java.time.Instant.ofEpochSecond(t.getSeconds(), t.getNanos()).toString();
   }
 
   private static String percent(double fraction) {

@@ -73,6 +73,8 @@ public final class Allocator implements AutoCloseable {
   public static final Duration DEFAULT_OWNER_LEASE = Duration.ofSeconds(10);
   /** A sequence not allocated from for this long is unloaded, its reserve given back to the store. */
   public static final Duration DEFAULT_UNLOAD_IDLE_AFTER = Duration.ofHours(1);
+  /** How long a deleted sequence stays restorable before a purge may remove it: 30 days. */
+  public static final Duration DEFAULT_UNDELETE_WINDOW = Duration.ofDays(30);
 
   private final RangeStore store;
   private final long maxIdsPerCall;
@@ -98,6 +100,9 @@ public final class Allocator implements AutoCloseable {
   private final StrictOwner.Identity identity;
   /** Renews owner leases and watches owners of the strict sequences loaded here, every quarter lease. */
   private final ScheduledExecutorService owners;
+  /** The clock of delete times, and how long a deleted sequence stays restorable. */
+  private final WallClock wall;
+  private final Duration undeleteWindow;
 
   Allocator(AllocatorBuilder b) {
     this.store = b.store;
@@ -114,6 +119,8 @@ public final class Allocator implements AutoCloseable {
         b.ticker, RunwayPolicy.of(b.outageRunway, b.refillStep, b.minNodeBlock), executor, directExecutor);
     this.confirmTimeoutNanos = b.confirmTimeout.toNanos();
     this.ticker = b.ticker;
+    this.wall = b.wall;
+    this.undeleteWindow = b.undeleteWindow;
     this.clientLeases = new ClientLeases(b.clientLeaseLifetime, b.serverLease);
     String serverName = b.serverName;
     this.identity = new StrictOwner.Identity(b.serverName, UUID.randomUUID(),
@@ -144,6 +151,11 @@ public final class Allocator implements AutoCloseable {
       @Override
       public long reloadAll() {
         return runtimes.reloadFloors();
+      }
+
+      @Override
+      public void redefine(String sequence) {
+        runtimes.redefine(sequence);
       }
     }, b.ticker, b.wall, b.serverName, b.serverLease, runtimes.leasesUntil(null));
     if (sync.enabled() && b.outageRunway.compareTo(b.serverLease.multipliedBy(3).dividedBy(4)) > 0) {
@@ -181,8 +193,159 @@ public final class Allocator implements AutoCloseable {
   public SequenceDefinition create(SequenceDefinition definition) {
     Objects.requireNonNull(definition, "definition");
     checkOpen();
-    store.create(definition);
+    try {
+      store.create(definition);
+    } catch (SequenceAlreadyExistsException e) {
+      Optional<StoredSequence> existing;
+      try {
+        existing = store.findStored(definition.name());
+      } catch (RuntimeException readFailed) {
+        throw e;
+      }
+      if (existing.isPresent() && existing.get().deleted()) {
+        StoredSequence d = existing.get();
+        // A deleted name is never reused: its stores' positions map to its own IDs, which it handed out.
+        throw new SequenceAlreadyExistsException("sequence '" + definition.name() + "' already exists: it was"
+            + " deleted at " + d.deleteTime().orElseThrow() + (d.purged() ? " and purged" : " (UndeleteSequence"
+            + " restores it until " + d.expireTime().orElseThrow() + ")") + ", and the name of a deleted"
+            + " sequence is never used again, so that none of its IDs is handed out twice; choose another name");
+      }
+      throw e;
+    }
     return definition;
+  }
+
+  /**
+   * Changes a sequence's definition (AIP-134): {@code update}'s values ({@link SequenceUpdate#applyTo}: max
+   * only upwards, the caps within range, the ID space unchanged). Returns once every live server has applied
+   * it, as an advance does: the change rides the floor log ({@link FloorLog#DEFINITION_CHANGED}); each server
+   * reads the definition again and gives back what it held under the old one before it confirms. An update
+   * that changes nothing (the same call again after {@link ChangeNotConfirmedException}) changes nothing in
+   * the store but is logged and confirmed again, which completes the earlier one.
+   *
+   * @param etag null, or the etag the caller read ({@link StoredSequence#etag}): the change applies only if
+   *     it is still the current one
+   * @throws SequenceChangedException if {@code etag} is not the current one
+   * @throws SequenceDeletedException if the sequence is deleted
+   * @throws ChangeRefusedException if the change cannot be made (a lower max, an immutable field)
+   * @throws ChangeNotConfirmedException if some live server did not apply it in time (in force in the store)
+   */
+  public StoredSequence update(String name, @Nullable String etag, SequenceUpdate update) {
+    Objects.requireNonNull(update, "update");
+    StoredSequence current = current(name);
+    if (current.deleted()) {
+      throw new SequenceDeletedException(current);
+    }
+    checkEtag(current, etag);
+    SequenceDefinition next = update.applyTo(current.definition());
+    return change(current, next.equals(current.definition()) ? current : current.redefined(next),
+        "its new definition");
+  }
+
+  /**
+   * Deletes a sequence softly (AIP-164): it stays in the store, marked deleted, restorable by {@link #undelete}
+   * until its expire time (the delete time plus the undelete window), and nothing is handed out of it; every
+   * live server gives back and forgets its reserve before this returns (as {@link #update}). Deleting a
+   * deleted sequence completes the earlier delete (logged and confirmed again), then says it was deleted.
+   * With {@code purge}, a deleted sequence whose expire time has passed becomes a tombstone: no longer
+   * readable nor restorable, its name still taken for good.
+   *
+   * @throws SequenceDeletedException if it is deleted already (after completing that delete), or purged
+   * @throws ChangeRefusedException a purge of a sequence that is not deleted, or before its expire time
+   */
+  public StoredSequence delete(String name, @Nullable String etag, boolean purge) {
+    StoredSequence current = current(name);
+    if (current.purged()) {
+      throw new SequenceDeletedException(current);
+    }
+    if (purge) {
+      if (!current.deleted()) {
+        throw new ChangeRefusedException(ChangeRefusedException.Kind.NOT_DELETED, name, "purge", "sequence '" + name
+            + "' is not deleted: only a deleted sequence can be purged, after its expire time (DeleteSequence"
+            + " first, without purge)");
+      }
+      Instant expire = current.expireTime().orElseThrow();
+      if (wall.millis() < expire.toEpochMilli()) {
+        throw new ChangeRefusedException(ChangeRefusedException.Kind.PURGE_BEFORE_EXPIRY, name, "purge",
+            "sequence '" + name + "' can be purged from " + expire + " on (its expire time); until then"
+            + " UndeleteSequence can restore it");
+      }
+      checkEtag(current, etag);
+      return change(current, current.purgedNow(), "its purge");
+    }
+    if (current.deleted()) {
+      change(current, current, "its deletion"); // completes a delete that was not confirmed everywhere
+      throw new SequenceDeletedException(current);
+    }
+    checkEtag(current, etag);
+    Instant at = Instant.ofEpochMilli(wall.millis());
+    return change(current, current.deletedAt(at, at.plus(undeleteWindow)), "its deletion");
+  }
+
+  /**
+   * Restores a deleted sequence (AIP-164), until it is purged: it serves again, above everything it handed
+   * out (its stores were never reset). Restoring a live sequence completes an earlier restore (logged and
+   * confirmed again), then says it is not deleted.
+   *
+   * @throws SequenceDeletedException if it was purged
+   * @throws ChangeRefusedException if it is not deleted
+   */
+  public StoredSequence undelete(String name, @Nullable String etag) {
+    StoredSequence current = current(name);
+    if (current.purged()) {
+      throw new SequenceDeletedException(current);
+    }
+    if (!current.deleted()) {
+      change(current, current, "its restoration");
+      throw new ChangeRefusedException(ChangeRefusedException.Kind.NOT_DELETED, name, "", "sequence '" + name
+          + "' is not deleted: there is nothing to restore");
+    }
+    checkEtag(current, etag);
+    return change(current, current.undeleted(), "its restoration");
+  }
+
+  /** The sequence as the store has it now; {@link SequenceNotFoundException} if none. */
+  private StoredSequence current(String name) {
+    SequenceDefinition.checkName(name);
+    checkOpen();
+    return store.findCurrent(name).orElseThrow(() -> new SequenceNotFoundException("sequence '" + name
+        + "' does not exist (sequences are created explicitly with CreateSequence)"));
+  }
+
+  private static void checkEtag(StoredSequence current, @Nullable String etag) {
+    if (etag != null && !etag.isEmpty() && !etag.equals(current.etag())) {
+      throw new SequenceChangedException(current.definition().name(), etag, current.etag());
+    }
+  }
+
+  /**
+   * Writes {@code next} in place of {@code current} (or, when they are the same, only logs it again), applies
+   * it here, then waits until every live server has confirmed it.
+   */
+  private StoredSequence change(StoredSequence current, StoredSequence next, String what) {
+    String name = current.definition().name();
+    AdvanceReceipt receipt = store.redefine(current, next);
+    runtimes.redefine(name); // this server at once, also where no floor sync runs
+    long unusedLeases = sync.confirm(receipt, System.nanoTime() + confirmTimeoutNanos, 0,
+        pending -> new ChangeNotConfirmedException(name, what, pending));
+    if (!next.sameAs(current)) {
+      log.info("sequence '{}' changed: {} (etag {}), applied by every live server", name, describeChange(current,
+          next), next.etag());
+    }
+    return next;
+  }
+
+  private static String describeChange(StoredSequence from, StoredSequence to) {
+    if (from.deleted() != to.deleted()) {
+      return to.deleted() ? "deleted, restorable until " + to.expireTime().orElseThrow() : "restored";
+    }
+    if (to.purged() && !from.purged()) {
+      return "purged";
+    }
+    SequenceDefinition a = from.definition();
+    SequenceDefinition b = to.definition();
+    return "max " + a.max() + " -> " + b.max() + ", node_block_size " + a.nodeBlockSize() + " -> "
+        + b.nodeBlockSize() + ", dc_block_size " + a.dcBlockSize() + " -> " + b.dcBlockSize();
   }
 
   /**
@@ -205,7 +368,32 @@ public final class Allocator implements AutoCloseable {
     return store.list(afterName, limit);
   }
 
-  /** {@link #list}, with each sequence's creation time where the store recorded it. */
+  /**
+   * Up to {@code limit} sequences in name order after {@code afterName}, live ones only unless
+   * {@code showDeleted} (then deleted ones too, never purged ones).
+   */
+  public List<StoredSequence> listStored(String afterName, int limit, boolean showDeleted) {
+    List<StoredSequence> out = new ArrayList<>();
+    String after = afterName;
+    // Bounded: each round reads a page of the store, and ends the listing or moves past it.
+    for (;;) {
+      List<StoredSequence> page = listStored(after, limit);
+      for (StoredSequence s : page) {
+        if (!s.purged() && (showDeleted || !s.deleted())) {
+          out.add(s);
+          if (out.size() == limit) {
+            return out;
+          }
+        }
+      }
+      if (page.size() < limit) {
+        return out;
+      }
+      after = page.get(page.size() - 1).definition().name();
+    }
+  }
+
+  /** {@link #list}, with each sequence's creation time where the store recorded it (deleted ones too). */
   public List<StoredSequence> listStored(String afterName, int limit) {
     if (limit < 1) {
       throw new InvalidRequestException("page size " + limit + " (expected: >= 1)");
@@ -455,6 +643,8 @@ public final class Allocator implements AutoCloseable {
    * @param reservedBy who asked, as the record keeps it
    * @throws InvalidRequestException bad name, count below 1, bad request id
    * @throws SequenceNotFoundException unknown sequence
+   * @throws SequenceDeletedException a deleted sequence (a retry of a reservation made before the deletion too:
+   *     {@link #reservations} still lists it)
    * @throws RangeAboveMaxException fewer than {@code count} IDs left above the tiers' reserves
    * @throws ReservationRefusedException a striped sequence, or a request id reused with another count
    */
@@ -465,8 +655,13 @@ public final class Allocator implements AutoCloseable {
           + "' (expected: at least 1)");
     }
     String id = requestId.isEmpty() ? UUID.randomUUID().toString() : Reservation.checkRequestId(requestId);
-    checkOpen();
-    SequenceDefinition def = definition(sequence);
+    // As the store has it now, not as a runtime or a local read may still have it: a sequence deleted a
+    // moment ago reserves nothing more. Its max is the newest too, so a raised max counts at once.
+    StoredSequence stored = current(sequence);
+    if (stored.deleted()) {
+      throw new SequenceDeletedException(stored);
+    }
+    SequenceDefinition def = stored.definition();
     if (def.stripes() != 1) {
       throw ReservationRefusedException.striped(def);
     }
@@ -485,8 +680,11 @@ public final class Allocator implements AutoCloseable {
     if (limit < 1) {
       throw new InvalidRequestException("page size " + limit + " (expected: >= 1)");
     }
-    checkOpen();
-    return store.reservations(definition(sequence), afterFirst, limit);
+    StoredSequence stored = current(sequence);
+    if (stored.purged()) {
+      throw new SequenceDeletedException(stored); // as GetSequence: a tombstone shows nothing
+    }
+    return store.reservations(stored.definition(), afterFirst, limit);
   }
 
   /** How long a client stub may use a range it was handed (zero: no limit); stamped on responses. */
@@ -500,7 +698,13 @@ public final class Allocator implements AutoCloseable {
    */
   public SequenceView describe(String sequence) {
     SequenceRuntime rt = runtimes.get(sequence);
-    StoredSequence stored = rt != null ? new StoredSequence(rt.definition, rt.createTime) : runtimes.stored(sequence);
+    // From the store, not the runtime: the etag and a deletion are read where they are decided.
+    SequenceDefinition.checkName(sequence);
+    StoredSequence stored = store.findCurrent(sequence).orElseThrow(() -> new SequenceNotFoundException(
+        "sequence '" + sequence + "' does not exist (sequences are created explicitly with CreateSequence)"));
+    if (stored.purged()) {
+      throw new SequenceDeletedException(stored);
+    }
     SequenceDefinition def = stored.definition();
     long reserve = 0;
     if (rt != null) {
@@ -510,7 +714,7 @@ public final class Allocator implements AutoCloseable {
     }
     // A strict sequence's owner row, as the store has it now (a full view reads the store anyway).
     Optional<OwnerRecord> owner = def.strict() ? store.owner(def) : Optional.empty();
-    return new SequenceView(def, store.state(def), reserve, stored.createTime(), owner);
+    return new SequenceView(stored, store.state(def), reserve, owner);
   }
 
   /** Counters of this allocator since it started, summed over every sequence it served. */
@@ -601,8 +805,16 @@ public final class Allocator implements AutoCloseable {
    * A sequence's definition with its store state, what this process holds in memory, and its creation
    * time where the store recorded it.
    */
-  public record SequenceView(SequenceDefinition definition, SequenceState state, long serverReserve,
-      Optional<Instant> createTime, Optional<OwnerRecord> owner) {}
+  public record SequenceView(StoredSequence stored, SequenceState state, long serverReserve,
+      Optional<OwnerRecord> owner) {
+    public SequenceDefinition definition() {
+      return stored.definition();
+    }
+
+    public Optional<Instant> createTime() {
+      return stored.createTime();
+    }
+  }
 
   /** This process's datacenter: the default home datacenter of the strict sequences it creates. */
   public String datacenter() {

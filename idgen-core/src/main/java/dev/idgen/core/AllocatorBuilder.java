@@ -32,6 +32,7 @@ public final class AllocatorBuilder {
   Duration ownerLease = Allocator.DEFAULT_OWNER_LEASE;
   @Nullable Duration ownerLeaseMargin;
   WallClock wall = WallClock.system();
+  Duration undeleteWindow = Allocator.DEFAULT_UNDELETE_WINDOW;
 
   AllocatorBuilder(RangeStore store) {
     this.store = Objects.requireNonNull(store, "store");
@@ -66,6 +67,15 @@ public final class AllocatorBuilder {
    */
   public AllocatorBuilder ownerLeaseMargin(Duration margin) {
     this.ownerLeaseMargin = atLeast("ownerLeaseMargin", margin, Duration.ZERO, ">= 0");
+    return this;
+  }
+
+  /**
+   * How long a deleted sequence can be restored ({@code UndeleteSequence}) before a purge may remove it for
+   * good: its expire time is its delete time plus this. Default 30 days.
+   */
+  public AllocatorBuilder undeleteWindow(Duration window) {
+    this.undeleteWindow = atLeast("undeleteWindow", window, Duration.ZERO, ">= 0");
     return this;
   }
 

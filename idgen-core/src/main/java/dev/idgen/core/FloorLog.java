@@ -23,7 +23,24 @@ public record FloorLog(long version, List<Change> changes, boolean complete) {
     changes = List.copyOf(changes);
   }
 
-  /** One advance: the sequence's floor rose to {@code floor} at log version {@code version}. */
+  /**
+   * The {@code floor} of an entry that says "the sequence's definition changed" (an update, a delete, an
+   * undelete): every server reads the definition again and drops what it holds under the old one. It rides
+   * the floor log so that a change reaches every server, and is confirmed, exactly as an advance is. As a
+   * floor it is a no-op ({@link Long#MIN_VALUE}: below every ID), so a server of an older version that reads
+   * such an entry applies nothing, and a store's highest floor of a sequence is never lowered by one.
+   */
+  public static final long DEFINITION_CHANGED = Long.MIN_VALUE;
+
+  /**
+   * One advance: the sequence's floor rose to {@code floor} at log version {@code version}; or, with
+   * {@code floor} {@link #DEFINITION_CHANGED}, a change of its definition.
+   */
   @Immutable
-  public record Change(long version, String sequence, long floor) {}
+  public record Change(long version, String sequence, long floor) {
+    /** Whether this entry is a change of the sequence's definition rather than a floor. */
+    public boolean definitionChanged() {
+      return floor == DEFINITION_CHANGED;
+    }
+  }
 }

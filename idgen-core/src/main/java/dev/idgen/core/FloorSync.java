@@ -19,12 +19,14 @@ import org.slf4j.LoggerFactory;
  * advance wait until every live server has confirmed it.
  *
  * <p>Every floor-refresh interval a {@link #cycle} reads the datacenter's floor log (one read, whatever
- * the number of sequences), drops cached IDs at or below the new floors, then announces "alive, applied
- * up to version v" with a lease. An advance records its floor in every datacenter's log and returns only
- * when every live announcement shows that version ({@link #confirm}). A server that cannot renew its
- * announcement — store cut off, stalled poller, paused JVM — stops handing out IDs before its lease
- * ends ({@link #serving}), so that an announcement that expired means a server that no longer serves:
- * the advance may then complete without it. Availability above the floor is kept: a server cut off from
+ * the number of sequences), drops cached IDs at or below the new floors, reads again the definitions that
+ * changed ({@link FloorLog#DEFINITION_CHANGED}: an update, a delete), then announces "alive, applied up to
+ * version v" with a lease. An advance records its floor in every datacenter's log and returns only when
+ * every live announcement shows that version ({@link #confirm}); a definition change waits for those
+ * confirmations as an advance does, and counts a server gone by its heartbeat the same way. A server
+ * that cannot renew its announcement — store cut off, stalled poller, paused JVM — stops handing out IDs
+ * before its lease ends ({@link #serving}), so that an announcement that expired means a server that no
+ * longer serves: the advance may then complete without it. Availability above the floor is kept: a server cut off from
  * the store keeps serving its reserve until {@code lease - margin}; it is the advance that waits or says
  * who has not confirmed.
  *
@@ -66,6 +68,13 @@ final class FloorSync {
     long raise(String sequence, long floor);
 
     long reloadAll();
+
+    /**
+     * The sequence's definition changed in the store ({@link FloorLog#DEFINITION_CHANGED}): read it again and
+     * drop what is held under the old one, before this server confirms the log version. Throws what the store
+     * throws (the cycle then fails and applies the entry again next time).
+     */
+    void redefine(String sequence);
   }
 
   /** Until when this server may serve, on both clocks; replaced whole, so one volatile read sees both. */
@@ -175,7 +184,11 @@ final class FloorSync {
       leasesUntil = later(leasesUntil, floors.reloadAll());
     } else {
       for (FloorLog.Change c : floorLog.changes()) {
-        leasesUntil = later(leasesUntil, floors.raise(c.sequence(), c.floor()));
+        if (c.definitionChanged()) {
+          floors.redefine(c.sequence());
+        } else {
+          leasesUntil = later(leasesUntil, floors.raise(c.sequence(), c.floor()));
+        }
       }
     }
     store.announce(server, incarnation, floorLog.version(), lease, lease.multipliedBy(KEPT_LEASES),
@@ -212,6 +225,16 @@ final class FloorSync {
    * @throws AdvanceNotConfirmedException if some have not confirmed by {@code deadlineNanos}
    */
   long confirm(AdvanceReceipt receipt, String sequence, long floor, long deadlineNanos, long fallbackNanos) {
+    return confirm(receipt, deadlineNanos, fallbackNanos,
+        pending -> new AdvanceNotConfirmedException(sequence, floor, pending, lease.toString()));
+  }
+
+  /**
+   * {@link #confirm(AdvanceReceipt, String, long, long, long)} of a receipt of any change the floor log carries
+   * (a definition change too), failing with what {@code notConfirmed} makes of the servers still pending.
+   */
+  long confirm(AdvanceReceipt receipt, long deadlineNanos, long fallbackNanos,
+      java.util.function.Function<List<String>, ? extends RuntimeException> notConfirmed) {
     if (!enabled || receipt.versions().isEmpty()) {
       return Long.MIN_VALUE;
     }
@@ -238,13 +261,13 @@ final class FloorSync {
             .orElse(readAt + fallbackNanos);
       }
       if (readAt - deadlineNanos >= 0) {
-        throw new AdvanceNotConfirmedException(sequence, floor, pending, lease.toString());
+        throw notConfirmed.apply(pending);
       }
       try {
         TimeUnit.NANOSECONDS.sleep(CONFIRM_POLL_NANOS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw new AdvanceNotConfirmedException(sequence, floor, pending, lease.toString());
+        throw notConfirmed.apply(pending);
       }
     }
   }

@@ -71,6 +71,16 @@ public abstract class ForwardingRangeStore implements RangeStore {
   }
 
   @Override
+  public Optional<StoredSequence> findCurrent(String name) {
+    return delegate.findCurrent(name);
+  }
+
+  @Override
+  public AdvanceReceipt redefine(StoredSequence expected, StoredSequence next) {
+    return delegate.redefine(expected, next);
+  }
+
+  @Override
   public List<StoredSequence> listStored(String afterName, int limit) {
     return delegate.listStored(afterName, limit);
   }

@@ -53,6 +53,38 @@ public interface RangeStore extends AutoCloseable {
   }
 
   /**
+   * {@link #findStored}, read so that it shows every change of the sequence that completed before this call,
+   * where the store can (Cassandra: at SERIAL; when this datacenter is cut off from the others, from its own
+   * replicas, which may be behind). What a server reads when a definition changed, and before it changes one.
+   */
+  default Optional<StoredSequence> findCurrent(String name) {
+    return findStored(name);
+  }
+
+  /**
+   * Replaces the stored sequence {@code expected} by {@code next} (its definition, its deletion), if the
+   * store still holds {@code expected}'s version, then logs the change in every datacenter's floor log
+   * ({@link FloorLog#DEFINITION_CHANGED}), so that every server reads the sequence again before it confirms
+   * that version. {@code next} is either {@code expected} itself (nothing changes in the sequence: the log
+   * entries only, so that a retry of a change whose confirmation failed completes it) or the next version.
+   * Durable before it returns, like {@link #advance}; one compare-and-set on the definition (Cassandra), one
+   * transaction (embedded).
+   *
+   * <p>The definition's ID space must stay what it was ({@code start}, {@code stripes}, {@code ordering}) and
+   * {@code max} may only rise, so that every position a store or a server holds keeps its ID: callers check
+   * that ({@link SequenceUpdate#applyTo}); stores refuse anything else as a programming error.
+   *
+   * @return the floor-log versions that servers must confirm
+   * @throws SequenceChangedException if the stored version is not {@code expected}'s
+   * @throws SequenceNotFoundException if the sequence does not exist
+   * @throws StoreUnavailableException if the store cannot be reached; the change may or may not be in force
+   *     (a read shows which), and the same call again completes it
+   */
+  default AdvanceReceipt redefine(StoredSequence expected, StoredSequence next) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot change definitions");
+  }
+
+  /**
    * Reserves the next IDs of one stripe for this process: a range of 1 to {@code size} IDs (fewer than
    * {@code size} where the stripe's end or a store-side block boundary is near, or where {@code size} is
    * more than {@link RunwayPolicy#boundedByRemaining} allows of what is left). No other call, anywhere,

@@ -49,6 +49,13 @@ final class Runtimes {
    * is sent, never depend on whether the sequence is loaded at that moment.
    */
   private final ConcurrentMap<String, KnownSequence> known = new ConcurrentHashMap<>();
+  /**
+   * The version of each sequence that a definition change applied here showed ({@link #redefine}): a later
+   * load whose read is older (a store's local read still behind the change, as a Cassandra replica may be)
+   * reads it again with {@link RangeStore#findCurrent}, so that a server never goes back to a definition it
+   * has seen replaced. Only sequences changed while this server ran are in it.
+   */
+  private final ConcurrentMap<String, Long> changedTo = new ConcurrentHashMap<>();
   /** Runtimes out of {@link #sequences} whose pools are not closed yet (an idle unload in progress). */
   private final Set<SequenceRuntime> unloading = ConcurrentHashMap.newKeySet();
   /** When (ticker nanos) a sequence was last unloaded, or this allocator started: see {@link #leasesUntil}. */
@@ -107,8 +114,15 @@ final class Runtimes {
       return rt;
     }
     // Read outside computeIfAbsent: store I/O must not block other sequences' map bins.
-    StoredSequence stored = stored(name);
+    StoredSequence read = stored(name);
+    Long changed = changedTo.get(name);
+    // A local read behind a change this server applied: read again where changes are decided.
+    StoredSequence stored = changed != null && read.version() < changed ? store.findCurrent(name).orElse(read) : read;
+    if (stored.deleted()) {
+      throw new SequenceDeletedException(stored); // nothing is loaded: a deleted sequence holds no reserve here
+    }
     KnownSequence k = known.computeIfAbsent(name, n -> new KnownSequence(stored.definition()));
+    k.redefine(stored.definition());
     k.raise(store.floor(stored.definition()));
     // Nothing handed out from it yet; an earlier runtime of it handed out before it was unloaded.
     SequenceRuntime created = new SequenceRuntime(stored, k, store, poolSettings, identity, ticker, lastUnloadNanos);
@@ -130,6 +144,53 @@ final class Runtimes {
     SequenceDefinition.checkName(name);
     return store.findStored(name).orElseThrow(() -> new SequenceNotFoundException("sequence '" + name
         + "' does not exist (sequences are created explicitly with CreateSequence)"));
+  }
+
+  /**
+   * The sequence's definition changed in the store (an update, a delete, an undelete): reads it again
+   * ({@link RangeStore#findCurrent}) and, when the runtime loaded here was made from another one, unloads it
+   * as an idle sweep does: out of the map first (the next call loads the new definition, or finds the sequence
+   * deleted), then its pools are closed and what they hold goes back to the store. So a raised max serves at
+   * once on a sequence that had reached the old one, and a deleted sequence holds no reserve here. A call that
+   * was inside the old runtime keeps what it took (IDs of the old definition are IDs of the new one: a change
+   * never moves a position's ID). Throws what the store throws; the floor sync then applies it again.
+   */
+  void redefine(String name) {
+    java.util.Optional<StoredSequence> stored = store.findCurrent(name);
+    stored.ifPresent(s -> changedTo.merge(name, s.version(), Math::max));
+    KnownSequence k = known.get(name);
+    if (k != null && stored.isPresent()) {
+      k.redefine(stored.get().definition());
+    }
+    SequenceRuntime rt = sequences.get(name);
+    if (rt == null || (stored.isPresent() && !stored.get().deleted() && stored.get().definition().equals(rt.definition))) {
+      return;
+    }
+    log.info("sequence '{}' {}: this server gives back its reserve of the old definition", name,
+        stored.isEmpty() ? "no longer exists" : stored.get().deleted() ? "was deleted" : "was changed");
+    unload(rt);
+  }
+
+  /** Unloads one runtime (see {@link #unloadIdle}); false if another thread unloaded it first. */
+  private boolean unload(SequenceRuntime rt) {
+    // Out of the map, but a call inside it may still take IDs until its pools are closed: floors raised
+    // meanwhile reach it through unloading, and leasesUntil counts it as handing out now.
+    unloading.add(rt);
+    if (!sequences.remove(rt.definition.name(), rt)) {
+      unloading.remove(rt);
+      return false;
+    }
+    try {
+      closeAndGiveBack(rt);
+    } finally {
+      lastUnloadNanos = ticker.nanos(); // its pools are closed: nothing handed out from it after this
+      unloading.remove(rt);
+    }
+    PoolTotals t = rt.totals();
+    synchronized (retired) {
+      retired.add(t);
+    }
+    return true;
   }
 
   /**
@@ -155,11 +216,15 @@ final class Runtimes {
   }
 
   /**
-   * Reads the floor of every loaded sequence from the store again (this server's place in the floor log is
-   * gone) and applies it. Returns the latest {@link #leasesUntil} of them all.
+   * Reads the definition and the floor of every loaded sequence from the store again (this server's place in
+   * the floor log is gone) and applies them. Returns the latest {@link #leasesUntil} of them all.
    */
   long reloadFloors() {
     long until = leasesUntil(null);
+    // The log entries that were missed may have been definition changes too.
+    for (SequenceRuntime rt : List.copyOf(sequences.values())) {
+      redefine(rt.definition.name());
+    }
     for (SequenceRuntime rt : sequences.values()) {
       long floor = store.floor(rt.definition);
       if (floor != Long.MIN_VALUE) {
@@ -222,24 +287,9 @@ final class Runtimes {
       if (now - rt.idleSinceNanos < unloadIdleAfterNanos) {
         continue;
       }
-      // Out of the map, but a call inside it may still take IDs until its pools are closed: floors raised
-      // meanwhile reach it through unloading, and leasesUntil counts it as handing out now.
-      unloading.add(rt);
-      if (!sequences.remove(rt.definition.name(), rt)) {
-        unloading.remove(rt);
-        continue;
+      if (unload(rt)) {
+        unloaded++;
       }
-      try {
-        closeAndGiveBack(rt);
-      } finally {
-        lastUnloadNanos = ticker.nanos(); // its pools are closed: nothing handed out from it after this
-        unloading.remove(rt);
-      }
-      PoolTotals t = rt.totals();
-      synchronized (retired) {
-        retired.add(t);
-      }
-      unloaded++;
     }
     if (unloaded > 0) {
       log.info("unloaded {} sequence(s) idle for {} s or more; {} loaded", unloaded,

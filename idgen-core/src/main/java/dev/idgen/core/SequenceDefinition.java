@@ -6,8 +6,9 @@ import java.util.regex.Pattern;
 /**
  * The immutable definition of a sequence: its name, its ID space {@code [start, max]}, its striping and
  * the caps of its tiers' reserves (a server's per stripe, a datacenter's pool per stripe), which bound
- * what time-sized reserves may grow to. A definition never changes after creation, so every
- * process may cache it.
+ * what time-sized reserves may grow to. A stored definition changes only in ways that keep every
+ * reserved position's ID ({@link SequenceUpdate}: max upwards, the caps), so a process may serve from a
+ * cached one until the floor log tells it of a change ({@link FloorLog#DEFINITION_CHANGED}).
  *
  * <p>Stripe {@code k} of a sequence with {@code n} stripes owns the IDs {@code start + k + i·n} for
  * {@code i = 0, 1, 2 …} up to {@code max}. A stripe's progress is therefore an <em>index</em> {@code i}

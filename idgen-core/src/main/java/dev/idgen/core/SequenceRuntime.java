@@ -18,7 +18,7 @@ import javax.annotation.Nullable;
  */
 final class SequenceRuntime {
   final SequenceDefinition definition;
-  /** Kept from loading (it never changes), so that describing a loaded sequence reads no definition. */
+  /** Kept from loading (a creation time never changes). */
   final Optional<Instant> createTime;
   final StripePool[] pools;
   /** For a strict sequence: this process's part in its ownership (its pool is {@code pools[0]}); else null. */

@@ -13,9 +13,9 @@ import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 
 /**
- * How an advance decides that a server which has not confirmed it is gone: only once that server's heartbeat
- * has stayed the same for its whole announced lease on the advancing process's own (monotonic) clock, never
- * because a store's clock says its announcement expired. The store is scripted: every read of the
+ * How an advance (or a definition change, which rides the floor log as one) decides that a server which has
+ * not confirmed it is gone: only once that server's heartbeat has stayed the same for its whole announced lease
+ * on the advancing process's own (monotonic) clock, never because a store's clock says its announcement expired. The store is scripted: every read of the
  * announcements moves the fake ticker one second and returns the next heartbeat of server {@code dc1/b}.
  */
 class HeartbeatTest {
@@ -46,12 +46,21 @@ class HeartbeatTest {
       public long reloadAll() {
         return Long.MIN_VALUE;
       }
+
+      @Override
+      public void redefine(String sequence) {}
     };
     return new FloorSync(store, floors, now::get, () -> 0L, "a", LEASE, Long.MIN_VALUE);
   }
 
   private long confirm(FloorSync sync, Duration timeout) {
     return sync.confirm(RECEIPT, "s", 100, now.get() + timeout.toNanos(), 0);
+  }
+
+  /** How a definition change (an update, a delete) waits for its floor-log entry's confirmations. */
+  private long confirmChange(FloorSync sync, Duration timeout) {
+    return sync.confirm(RECEIPT, now.get() + timeout.toNanos(), 0,
+        pending -> new ChangeNotConfirmedException("s", "its deletion", pending));
   }
 
   @Test
@@ -113,6 +122,47 @@ class HeartbeatTest {
 
     assertThat(confirm(sync, Duration.ofSeconds(60))).isEqualTo(Long.MIN_VALUE);
     assertThat(reads).as("the advance's first read finds it gone").hasValue(2);
+  }
+
+  @Test
+  void should_count_a_server_as_gone_by_its_heartbeat_for_a_definition_change_too() {
+    FloorSync sync = sync(read -> Optional.of("b@1"));
+
+    assertThat(confirmChange(sync, Duration.ofSeconds(60))).isEqualTo(Long.MIN_VALUE);
+    assertThat(reads).hasValue(9);
+  }
+
+  @Test
+  void should_name_only_the_servers_still_serving_when_a_definition_change_is_not_confirmed() {
+    // dc1/b crashed (its heartbeat never moves), dc1/c is alive but has not applied the change.
+    InMemoryRangeStore store = new InMemoryRangeStore() {
+      @Override
+      public Confirmations confirmations(AdvanceReceipt receipt) {
+        int read = reads.incrementAndGet();
+        now.addAndGet(Duration.ofSeconds(1).toNanos());
+        return new Confirmations(List.of("dc1/b", "dc1/c"), Optional.of(Duration.ZERO), Map.of(
+            "dc1/b", new Confirmations.Heartbeat("b@1", LEASE),
+            "dc1/c", new Confirmations.Heartbeat("c@" + read, LEASE)));
+      }
+    }.shared(Duration.ofMillis(100));
+    FloorSync sync = new FloorSync(store, new FloorSync.Floors() {
+      @Override
+      public long raise(String sequence, long floor) {
+        return Long.MIN_VALUE;
+      }
+
+      @Override
+      public long reloadAll() {
+        return Long.MIN_VALUE;
+      }
+
+      @Override
+      public void redefine(String sequence) {}
+    }, now::get, () -> 0L, "a", LEASE, Long.MIN_VALUE);
+
+    assertThatThrownBy(() -> confirmChange(sync, Duration.ofSeconds(20)))
+        .isInstanceOf(ChangeNotConfirmedException.class)
+        .satisfies(e -> assertThat(((ChangeNotConfirmedException) e).unconfirmed()).containsExactly("dc1/c"));
   }
 
   @Test

@@ -27,7 +27,38 @@ public class InMemoryRangeStore implements RangeStore {
       throw new SequenceAlreadyExistsException("sequence '" + d.name() + "' already exists");
     }
     definitions.put(d.name(), d);
+    stored.put(d.name(), StoredSequence.of(d));
     reserved.put(d.name(), new long[d.stripes()]);
+  }
+
+  /** Every sequence with its version and deletion; definitions holds the same definitions. */
+  private final Map<String, StoredSequence> stored = new HashMap<>();
+
+  @Override
+  public synchronized Optional<StoredSequence> findStored(String name) {
+    return Optional.ofNullable(stored.get(name));
+  }
+
+  @Override
+  public synchronized List<StoredSequence> listStored(String afterName, int limit) {
+    return definitions.tailMap(afterName, false).keySet().stream().limit(limit).map(stored::get).toList();
+  }
+
+  /** As the real stores: a compare-and-set on the version, then an entry in the floor log. */
+  @Override
+  public synchronized AdvanceReceipt redefine(StoredSequence expected, StoredSequence next) {
+    String name = expected.definition().name();
+    StoredSequence now = stored.get(name);
+    if (now == null) {
+      throw new SequenceNotFoundException("sequence '" + name + "' does not exist");
+    }
+    if (now.version() != expected.version()) {
+      throw new SequenceChangedException(name, expected.etag(), now.etag());
+    }
+    stored.put(name, next);
+    definitions.put(name, next.definition());
+    floorLog.add(new FloorLog.Change(floorLog.size() + 1, name, FloorLog.DEFINITION_CHANGED));
+    return refresh.isZero() ? AdvanceReceipt.NONE : new AdvanceReceipt(Map.of("local", (long) floorLog.size()));
   }
 
   @Override

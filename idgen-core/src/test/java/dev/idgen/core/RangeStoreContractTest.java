@@ -481,6 +481,94 @@ public abstract class RangeStoreContractTest {
     assertThat(total).isEqualTo(50_000);
   }
 
+  // ---- a sequence's life: definitions changed by compare-and-set on their version, logged for every server
+
+  @Test
+  public void should_raise_max_by_compare_and_set_on_the_version_and_log_the_change() {
+    SequenceDefinition d = created(prefix + "raise", 1, 3_000, 1);
+    List<IdRange> before = drain(d, 0, () -> 700);
+    StoredSequence v1 = store.findCurrent(d.name()).orElseThrow();
+    assertThat(v1.version()).isEqualTo(1);
+    long logVersion = store.floorLog(0).version();
+
+    SequenceDefinition raised = new SequenceDefinition(d.name(), 1, 10_000, 1, 5_000, 50_000);
+    AdvanceReceipt receipt = store.redefine(v1, v1.redefined(raised));
+
+    StoredSequence v2 = store.findCurrent(d.name()).orElseThrow();
+    assertThat(v2.definition()).isEqualTo(raised);
+    assertThat(v2.version()).isEqualTo(2);
+    assertThat(v2.createTime()).isEqualTo(v1.createTime());
+    assertThat(store.findStored(d.name()).orElseThrow().definition()).isEqualTo(raised);
+    assertThat(store.listStored(prefix, 10)).filteredOn(s -> s.definition().name().equals(d.name()))
+        .singleElement().satisfies(s -> assertThat(s.version()).isEqualTo(2));
+    assertThat(receipt.versions()).isNotEmpty();
+    // Every server reads the change in its datacenter's log, after the version it had applied.
+    assertThat(store.floorLog(logVersion).changes()).anySatisfy(c -> {
+      assertThat(c.sequence()).isEqualTo(d.name());
+      assertThat(c.definitionChanged()).isTrue();
+    });
+    assertThat(store.floor(raised)).as("a definition change is no floor").isEqualTo(Long.MIN_VALUE);
+    // The space above the old max, and nothing of before.
+    List<IdRange> after = drain(raised, 0, () -> 700);
+    assertThat(after).allSatisfy(r -> assertThat(r.first()).isGreaterThan(3_000));
+    List<IdRange> all = new ArrayList<>(before);
+    all.addAll(after);
+    assertThat(duplicateIds(all)).isEmpty();
+    assertThat(all.stream().mapToLong(IdRange::count).sum()).isEqualTo(10_000);
+
+    // A stale version changes nothing.
+    assertThatThrownBy(() -> store.redefine(v1, v1.redefined(new SequenceDefinition(d.name(), 1, 20_000, 1, 5_000,
+        50_000)))).isInstanceOfSatisfying(SequenceChangedException.class,
+            e -> assertThat(e.currentEtag()).isEqualTo("2"));
+    assertThat(store.findCurrent(d.name()).orElseThrow().definition().max()).isEqualTo(10_000);
+  }
+
+  @Test
+  public void should_stop_a_server_that_has_not_applied_a_raise_at_its_own_max() {
+    SequenceDefinition old = created(prefix + "stale", 1, 2_000, 1);
+    drain(old, 0, () -> 500);
+    StoredSequence v1 = store.findCurrent(old.name()).orElseThrow();
+    SequenceDefinition raised = new SequenceDefinition(old.name(), 1, 1_000_000, 1, old.nodeBlockSize(),
+        old.dcBlockSize());
+    store.redefine(v1, v1.redefined(raised));
+    store.reserve(raised, 0, 100); // some of the new space reserved (on Cassandra: the pool refilled above 2000)
+
+    assertThatThrownBy(() -> store.reserve(old, 0, 100)).isInstanceOf(SequenceExhaustedException.class);
+  }
+
+  @Test
+  public void should_keep_a_deleted_sequence_with_its_times_until_it_is_restored() {
+    SequenceDefinition d = created(prefix + "deleted", 1, Long.MAX_VALUE, 1);
+    IdRange first = store.reserve(d, 0, 100);
+    StoredSequence live = store.findCurrent(d.name()).orElseThrow();
+    java.time.Instant at = java.time.Instant.ofEpochMilli(1_700_000_000_000L);
+    java.time.Instant expire = at.plus(java.time.Duration.ofDays(30));
+
+    store.redefine(live, live.deletedAt(at, expire));
+
+    StoredSequence deleted = store.findCurrent(d.name()).orElseThrow();
+    assertThat(deleted.deleted()).isTrue();
+    assertThat(deleted.deleteTime()).contains(at);
+    assertThat(deleted.expireTime()).contains(expire);
+    assertThat(deleted.purged()).isFalse();
+    assertThatThrownBy(() -> store.create(d)).isInstanceOf(SequenceAlreadyExistsException.class);
+
+    store.redefine(deleted, deleted.undeleted());
+    StoredSequence back = store.findCurrent(d.name()).orElseThrow();
+    assertThat(back.deleted()).isFalse();
+    assertThat(back.version()).isEqualTo(3);
+    assertThat(store.reserve(d, 0, 100).first()).isGreaterThan(first.last());
+
+    store.redefine(back, back.deletedAt(at, at));
+    StoredSequence again = store.findCurrent(d.name()).orElseThrow();
+    store.redefine(again, again.purgedNow());
+    assertThat(store.findCurrent(d.name()).orElseThrow().purged()).isTrue();
+    // Logging again without a change (a retry's completion) keeps the version.
+    StoredSequence purged = store.findCurrent(d.name()).orElseThrow();
+    store.redefine(purged, purged);
+    assertThat(store.findCurrent(d.name()).orElseThrow().version()).isEqualTo(purged.version());
+  }
+
   @Test
   public void should_allow_closing_twice() {
     store.close();

@@ -2,6 +2,7 @@ package dev.idgen.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.FieldMask;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.CreateSequenceRequest;
 import dev.idgen.api.v1.GetSequenceRequest;
@@ -9,6 +10,7 @@ import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
+import dev.idgen.api.v1.UpdateSequenceRequest;
 import dev.idgen.testing.CassandraExtension;
 import dev.idgen.testing.TestCassandra;
 import io.grpc.ManagedChannel;
@@ -33,7 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A 32-bit sequence ({@code max = 2147483647}) allocated right up to the end on the Cassandra store, by
  * concurrent callers on a server in each datacenter of the running two-datacenter cluster: every remaining
  * ID exactly once or counted as a gap (no faults are injected, but a compare-and-set can still time out on a
- * loaded machine), then OUT_OF_RANGE on both, never above max.
+ * loaded machine), then OUT_OF_RANGE on both, never above max; then UpdateSequence raises max past 2^31 - 1 and
+ * both servers serve again at once, without a restart.
  */
 @ExtendWith(CassandraExtension.class)
 class Int32ExhaustionCassandraIT {
@@ -54,7 +57,7 @@ class Int32ExhaustionCassandraIT {
   }
 
   @Test
-  void should_hand_out_every_remaining_id_once_in_both_datacenters_then_out_of_range() throws Exception {
+  void should_hand_out_every_remaining_id_once_in_both_datacenters_then_out_of_range_then_more_once_max_is_raised() throws Exception {
     ServerProcess dc1 = server("dc1", CassandraExtension.cluster().contactPoint(TestCassandra.DC1));
     ServerProcess dc2 = server("dc2", CassandraExtension.cluster().contactPoint(TestCassandra.DC2));
     long start = INT32_MAX - 39_999;
@@ -99,6 +102,28 @@ class Int32ExhaustionCassandraIT {
     assertThat(issued.distinct() + lost).as("handed out + counted lost, servers' warnings:%n%s", warnings)
         .isEqualTo(issued.space());
     assertThat(lost).as("counted gaps, servers' warnings:%n%s", warnings).isLessThanOrEqualTo(4_000);
+
+    // The column became a bigint: raise max past 2^31 - 1 (from the other datacenter than the one that
+    // created it), and both servers serve again at once, without a restart.
+    long newMax = INT32_MAX + 100_000;
+    Sequence raised = SequenceAdminGrpc.newBlockingStub(dc1.channel()).withDeadlineAfter(60, TimeUnit.SECONDS)
+        .updateSequence(UpdateSequenceRequest.newBuilder()
+            .setSequence(Sequence.newBuilder().setName(SEQUENCE).setMax(newMax).setEtag(state.getEtag()))
+            .setUpdateMask(FieldMask.newBuilder().addPaths("max"))
+            .build());
+    assertThat(raised.getMax()).isEqualTo(newMax);
+    assertThat(raised.getEtag()).isNotEqualTo(state.getEtag());
+    assertThat(raised.getRemaining()).isEqualTo(100_000);
+    assertThat(raised.getHeadroom()).isCloseTo(100_000.0 / 140_000.0, org.assertj.core.data.Offset.offset(1e-9));
+    IssuedIds above = new IssuedIds(INT32_MAX + 1, newMax, 2);
+    for (ServerProcess s : List.of(dc1, dc2)) {
+      IdGenGrpc.newBlockingStub(s.channel()).withDeadlineAfter(30, TimeUnit.SECONDS)
+          .allocate(AllocateRequest.newBuilder().setSequence(SEQUENCE).setCount(500).build())
+          .forEachRemaining(above::add);
+    }
+    assertThat(above.outOfBounds()).isZero();
+    assertThat(above.duplicates()).isZero();
+    assertThat(above.distinct()).isEqualTo(1_000);
   }
 
   private static Status allocateUntilAnError(ManagedChannel channel, Random random, IssuedIds issued) {

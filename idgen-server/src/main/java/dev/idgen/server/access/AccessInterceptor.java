@@ -5,6 +5,7 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.idgen.api.v1.AdvanceSequenceRequest;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.CreateSequenceRequest;
+import dev.idgen.api.v1.DeleteSequenceRequest;
 import dev.idgen.api.v1.ErrorReason;
 import dev.idgen.api.v1.GetSequenceRequest;
 import dev.idgen.api.v1.IdGenGrpc;
@@ -12,6 +13,8 @@ import dev.idgen.api.v1.ListReservationsRequest;
 import dev.idgen.api.v1.ListSequencesRequest;
 import dev.idgen.api.v1.ReserveRangeRequest;
 import dev.idgen.api.v1.SequenceAdminGrpc;
+import dev.idgen.api.v1.UndeleteSequenceRequest;
+import dev.idgen.api.v1.UpdateSequenceRequest;
 import dev.idgen.server.config.OperationsSettings;
 import dev.idgen.server.status.ErrorStatus;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
@@ -239,6 +242,15 @@ public final class AccessInterceptor implements ServerInterceptor {
       return r.getName();
     }
     if (message instanceof ListReservationsRequest r) {
+      return r.getName();
+    }
+    if (message instanceof UpdateSequenceRequest r) {
+      return r.getSequence().getName();
+    }
+    if (message instanceof DeleteSequenceRequest r) {
+      return r.getName();
+    }
+    if (message instanceof UndeleteSequenceRequest r) {
       return r.getName();
     }
     if (message instanceof ListSequencesRequest) {

@@ -3,8 +3,10 @@ package dev.idgen.server.api;
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.inject.Inject;
 import com.google.inject.Singleton;
+import com.google.protobuf.FieldMask;
 import dev.idgen.api.v1.AdvanceSequenceRequest;
 import dev.idgen.api.v1.CreateSequenceRequest;
+import dev.idgen.api.v1.DeleteSequenceRequest;
 import dev.idgen.api.v1.GetSequenceRequest;
 import dev.idgen.api.v1.ListSequencesRequest;
 import dev.idgen.api.v1.ListReservationsRequest;
@@ -15,10 +17,14 @@ import dev.idgen.api.v1.ReserveRangeResponse;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceView;
 import dev.idgen.api.v1.SequenceAdminGrpc;
+import dev.idgen.api.v1.UndeleteSequenceRequest;
+import dev.idgen.api.v1.UpdateSequenceRequest;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.InvalidRequestException;
+import dev.idgen.core.Ordering;
 import dev.idgen.core.Reservation;
 import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.SequenceUpdate;
 import dev.idgen.core.StoredSequence;
 import dev.idgen.server.access.Caller;
 import dev.idgen.server.config.AdminSettings;
@@ -28,8 +34,8 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * {@code idgen.v1.SequenceAdmin}: creates, describes, lists and advances sequences, and reserves ranges of
- * them, through the {@link Allocator}. Thread-safe: stateless.
+ * {@code idgen.v1.SequenceAdmin}: creates, describes, lists, changes, advances, deletes and restores sequences,
+ * and reserves ranges of them, through the {@link Allocator}. Thread-safe: stateless.
  */
 @ThreadSafe
 @Singleton
@@ -99,7 +105,7 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
       int pageSize = pageSize(request.getPageSize());
       String after = PageTokens.parse(request.getPageToken());
       // One more than asked tells whether another page follows, without an empty last page.
-      List<StoredSequence> sequences = allocator.listStored(after, pageSize + 1);
+      List<StoredSequence> sequences = allocator.listStored(after, pageSize + 1, request.getShowDeleted());
       boolean more = sequences.size() > pageSize;
       List<StoredSequence> page = more ? sequences.subList(0, pageSize) : sequences;
       ListSequencesResponse.Builder response = ListSequencesResponse.newBuilder();
@@ -113,6 +119,124 @@ public final class SequenceAdminService extends SequenceAdminGrpc.SequenceAdminI
       }
       return response.build();
     });
+  }
+
+  @Override
+  public void updateSequence(UpdateSequenceRequest request, StreamObserver<Sequence> responses) {
+    Sequence sequence = request.getSequence();
+    unary(responses, StatusMapper.Subject.admin(sequence.getName()), () -> {
+      String name = SequenceDefinition.checkName(sequence.getName());
+      SequenceUpdate update = updateOf(sequence, request.hasUpdateMask() ? request.getUpdateMask()
+          : FieldMask.getDefaultInstance());
+      allocator.update(name, sequence.getEtag(), update);
+      return SequenceMessages.toProto(allocator.describe(name));
+    });
+  }
+
+  @Override
+  public void deleteSequence(DeleteSequenceRequest request, StreamObserver<Sequence> responses) {
+    unary(responses, StatusMapper.Subject.admin(request.getName()), () -> {
+      String name = SequenceDefinition.checkName(request.getName());
+      StoredSequence deleted = allocator.delete(name, request.getEtag(), request.getPurge());
+      // A purged sequence cannot be described any more: its definition is what is left of it.
+      return deleted.purged() ? SequenceMessages.toProto(deleted) : SequenceMessages.toProto(allocator.describe(name));
+    });
+  }
+
+  @Override
+  public void undeleteSequence(UndeleteSequenceRequest request, StreamObserver<Sequence> responses) {
+    unary(responses, StatusMapper.Subject.admin(request.getName()), () -> {
+      String name = SequenceDefinition.checkName(request.getName());
+      allocator.undelete(name, request.getEtag());
+      return SequenceMessages.toProto(allocator.describe(name));
+    });
+  }
+
+  /** The mutable fields of Sequence, as update mask paths. */
+  private static final List<String> MUTABLE = List.of("max", "node_block_size", "dc_block_size");
+  /** Fields only the server sets: never in an update mask. */
+  private static final List<String> OUTPUT_ONLY = List.of("stripe_states", "remaining", "headroom",
+      "datacenter_reserves", "server_reserve", "unread", "create_time", "owner", "owner_epoch", "delete_time",
+      "expire_time");
+
+  /**
+   * What an UpdateSequence asks (AIP-134): the fields of {@code mask}, with their values from {@code sequence};
+   * an empty mask means every mutable field that {@code sequence} sets (non-zero). Immutable fields named (or,
+   * without a mask, set) are passed on with their value, which may only be the current one. {@code name} and
+   * {@code etag} say which sequence and which version: as paths they change nothing.
+   */
+  static SequenceUpdate updateOf(Sequence sequence, FieldMask mask) {
+    List<String> paths = mask.getPathsList();
+    boolean implied = paths.isEmpty();
+    if (implied) {
+      List<String> set = new java.util.ArrayList<>();
+      if (sequence.getMax() != 0) {
+        set.add("max");
+      }
+      if (sequence.getNodeBlockSize() != 0) {
+        set.add("node_block_size");
+      }
+      if (sequence.getDcBlockSize() != 0) {
+        set.add("dc_block_size");
+      }
+      if (sequence.getStart() != 0) {
+        set.add("start");
+      }
+      if (sequence.getStripes() != 0) {
+        set.add("stripes");
+      }
+      if (sequence.getOrderingValue() != 0) {
+        set.add("ordering");
+      }
+      if (!sequence.getHomeDatacenter().isEmpty()) {
+        set.add("home_datacenter");
+      }
+      paths = set;
+    }
+    SequenceUpdate update = SequenceUpdate.NONE;
+    for (String path : paths) {
+      switch (path) {
+        case "*" -> {
+          for (String field : MUTABLE) {
+            update = with(update, field, sequence);
+          }
+        }
+        case "max", "node_block_size", "dc_block_size", "start", "stripes", "ordering", "home_datacenter" ->
+            update = with(update, path, sequence);
+        case "name", "etag" -> { }
+        default -> {
+          String why = OUTPUT_ONLY.contains(path) ? "is set by the server only"
+              : "is not a field of idgen.v1.Sequence";
+          throw InvalidRequestException.ofField("update_mask", "sequence '" + sequence.getName() + "': update_mask"
+              + " path '" + printable(path) + "' " + why + " (expected: " + String.join(", ", MUTABLE) + ", or *)");
+        }
+      }
+    }
+    return update;
+  }
+
+  private static SequenceUpdate with(SequenceUpdate update, String field, Sequence s) {
+    return switch (field) {
+      case "max" -> update.withMax(s.getMax());
+      case "node_block_size" -> update.withNodeBlockSize(s.getNodeBlockSize());
+      case "dc_block_size" -> update.withDcBlockSize(s.getDcBlockSize());
+      case "start" -> update.withStart(s.getStart());
+      case "stripes" -> update.withStripes(s.getStripes());
+      case "ordering" -> update.withOrdering(switch (s.getOrdering()) {
+        case ORDERING_STRICT -> Ordering.STRICT;
+        case ORDERING_PER_SERVER, ORDERING_UNSPECIFIED -> Ordering.PER_SERVER;
+        default -> throw InvalidRequestException.ofField("ordering", "sequence '" + s.getName() + "': ordering "
+            + s.getOrderingValue() + " (expected: ORDERING_PER_SERVER or ORDERING_STRICT)");
+      });
+      case "home_datacenter" -> update.withHomeDatacenter(s.getHomeDatacenter());
+      default -> throw new IllegalArgumentException(field);
+    };
+  }
+
+  /** A path as a message may echo it: printable ASCII, cut when long. */
+  private static String printable(String s) {
+    String cut = s.length() > 64 ? s.substring(0, 64) + "..." : s;
+    return cut.codePoints().allMatch(c -> c >= 0x20 && c < 0x7f) ? cut : cut.replaceAll("[^\\x20-\\x7e]", "?");
   }
 
   @Override

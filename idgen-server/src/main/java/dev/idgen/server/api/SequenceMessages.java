@@ -10,7 +10,6 @@ import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceState;
 import dev.idgen.core.StoredSequence;
 import java.time.Instant;
-import java.util.Optional;
 import javax.annotation.Nullable;
 
 /** Conversions between the core's values and the {@code idgen.v1} messages. */
@@ -47,14 +46,21 @@ final class SequenceMessages {
 
   /** A sequence's definition only (ListSequences' basic view): no live state. */
   static Sequence toProto(StoredSequence sequence) {
-    return definition(sequence.definition(), sequence.createTime()).build();
+    return definition(sequence).build();
   }
 
-  private static Sequence.Builder definition(SequenceDefinition definition, Optional<Instant> createTime) {
+  private static Timestamp timestamp(Instant t) {
+    return Timestamp.newBuilder().setSeconds(t.getEpochSecond()).setNanos(t.getNano()).build();
+  }
+
+  private static Sequence.Builder definition(StoredSequence stored) {
+    SequenceDefinition definition = stored.definition();
     Sequence.Builder b = Sequence.newBuilder();
-    createTime.ifPresent(t -> b.setCreateTime(
-        Timestamp.newBuilder().setSeconds(t.getEpochSecond()).setNanos(t.getNano())));
+    stored.createTime().ifPresent(t -> b.setCreateTime(timestamp(t)));
+    stored.deleteTime().ifPresent(t -> b.setDeleteTime(timestamp(t)));
+    stored.expireTime().ifPresent(t -> b.setExpireTime(timestamp(t)));
     return b
+        .setEtag(stored.etag())
         .setName(definition.name())
         .setStart(definition.start())
         .setMax(definition.max())
@@ -88,7 +94,7 @@ final class SequenceMessages {
   static Sequence toProto(SequenceView view) {
     SequenceDefinition definition = view.definition();
     SequenceState state = view.state();
-    Sequence.Builder sequence = definition(definition, view.createTime());
+    Sequence.Builder sequence = definition(view.stored());
     for (SequenceState.Stripe stripe : state.stripes()) {
       StripeState.Builder stripeState = StripeState.newBuilder()
           .setStripe(stripe.stripe())

@@ -2,6 +2,8 @@ package dev.idgen.server.api;
 
 import dev.idgen.api.v1.ErrorReason;
 import dev.idgen.core.AdvanceNotConfirmedException;
+import dev.idgen.core.ChangeNotConfirmedException;
+import dev.idgen.core.ChangeRefusedException;
 import dev.idgen.core.FloorAtMaxException;
 import dev.idgen.core.IdGenException;
 import dev.idgen.core.IdRange;
@@ -10,6 +12,8 @@ import dev.idgen.core.NotOwnerException;
 import dev.idgen.core.RangeAboveMaxException;
 import dev.idgen.core.ReservationRefusedException;
 import dev.idgen.core.SequenceAlreadyExistsException;
+import dev.idgen.core.SequenceChangedException;
+import dev.idgen.core.SequenceDeletedException;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceExhaustedException;
 import dev.idgen.core.SequenceNotFoundException;
@@ -79,6 +83,37 @@ final class StatusMapper {
     }
     if (error instanceof SequenceNotFoundException) {
       return withSequence(ErrorStatus.of(ErrorReason.SEQUENCE_NOT_FOUND, message), subject).exception();
+    }
+    if (error instanceof SequenceDeletedException e) {
+      ErrorStatus status = ErrorStatus.of(ErrorReason.SEQUENCE_DELETED, message).put("sequence", e.sequence())
+          .put("deleteTime", e.deleteTime().toString()).put("expireTime", e.expireTime().toString());
+      if (e.purged()) {
+        status.put("purged", "true");
+      }
+      return status.exception();
+    }
+    if (error instanceof SequenceChangedException e) {
+      return ErrorStatus.of(ErrorReason.ETAG_MISMATCH, message).put("sequence", e.sequence())
+          .put("etag", e.currentEtag()).exception();
+    }
+    if (error instanceof ChangeRefusedException e) {
+      ErrorReason reason = switch (e.kind()) {
+        case MAX_DECREASE -> ErrorReason.MAX_DECREASE;
+        case FIELD_IMMUTABLE -> ErrorReason.FIELD_IMMUTABLE;
+        case NOT_DELETED -> ErrorReason.SEQUENCE_NOT_DELETED;
+        case PURGE_BEFORE_EXPIRY -> ErrorReason.PURGE_BEFORE_EXPIRY;
+      };
+      ErrorStatus status = ErrorStatus.of(reason, message).put("sequence", e.sequence());
+      if (!e.field().isEmpty() && reason != ErrorReason.SEQUENCE_NOT_DELETED
+          && reason != ErrorReason.PURGE_BEFORE_EXPIRY) {
+        status.put("field", e.field());
+      }
+      return status.exception();
+    }
+    if (error instanceof ChangeNotConfirmedException e) {
+      // In force in the store; the same call again completes it: a retry is the remedy.
+      return ErrorStatus.of(ErrorReason.CHANGE_NOT_CONFIRMED, message).put("sequence", e.sequence())
+          .put("unconfirmed", String.join(",", e.unconfirmed())).exception();
     }
     if (error instanceof SequenceAlreadyExistsException) {
       return withSequence(ErrorStatus.of(ErrorReason.SEQUENCE_ALREADY_EXISTS, message), subject).exception();
@@ -164,6 +199,7 @@ final class StatusMapper {
       case "page_size" -> ErrorReason.INVALID_PAGE_SIZE;
       case "page_token" -> ErrorReason.INVALID_PAGE_TOKEN;
       case "request_id" -> ErrorReason.INVALID_REQUEST_ID;
+      case "update_mask" -> ErrorReason.INVALID_UPDATE_MASK;
       default -> ErrorReason.INVALID_REQUEST;
     };
     ErrorStatus status = ErrorStatus.of(reason, e.getMessage());

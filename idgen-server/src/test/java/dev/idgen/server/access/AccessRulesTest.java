@@ -132,6 +132,26 @@ class AccessRulesTest {
   }
 
   @Test
+  void should_deny_changing_deleting_and_restoring_a_sequence_to_an_identity_that_only_allocates() {
+    server = TestServer.start(accessOn());
+    admin(OPS_TOKEN).createSequence(CreateSequenceRequest.newBuilder().setName("orders").build());
+
+    List<StatusRuntimeException> denied = List.of(
+        failure(() -> admin(ORDERS_TOKEN).updateSequence(dev.idgen.api.v1.UpdateSequenceRequest.newBuilder()
+            .setSequence(dev.idgen.api.v1.Sequence.newBuilder().setName("orders").setMax(5)).build())),
+        failure(() -> admin(ORDERS_TOKEN).deleteSequence(dev.idgen.api.v1.DeleteSequenceRequest.newBuilder()
+            .setName("orders").build())),
+        failure(() -> admin(ORDERS_TOKEN).undeleteSequence(dev.idgen.api.v1.UndeleteSequenceRequest.newBuilder()
+            .setName("orders").build())));
+
+    assertThat(denied).allSatisfy(e -> {
+      assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+      assertThat(e.getStatus().getDescription()).contains("administer sequence 'orders'");
+      assertThat(ErrorDetails.of(e).metadata()).containsEntry("operation", "admin").containsEntry("sequence", "orders");
+    });
+  }
+
+  @Test
   void should_hand_out_nothing_for_a_denied_allocation() {
     server = TestServer.start(accessOn());
     admin(OPS_TOKEN).createSequence(CreateSequenceRequest.newBuilder().setName("billing").build());

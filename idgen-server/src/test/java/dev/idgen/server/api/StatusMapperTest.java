@@ -44,7 +44,33 @@ class StatusMapperTest {
         Arguments.of(new FloorAtMaxException("orders", 10, 10), Status.Code.FAILED_PRECONDITION, "FLOOR_AT_MAX"),
         Arguments.of(new StoreUnavailableException("store down"), Status.Code.UNAVAILABLE, "STORE_UNAVAILABLE"),
         Arguments.of(new AdvanceNotConfirmedException("orders", 10, List.of("dc1/a"), "10m"),
-            Status.Code.UNAVAILABLE, "ADVANCE_NOT_CONFIRMED"));
+            Status.Code.UNAVAILABLE, "ADVANCE_NOT_CONFIRMED"),
+        Arguments.of(new dev.idgen.core.SequenceDeletedException(deleted()), Status.Code.NOT_FOUND,
+            "SEQUENCE_DELETED"),
+        Arguments.of(new dev.idgen.core.SequenceChangedException("orders", "1", "2"), Status.Code.ABORTED,
+            "ETAG_MISMATCH"),
+        Arguments.of(refused(dev.idgen.core.ChangeRefusedException.Kind.MAX_DECREASE), Status.Code.FAILED_PRECONDITION,
+            "MAX_DECREASE"),
+        Arguments.of(refused(dev.idgen.core.ChangeRefusedException.Kind.FIELD_IMMUTABLE),
+            Status.Code.FAILED_PRECONDITION, "FIELD_IMMUTABLE"),
+        Arguments.of(refused(dev.idgen.core.ChangeRefusedException.Kind.NOT_DELETED), Status.Code.FAILED_PRECONDITION,
+            "SEQUENCE_NOT_DELETED"),
+        Arguments.of(refused(dev.idgen.core.ChangeRefusedException.Kind.PURGE_BEFORE_EXPIRY),
+            Status.Code.FAILED_PRECONDITION, "PURGE_BEFORE_EXPIRY"),
+        Arguments.of(new dev.idgen.core.ChangeNotConfirmedException("orders", "its deletion", List.of("dc1/a")),
+            Status.Code.UNAVAILABLE, "CHANGE_NOT_CONFIRMED"),
+        Arguments.of(InvalidRequestException.ofField("update_mask", "path 'x'"), Status.Code.INVALID_ARGUMENT,
+            "INVALID_UPDATE_MASK"));
+  }
+
+  private static dev.idgen.core.StoredSequence deleted() {
+    java.time.Instant at = java.time.Instant.parse("2026-11-27T00:00:00Z");
+    return new dev.idgen.core.StoredSequence(dev.idgen.core.SequenceDefinition.withDefaults("orders"),
+        java.util.Optional.empty(), 2, java.util.Optional.of(at), java.util.Optional.of(at.plusSeconds(60)), false);
+  }
+
+  private static dev.idgen.core.ChangeRefusedException refused(dev.idgen.core.ChangeRefusedException.Kind kind) {
+    return new dev.idgen.core.ChangeRefusedException(kind, "orders", "max", "refused (" + kind + ")");
   }
 
   @ParameterizedTest

@@ -335,6 +335,32 @@ public final class CassandraRangeStore implements RangeStore {
   }
 
   @Override
+  public Optional<StoredSequence> findCurrent(String name) {
+    return definitions.findCurrent(name);
+  }
+
+  /**
+   * The definition row first (compare-and-set at SERIAL on its op id, the version checked), then an entry in
+   * every datacenter's floor log, each through a coordinator of its own datacenter, as an advance appends
+   * its floor: a server that reads the entry reads the definition again ({@code findCurrent}). A datacenter
+   * with no reachable node fails the call ({@link dev.idgen.core.StoreUnavailableException}); the change is
+   * then in force in the definition, and the same change again (the row already shows it) logs it.
+   */
+  @Override
+  public AdvanceReceipt redefine(StoredSequence expected, StoredSequence next) {
+    long deadline = outcomes.deadline();
+    definitions.replace(expected, next, deadline);
+    SequenceDefinition d = next.definition();
+    Map<String, Long> versions = new TreeMap<>();
+    for (String datacenter : datacenters.toCover()) {
+      Node coordinator = datacenter.equals(dc) ? null : datacenters.coordinatorIn(datacenter, d);
+      versions.put(datacenter, floorLogs.append(datacenter, coordinator, d.name(), FloorLog.DEFINITION_CHANGED,
+          deadline));
+    }
+    return new AdvanceReceipt(versions);
+  }
+
+  @Override
   public List<SequenceDefinition> list(String afterName, int limit) {
     return listStored(afterName, limit).stream().map(StoredSequence::definition).toList();
   }
@@ -589,8 +615,8 @@ public final class CassandraRangeStore implements RangeStore {
 
   /** What a compare-and-set is for: named in logs, and seen by the fault-injection seam. */
   enum CasKind {
-    CREATE, GLOBAL_TAKE, GLOBAL_ADVANCE, POOL_APPEND, POOL_RESERVE, POOL_TRIM, POOL_GIVE_BACK, POOL_HEAL, FLOOR_LOG,
-    POOL_FENCE, OWNER, GLOBAL_RESERVE, RESERVATION
+    CREATE, DEFINITION, GLOBAL_TAKE, GLOBAL_ADVANCE, POOL_APPEND, POOL_RESERVE, POOL_TRIM, POOL_GIVE_BACK, POOL_HEAL,
+    FLOOR_LOG, POOL_FENCE, OWNER, GLOBAL_RESERVE, RESERVATION
   }
 
   /**

@@ -12,6 +12,7 @@ import com.google.errorprone.annotations.ThreadSafe;
 import dev.idgen.core.InvalidRequestException;
 import dev.idgen.core.Ordering;
 import dev.idgen.core.SequenceAlreadyExistsException;
+import dev.idgen.core.SequenceChangedException;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceNotFoundException;
 import dev.idgen.core.StoreUnavailableException;
@@ -28,13 +29,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The sequences' definitions: table {@code sequences}, one row per sequence, written once at SERIAL
- * ({@code IF NOT EXISTS}) and never changed.
+ * The sequences' definitions: table {@code sequences}, one row per sequence, created at SERIAL
+ * ({@code IF NOT EXISTS}) and changed only at SERIAL by a compare-and-set on its op id that raises its version
+ * ({@link #replace}: UpdateSequence, DeleteSequence, UndeleteSequence, a purge). Rows are never deleted.
  *
- * <p>Threads: thread-safe and stateless. Because a definition never changes once written, a local read
- * that finds one is authoritative; only "not found" is double-checked at SERIAL. Two servers creating the
- * same name race in Cassandra's Paxos round: one wins, the other reads the winner's row and reports that the
- * sequence exists (or, finding its own op id there, that its earlier attempt applied).
+ * <p>Threads: thread-safe and stateless. A change never moves the ID space (start, stripes, ordering) and only
+ * raises max, so a local read ({@link #findStored}, what loading a sequence reads) that is behind a change is
+ * still safe to serve from: it stops at the old max, or serves a sequence deleted moments ago until the floor
+ * log's entry makes the server read it again at SERIAL ({@link #findCurrent}). Only "not found" is
+ * double-checked at SERIAL. Two servers creating the same name race in Cassandra's Paxos round: one wins, the
+ * other reads the winner's row and reports that the sequence exists (or, finding its own op id there, that
+ * its earlier attempt applied); two changes race the same way, and the loser fails the version check.
  */
 @ThreadSafe
 final class Definitions {
@@ -80,8 +85,9 @@ final class Definitions {
   }
 
   Optional<StoredSequence> findStored(String name) {
-    // Definitions never change once written, so a local read that finds one is authoritative; only
-    // "not found" is double-checked at SERIAL, in case the creation is so recent it is still in flight.
+    // A local read that finds a row is safe to serve from even if a change is still on its way (see the
+    // class comment); only "not found" is double-checked at SERIAL, in case the creation is so recent it is
+    // still in flight.
     Row row = outcomes.read(outcomes.st().selectDefinition.bind(name), ConsistencyLevel.LOCAL_QUORUM,
         "definition of '" + name + "'");
     if (row == null) {
@@ -94,8 +100,78 @@ final class Definitions {
         log.debug("could not double-check at SERIAL that sequence '{}' does not exist: {}", name, e.getMessage());
       }
     }
-    return Optional.ofNullable(row)
-        .map(r -> new StoredSequence(definition(r), Optional.ofNullable(r.getInstant("created_at"))));
+    return Optional.ofNullable(row).map(Definitions::stored);
+  }
+
+  /**
+   * The row at SERIAL, so that it shows every change that completed before; from this datacenter's replicas
+   * when it is cut off from the others (they may be behind: the server then serves the definition it had, which
+   * is safe, see the class comment).
+   */
+  Optional<StoredSequence> findCurrent(String name) {
+    try {
+      return Optional.ofNullable(outcomes.serialRead(outcomes.st().selectDefinition.bind(name),
+          ConsistencyLevel.SERIAL, null, "definition of '" + name + "'", 0)).map(Definitions::stored);
+    } catch (StoreUnavailableException e) {
+      log.debug("could not read sequence '{}' at SERIAL, read from this datacenter's replicas: {}", name,
+          e.getMessage());
+      return findStored(name);
+    }
+  }
+
+  /**
+   * Writes {@code next} over {@code expected} by a compare-and-set at SERIAL, if the row still has
+   * {@code expected}'s version ({@link SequenceChangedException} otherwise); when {@code next} is
+   * {@code expected} itself, only checks the version. A replacement, so an ambiguous outcome is simply read
+   * back: the row carrying one of this operation's op ids means it applied.
+   */
+  void replace(StoredSequence expected, StoredSequence next, long deadline) {
+    String name = expected.definition().name();
+    String what = "definition of '" + name + "'";
+    Attempts<Void> attempts = new Attempts<>();
+    for (int attempt = 0; ; attempt++) {
+      Row row = outcomes.serialRead(outcomes.st().selectDefinition.bind(name), ConsistencyLevel.SERIAL, null, what,
+          deadline);
+      if (row == null) {
+        throw new SequenceNotFoundException("sequence '" + name + "' does not exist");
+      }
+      UUID current = row.getUuid("op");
+      if (attempts.mine(current)) {
+        return; // an earlier attempt of ours applied after all
+      }
+      StoredSequence stored = stored(row);
+      if (stored.version() != expected.version()) {
+        throw new SequenceChangedException(name, expected.etag(), stored.etag());
+      }
+      if (next.version() == expected.version()) {
+        return;
+      }
+      SequenceDefinition from = stored.definition();
+      SequenceDefinition to = next.definition();
+      if (!to.name().equals(name) || to.start() != from.start() || to.stripes() != from.stripes()
+          || to.ordering() != from.ordering() || to.max() < from.max() || next.version() != stored.version() + 1) {
+        throw new IllegalArgumentException("sequence '" + name + "': " + next + " cannot replace " + stored
+            + " (the ID space must stay, max only rise, the version go up by one)");
+      }
+      UUID op = attempts.next(null, current);
+      BoundStatement update = global(outcomes.st().updateDefinition.bind(to.max(), to.nodeBlockSize(),
+          to.dcBlockSize(), next.version(), next.deleteTime().orElse(null), next.expireTime().orElse(null),
+          next.purged(), op, name, current));
+      if (outcomes.cas(outcomes.globalTier, CasKind.DEFINITION, update, op, current, attempts,
+          () -> outcomes.serialRead(outcomes.st().selectDefinition.bind(name), ConsistencyLevel.SERIAL, null, what,
+              deadline), deadline).applied()) {
+        return;
+      }
+      backoff(attempt, deadline, "changing sequence '" + name + "'");
+    }
+  }
+
+  private static StoredSequence stored(Row r) {
+    // Rows written before 0.4 have no version (1) and were never deleted.
+    long version = r.isNull("version") ? StoredSequence.FIRST_VERSION : r.getLong("version");
+    return new StoredSequence(definition(r), Optional.ofNullable(r.getInstant("created_at")), version,
+        Optional.ofNullable(r.getInstant("deleted_at")), Optional.ofNullable(r.getInstant("expires_at")),
+        !r.isNull("purged") && r.getBoolean("purged"));
   }
 
   private static SequenceDefinition definition(Row r) {

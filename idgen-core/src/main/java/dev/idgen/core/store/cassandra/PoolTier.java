@@ -149,7 +149,13 @@ final class PoolTier {
           continue;
         }
         long from = pool.blocks.get(0);
-        long take = Math.min(size, pool.blocks.get(1) - from);
+        // Blocks above this caller's max were appended under a raised max that it has not applied yet: it
+        // stops at its own max (it reads the new definition at its next floor sync), taking nothing beyond.
+        long end = Math.min(pool.blocks.get(1), d.stripeSize(stripe));
+        if (from >= end) {
+          throw new SequenceExhaustedException(d.name(), d.max());
+        }
+        long take = Math.min(size, end - from);
         List<Long> rest = consume(pool.blocks, take);
         long taken = pool.taken + take;
         UUID op = attempts.next(new long[] {from, from + take}, pool.op);

@@ -34,15 +34,18 @@ final class Schema {
    * Columns added since 0.1 to tables that {@code CREATE TABLE IF NOT EXISTS} leaves as they are, by
    * table: the record of blocks appended to a pool (0.2), which makes appends idempotent, and the fence
    * and ordering of strict sequences (0.2), how long a server's client leases may still be used (0.3),
-   * which lets an advance wait only for those, and the server's lease, which lets an advance judge by the
-   * announcement's heartbeat whether the server still serves, not by a TTL timed on the nodes' clocks.
+   * which lets an advance wait only for those, the server's lease, which lets an advance judge by the
+   * announcement's heartbeat whether the server still serves, not by a TTL timed on the nodes' clocks, and
+   * a sequence's version and deletion (0.4: UpdateSequence, DeleteSequence).
    */
   private static final List<String[]> ADDED_COLUMNS = List.of(
       new String[] {"dc_pools", "appended", "appended frozen<list<bigint>>, appended_below bigint"},
       new String[] {"dc_pools", "owner_epoch", "owner_epoch bigint"},
       new String[] {"sequences", "ordering", "ordering text, home_dc text"},
       new String[] {"servers", "leases_ms", "leases_ms bigint"},
-      new String[] {"servers", "lease_ms", "lease_ms bigint"});
+      new String[] {"servers", "lease_ms", "lease_ms bigint"},
+      new String[] {"sequences", "version",
+          "version bigint, deleted_at timestamp, expires_at timestamp, purged boolean"});
 
   /**
    * The statements that add what a keyspace made by an older version lacks, or none if nothing is missing

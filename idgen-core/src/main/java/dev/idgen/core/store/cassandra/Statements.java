@@ -13,6 +13,7 @@ final class Statements {
   final CqlSession session;
   final PreparedStatement selectDefinition;
   final PreparedStatement insertDefinition;
+  final PreparedStatement updateDefinition;
   final PreparedStatement selectNames;
   final PreparedStatement selectGlobal;
   final PreparedStatement insertGlobal;
@@ -44,8 +45,11 @@ final class Statements {
   Statements(CqlSession session, String ks) {
     this.session = session;
     selectDefinition = session.prepare("SELECT name, start, max, stripes, node_block_size, dc_block_size, created_at, op,"
-        + " ordering, home_dc"
+        + " ordering, home_dc, version, deleted_at, expires_at, purged"
         + " FROM " + ks + ".sequences WHERE name = ?");
+    updateDefinition = session.prepare("UPDATE " + ks + ".sequences SET max = ?, node_block_size = ?,"
+        + " dc_block_size = ?, version = ?, deleted_at = ?, expires_at = ?, purged = ?, op = ? WHERE name = ?"
+        + " IF op = ?");
     insertDefinition = session.prepare("INSERT INTO " + ks + ".sequences (name, start, max, stripes,"
         + " node_block_size, dc_block_size, created_at, op, ordering, home_dc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         + " IF NOT EXISTS");

@@ -195,6 +195,24 @@ public final class EmbeddedRangeStore implements RangeStore {
     return tx.read("list sequences", db -> Definitions.page(db, afterName, limit));
   }
 
+  @Override
+  public Optional<StoredSequence> findCurrent(String name) {
+    return findStored(name); // one file: every read sees every committed change
+  }
+
+  /** The row and the floor-log entry in one transaction: a server that reads the entry reads the new row. */
+  @Override
+  public AdvanceReceipt redefine(StoredSequence expected, StoredSequence next) {
+    Objects.requireNonNull(expected, "expected");
+    Objects.requireNonNull(next, "next");
+    String name = expected.definition().name();
+    long version = tx.write("change sequence '" + name + "'", db -> {
+      Definitions.replace(db, expected, next);
+      return FloorLogTable.append(db, name, FloorLog.DEFINITION_CHANGED);
+    });
+    return new AdvanceReceipt(Map.of(DATACENTER, version));
+  }
+
   // ---- reservations
 
   @Override

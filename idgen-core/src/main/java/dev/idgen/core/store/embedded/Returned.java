@@ -35,7 +35,12 @@ final class Returned {
       from = rs.getLong(1);
       to = rs.getLong(2);
     }
-    long end = size >= to - from ? to : from + size;
+    // IDs given back under a raised max that this caller's (older) definition does not reach yet: not its to take.
+    long stripeEnd = sequence.stripeSize(stripe);
+    if (from >= stripeEnd) {
+      return null;
+    }
+    long end = Math.min(stripeEnd, size >= to - from ? to : from + size);
     delete(db, sequence.name(), stripe, from);
     if (end < to) {
       insert(db, sequence.name(), stripe, end, to);

@@ -7,6 +7,8 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.HashSet;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * mistaken for ours) and {@code PRAGMA user_version} (the schema version, {@value #VERSION}).
  *
  * <pre>
- * sequences (name)                  the definitions, written once
+ * sequences (name)                  the definitions: created once, changed by updates, deletes, undeletes
  * stripes (name, stripe)            how many of each stripe's IDs are reserved; the owner epoch (fence)
  * returned (name, stripe, from)     IDs given back at graceful stops, reserved again first
  * owners (name)                     the owner rows of strict sequences
@@ -29,7 +31,7 @@ import org.slf4j.LoggerFactory;
  */
 final class Schema {
   /** Stored in {@code PRAGMA user_version}; bump it with a migration when the tables change. */
-  static final int VERSION = 6;
+  static final int VERSION = 7;
   /** Stored in {@code PRAGMA application_id} ("idgn"), so that another SQLite file is never mistaken for ours. */
   static final int APPLICATION_ID = 0x6964676e;
 
@@ -107,11 +109,12 @@ final class Schema {
     addOrdering(s);
     addLeases(s);
     addReservations(s);
+    addLifecycle(s);
     s.execute("PRAGMA application_id = " + APPLICATION_ID);
     s.execute("PRAGMA user_version = " + VERSION);
   }
 
-  /** From {@code version} (1 to 5) to {@link #VERSION}. */
+  /** From {@code version} (1 to 6) to {@link #VERSION}. */
   private static void upgrade(Statement s, int version) throws SQLException {
     if (version == 1) {
       createFloorTables(s);
@@ -126,8 +129,42 @@ final class Schema {
     if (version <= 4) {
       addLeases(s);
     }
+    // Both also run on a version 6 file: a development build of version 7's change marked its files 6
+    // with the sequences' new columns but without version 6's reservations table (see addLifecycle).
     addReservations(s);
+    addLifecycle(s);
     s.execute("PRAGMA user_version = " + VERSION);
+  }
+
+  /**
+   * Schema version 7: a sequence's life after its creation: the definition's version (the API's etag; 1 for
+   * older rows), when it was deleted and until when it can be restored (epoch millis; NULL: live), and
+   * whether it was purged (a tombstone that keeps the name taken). A column already there is kept: a
+   * development build of this change wrote these columns into files it marked version 6.
+   */
+  private static void addLifecycle(Statement s) throws SQLException {
+    Set<String> columns = columns(s, "sequences");
+    addColumnIfMissing(s, columns, "version", "INTEGER NOT NULL DEFAULT 1");
+    addColumnIfMissing(s, columns, "deleted_at", "INTEGER");
+    addColumnIfMissing(s, columns, "expires_at", "INTEGER");
+    addColumnIfMissing(s, columns, "purged", "INTEGER NOT NULL DEFAULT 0");
+  }
+
+  private static void addColumnIfMissing(Statement s, Set<String> columns, String column, String type)
+      throws SQLException {
+    if (!columns.contains(column)) {
+      s.execute("ALTER TABLE sequences ADD COLUMN " + column + " " + type);
+    }
+  }
+
+  private static Set<String> columns(Statement s, String table) throws SQLException {
+    Set<String> columns = new HashSet<>();
+    try (ResultSet rs = s.executeQuery("PRAGMA table_info(" + table + ")")) {
+      while (rs.next()) {
+        columns.add(rs.getString("name"));
+      }
+    }
+    return columns;
   }
 
   /**

@@ -265,15 +265,26 @@ class EmbeddedRangeStoreTest extends RangeStoreContractTest {
       s.execute("DROP TABLE owners");
       // ... nor version 5's (how long a server's client leases may still be used).
       s.execute("ALTER TABLE servers DROP COLUMN leases_until_millis");
+      // ... nor version 6's (ReserveRange's records) ...
+      s.execute("DROP TABLE reservations");
+      // ... nor version 7's (a sequence's version and deletion).
+      s.execute("ALTER TABLE sequences DROP COLUMN version");
+      s.execute("ALTER TABLE sequences DROP COLUMN deleted_at");
+      s.execute("ALTER TABLE sequences DROP COLUMN expires_at");
+      s.execute("ALTER TABLE sequences DROP COLUMN purged");
       s.execute("PRAGMA user_version = 2");
     }
 
     store = EmbeddedRangeStore.open(dir);
 
     assertThat(store.findStored(d.name()).orElseThrow().createTime()).as("unknown for an old row").isEmpty();
+    assertThat(store.findStored(d.name()).orElseThrow().version()).as("never changed").isEqualTo(1);
+    assertThat(store.findStored(d.name()).orElseThrow().deleted()).isFalse();
     assertThat(store.find(d.name())).contains(d);
     SequenceDefinition later = created(prefix + "later", 1, 100, 1);
     assertThat(store.findStored(later.name()).orElseThrow().createTime()).isPresent();
+    assertThat(store.reserveRange(d, 10, "after-upgrade", "alice").first()).as("version 6's table").isPositive();
+    assertThat(((EmbeddedRangeStore) store).pragma("user_version")).isEqualTo(Integer.toString(Schema.VERSION));
   }
 
   @Test

@@ -1,0 +1,328 @@
+package dev.idgen.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idgen.core.store.embedded.EmbeddedRangeStore;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A sequence's life after its creation, between allocators that share a store: an update, a delete, an
+ * undelete and a purge reach every live server (through the floor log) before the call returns, and every
+ * refusal says why.
+ */
+class SequenceLifecycleTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private final InMemoryRangeStore store = new InMemoryRangeStore().shared(Duration.ofMillis(50));
+  private final List<Allocator> allocators = new ArrayList<>();
+  private final Set<Long> handedOut = new HashSet<>();
+
+  @AfterEach
+  void closeAll() {
+    allocators.forEach(Allocator::close);
+  }
+
+  private Allocator server(String name) {
+    return server(name, Allocator.builder(store));
+  }
+
+  private Allocator server(String name, AllocatorBuilder b) {
+    Allocator a = b.serverName(name).minNodeBlock(100).build();
+    allocators.add(a);
+    return a;
+  }
+
+  /** Allocates, checking that no ID is handed out twice in the whole test. */
+  private List<IdRange> allocate(Allocator a, String sequence, long count) {
+    List<IdRange> got = a.allocate(sequence, count, WAIT);
+    for (IdRange r : got) {
+      for (long i = 0; i < r.count(); i++) {
+        assertThat(handedOut.add(r.get(i))).as("ID %d handed out twice", r.get(i)).isTrue();
+      }
+    }
+    return got;
+  }
+
+  /** Allocates until the sequence is exhausted on this server; bounded. */
+  private void exhaust(Allocator a, String sequence) {
+    for (int i = 0; i < 1_000; i++) {
+      try {
+        allocate(a, sequence, 50);
+      } catch (SequenceExhaustedException e) {
+        for (IdRange r : e.delivered()) {
+          for (long k = 0; k < r.count(); k++) {
+            assertThat(handedOut.add(r.get(k))).isTrue();
+          }
+        }
+        return;
+      }
+    }
+    throw new AssertionError("sequence '" + sequence + "' not exhausted after 1,000 calls");
+  }
+
+  @Test
+  void a_raised_max_serves_again_on_every_server_as_soon_as_the_update_returns() {
+    Allocator a = server("a");
+    Allocator b = server("b");
+    a.create(new SequenceDefinition("orders", 1, 2_000, 1, 300, 1_000_000));
+    allocate(b, "orders", 10); // b holds a reserve of the old definition
+    exhaust(a, "orders");
+    exhaust(b, "orders");
+    assertThat(handedOut).hasSize(2_000); // every ID of [1, 2000], once
+
+    StoredSequence updated = a.update("orders", null, SequenceUpdate.NONE.withMax(5_000));
+
+    assertThat(updated.definition().max()).isEqualTo(5_000);
+    assertThat(updated.version()).isEqualTo(2);
+    // No wait: the update returned once b had applied it.
+    assertThat(allocate(b, "orders", 100)).allSatisfy(r -> assertThat(r.first()).isGreaterThan(2_000));
+    assertThat(allocate(a, "orders", 100)).allSatisfy(r -> assertThat(r.last()).isLessThanOrEqualTo(5_000));
+    assertThat(a.describe("orders").definition().max()).isEqualTo(5_000);
+    assertThat(b.describe("orders").stored().etag()).isEqualTo("2");
+  }
+
+  @Test
+  void a_server_whose_local_read_is_behind_a_change_it_applied_loads_the_new_definition() {
+    // findStored stands for a store's local read (a Cassandra replica that missed the change's commit for a
+    // while); findCurrent for the read where changes are decided.
+    AtomicBoolean behind = new AtomicBoolean();
+    InMemoryRangeStore lagging = new InMemoryRangeStore() {
+      private volatile StoredSequence old;
+
+      @Override
+      public java.util.Optional<StoredSequence> findStored(String name) {
+        java.util.Optional<StoredSequence> now = super.findStored(name);
+        if (!behind.get()) {
+          old = now.orElse(null);
+          return now;
+        }
+        return java.util.Optional.ofNullable(old);
+      }
+
+      @Override
+      public java.util.Optional<StoredSequence> findCurrent(String name) {
+        return super.findStored(name);
+      }
+    }.shared(Duration.ofMillis(50));
+    Allocator a = server("a", Allocator.builder(lagging));
+    Allocator b = server("b", Allocator.builder(lagging));
+    a.create(new SequenceDefinition("lag", 1, 1_000, 1, 100, 1_000_000));
+    exhaust(b, "lag");
+    behind.set(true);
+
+    a.update("lag", null, SequenceUpdate.NONE.withMax(2_000));
+
+    // b applied the change (its runtime unloaded); its next load reads locally, behind the change.
+    assertThat(allocate(b, "lag", 100)).allSatisfy(r -> assertThat(r.first()).isGreaterThan(1_000));
+  }
+
+  @Test
+  void new_caps_reach_every_server_without_changing_what_was_handed_out() {
+    Allocator a = server("a");
+    Allocator b = server("b");
+    a.create(new SequenceDefinition("caps", 1, Long.MAX_VALUE, 1, 10_000, 1_000_000));
+    allocate(b, "caps", 1);
+    a.update("caps", null, SequenceUpdate.NONE.withNodeBlockSize(500).withDcBlockSize(5_000));
+
+    assertThat(b.sequenceStats()).noneMatch(s -> s.definition().name().equals("caps")); // b gave its reserve back
+    allocate(b, "caps", 1);
+    assertThat(b.sequenceStats()).singleElement().satisfies(s -> {
+      assertThat(s.definition().nodeBlockSize()).isEqualTo(500);
+      assertThat(s.held()).isLessThanOrEqualTo(500);
+    });
+  }
+
+  @Test
+  void refuses_what_cannot_change_and_says_why() {
+    Allocator a = server("a");
+    a.create(new SequenceDefinition("r", 10, 1_000_000, 2, 1_000, 1_000_000));
+
+    assertThatThrownBy(() -> a.update("r", null, SequenceUpdate.NONE.withMax(999_999)))
+        .isInstanceOfSatisfying(ChangeRefusedException.class,
+            e -> assertThat(e.kind()).isEqualTo(ChangeRefusedException.Kind.MAX_DECREASE))
+        .hasMessageContaining("max 999999 is below its current max 1000000");
+    assertThatThrownBy(() -> a.update("r", null, SequenceUpdate.NONE.withStripes(4)))
+        .isInstanceOfSatisfying(ChangeRefusedException.class, e -> {
+          assertThat(e.kind()).isEqualTo(ChangeRefusedException.Kind.FIELD_IMMUTABLE);
+          assertThat(e.field()).isEqualTo("stripes");
+        })
+        .hasMessageContaining("stripes cannot change (asked: 4, current: 2)");
+    assertThatThrownBy(() -> a.update("r", null, SequenceUpdate.NONE.withStart(1)))
+        .isInstanceOf(ChangeRefusedException.class).hasMessageContaining("start cannot change");
+    assertThatThrownBy(() -> a.update("r", null, SequenceUpdate.NONE.withNodeBlockSize(2_000_000)))
+        .isInstanceOfSatisfying(InvalidRequestException.class, e -> assertThat(e.field()).isEqualTo("dc_block_size"));
+    assertThatThrownBy(() -> a.update("r", "7", SequenceUpdate.NONE.withMax(2_000_000)))
+        .isInstanceOfSatisfying(SequenceChangedException.class, e -> assertThat(e.currentEtag()).isEqualTo("1"))
+        .hasMessageContaining("etag '7' is not its current one ('1')");
+    assertThatThrownBy(() -> a.update("missing", null, SequenceUpdate.NONE.withMax(5)))
+        .isInstanceOf(SequenceNotFoundException.class);
+    // Nothing of the above changed it.
+    assertThat(store.findStored("r").orElseThrow().version()).isEqualTo(1);
+
+    // The same immutable values, and the etag read, are fine.
+    StoredSequence changed = a.update("r", "1", SequenceUpdate.NONE.withStripes(2).withStart(10).withMax(2_000_000));
+    assertThat(changed.version()).isEqualTo(2);
+    assertThat(changed.definition().max()).isEqualTo(2_000_000);
+    // An update that changes nothing changes nothing (but completes an earlier one).
+    assertThat(a.update("r", null, SequenceUpdate.NONE).version()).isEqualTo(2);
+  }
+
+  @Test
+  void a_deleted_sequence_serves_nowhere_and_an_undelete_continues_above_what_it_handed_out() {
+    Allocator a = server("a");
+    Allocator b = server("b");
+    a.create(new SequenceDefinition("gone", 1, Long.MAX_VALUE, 1, 1_000, 1_000_000));
+    allocate(b, "gone", 10);
+    long givenBackBefore = store.givenBack;
+
+    StoredSequence deleted = a.delete("gone", "1", false);
+
+    assertThat(deleted.deleted()).isTrue();
+    assertThat(deleted.expireTime().orElseThrow())
+        .isEqualTo(deleted.deleteTime().orElseThrow().plus(Allocator.DEFAULT_UNDELETE_WINDOW));
+    assertThat(store.givenBack).as("b gave its reserve back").isGreaterThan(givenBackBefore);
+    assertThat(b.isLoaded("gone")).isFalse();
+    assertThatThrownBy(() -> b.allocate("gone", 1, WAIT)).isInstanceOfSatisfying(SequenceDeletedException.class,
+        e -> assertThat(e.purged()).isFalse())
+        .hasMessageContaining("sequence 'gone' was deleted at")
+        .hasMessageContaining("UndeleteSequence restores it until");
+    assertThatThrownBy(() -> a.advance("gone", 100)).isInstanceOf(SequenceDeletedException.class);
+    assertThatThrownBy(() -> a.update("gone", null, SequenceUpdate.NONE.withMax(5)))
+        .isInstanceOf(SequenceDeletedException.class);
+    assertThatThrownBy(() -> a.delete("gone", null, false)).isInstanceOf(SequenceDeletedException.class);
+    // Get still shows it; a listing only when asked.
+    assertThat(b.describe("gone").stored().deleteTime()).isPresent();
+    assertThat(a.listStored("", 10, false)).isEmpty();
+    assertThat(a.listStored("", 10, true)).singleElement().satisfies(s -> assertThat(s.deleted()).isTrue());
+    // Its name is never reused.
+    assertThatThrownBy(() -> a.create(new SequenceDefinition("gone", 1, Long.MAX_VALUE, 1, 1_000, 1_000_000)))
+        .isInstanceOf(SequenceAlreadyExistsException.class)
+        .hasMessageContaining("it was deleted at")
+        .hasMessageContaining("never used again");
+
+    StoredSequence back = b.undelete("gone", deleted.etag());
+
+    assertThat(back.deleted()).isFalse();
+    assertThat(back.version()).isEqualTo(3);
+    allocate(a, "gone", 2_000); // no ID of before again (allocate checks)
+    allocate(b, "gone", 2_000);
+    assertThatThrownBy(() -> a.undelete("gone", null))
+        .isInstanceOfSatisfying(ChangeRefusedException.class,
+            e -> assertThat(e.kind()).isEqualTo(ChangeRefusedException.Kind.NOT_DELETED))
+        .hasMessageContaining("is not deleted");
+  }
+
+  @Test
+  void a_purge_waits_for_the_expire_time_and_keeps_the_name_taken() {
+    long[] now = {1_000_000};
+    Allocator a = server("a", Allocator.builder(store).wallClock(() -> now[0]).undeleteWindow(Duration.ofHours(1)));
+    a.create(new SequenceDefinition("old", 1, Long.MAX_VALUE, 1, 1_000, 1_000_000));
+
+    assertThatThrownBy(() -> a.delete("old", null, true))
+        .isInstanceOfSatisfying(ChangeRefusedException.class,
+            e -> assertThat(e.kind()).isEqualTo(ChangeRefusedException.Kind.NOT_DELETED));
+    a.delete("old", null, false);
+    now[0] += Duration.ofMinutes(59).toMillis();
+    assertThatThrownBy(() -> a.delete("old", null, true))
+        .isInstanceOfSatisfying(ChangeRefusedException.class,
+            e -> assertThat(e.kind()).isEqualTo(ChangeRefusedException.Kind.PURGE_BEFORE_EXPIRY))
+        .hasMessageContaining("can be purged from");
+    now[0] += Duration.ofMinutes(1).toMillis();
+
+    assertThat(a.delete("old", null, true).purged()).isTrue();
+
+    assertThatThrownBy(() -> a.describe("old")).isInstanceOfSatisfying(SequenceDeletedException.class,
+        e -> assertThat(e.purged()).isTrue()).hasMessageContaining("purged");
+    assertThatThrownBy(() -> a.undelete("old", null)).isInstanceOf(SequenceDeletedException.class);
+    assertThat(a.listStored("", 10, true)).isEmpty();
+    assertThatThrownBy(() -> a.create(new SequenceDefinition("old", 1, Long.MAX_VALUE, 1, 1_000, 1_000_000)))
+        .isInstanceOf(SequenceAlreadyExistsException.class).hasMessageContaining("purged");
+  }
+
+  @Test
+  void reserve_range_refuses_a_deleted_sequence_lists_its_reservations_until_a_purge_and_sees_a_raised_max(
+      @TempDir Path dir) {
+    long[] now = {1_000_000};
+    RangeStore embedded = EmbeddedRangeStore.open(dir, () -> now[0]);
+    Allocator a = Allocator.builder(embedded).serverName("a").minNodeBlock(100).wallClock(() -> now[0])
+        .undeleteWindow(Duration.ofHours(1)).build();
+    try {
+      a.create(new SequenceDefinition("bulk", 1, 1_000, 1, 100, 1_000));
+      assertThat(a.reserveRange("bulk", 500, "import-1", "alice").first()).isEqualTo(1);
+      assertThatThrownBy(() -> a.reserveRange("bulk", 1_000, "import-2", "alice"))
+          .isInstanceOf(RangeAboveMaxException.class);
+
+      a.update("bulk", null, SequenceUpdate.NONE.withMax(5_000));
+      Reservation raised = a.reserveRange("bulk", 1_000, "import-2", "alice");
+      assertThat(raised.last()).as("above the old max").isGreaterThan(1_000).isLessThanOrEqualTo(5_000);
+
+      a.delete("bulk", null, false);
+      assertThatThrownBy(() -> a.reserveRange("bulk", 10, "import-3", "alice"))
+          .isInstanceOfSatisfying(SequenceDeletedException.class, e -> assertThat(e.purged()).isFalse())
+          .hasMessageContaining("was deleted at");
+      assertThatThrownBy(() -> a.reserveRange("bulk", 500, "import-1", "alice"))
+          .as("a retry of a reservation made before").isInstanceOf(SequenceDeletedException.class);
+      assertThat(a.reservations("bulk", Long.MIN_VALUE, 10)).extracting(Reservation::requestId)
+          .containsExactly("import-1", "import-2");
+
+      a.undelete("bulk", null);
+      assertThat(a.reserveRange("bulk", 500, "import-1", "bob").replayed()).isTrue();
+      assertThat(a.reserveRange("bulk", 10, "import-3", "alice").first()).isGreaterThan(raised.last());
+
+      a.delete("bulk", null, false);
+      now[0] += Duration.ofHours(1).toMillis();
+      a.delete("bulk", null, true);
+      assertThatThrownBy(() -> a.reservations("bulk", Long.MIN_VALUE, 10))
+          .isInstanceOfSatisfying(SequenceDeletedException.class, e -> assertThat(e.purged()).isTrue());
+    } finally {
+      a.close();
+      embedded.close();
+    }
+  }
+
+  @Test
+  void a_change_that_a_live_server_did_not_apply_in_time_fails_and_the_same_call_again_completes_it()
+      throws Exception {
+    Allocator a = server("a", Allocator.builder(store).advanceConfirmTimeout(Duration.ofMillis(300)));
+    Allocator b = server("b");
+    a.create(new SequenceDefinition("slow", 1, 1_000, 1, 100, 1_000_000));
+    exhaust(b, "slow");
+    CountDownLatch stalled = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean stall = new AtomicBoolean(true);
+    b.beforeFloorSync(() -> {
+      if (stall.getAndSet(false)) {
+        stalled.countDown();
+        try {
+          release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS); // a poller stuck on a slow store read
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    });
+    assertThat(stalled.await(5, TimeUnit.SECONDS)).isTrue();
+
+    assertThatThrownBy(() -> a.update("slow", null, SequenceUpdate.NONE.withMax(3_000)))
+        .isInstanceOfSatisfying(ChangeNotConfirmedException.class,
+            e -> assertThat(e.unconfirmed()).containsExactly("local/b"))
+        .hasMessageContaining("its new definition is in force in the store")
+        .hasMessageContaining("make the same call again");
+    assertThat(store.findStored("slow").orElseThrow().definition().max()).as("in force in the store").isEqualTo(3_000);
+
+    release.countDown();
+    assertThat(a.update("slow", null, SequenceUpdate.NONE.withMax(3_000)).version()).isEqualTo(2);
+    allocate(b, "slow", 100);
+  }
+}
