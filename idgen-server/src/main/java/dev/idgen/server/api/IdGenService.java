@@ -14,6 +14,7 @@ import dev.idgen.core.KnownSequence;
 import dev.idgen.core.NotOwnerException;
 import dev.idgen.core.Route;
 import dev.idgen.core.SequenceExhaustedException;
+import dev.idgen.core.Ticker;
 import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.metrics.IdGenMetrics;
 import dev.idgen.server.status.ErrorStatus;
@@ -230,8 +231,10 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     @Nullable
     private KnownSequence known;
 
-    /** When the call started (System.nanoTime): a client's lease of its ranges counts from before it. */
-    private final long startNanos = System.nanoTime();
+    /** The monotonic clock of the valid_for check; a seam for tests. */
+    private final Ticker ticker;
+    /** When the call started ({@link #ticker}): a client's lease of its ranges counts from before it. */
+    private final long startNanos;
     /** {@code validFor} in nanoseconds; 0: none. */
     private final long validForNanos;
 
@@ -245,6 +248,13 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
 
     RangeStream(String sequence, ServerCallStreamObserver<IdRange> call, LongConsumer abandoned,
         @Nullable com.google.protobuf.Duration validFor, @Nullable Allocator allocator) {
+      this(sequence, call, abandoned, validFor, allocator, Ticker.system());
+    }
+
+    RangeStream(String sequence, ServerCallStreamObserver<IdRange> call, LongConsumer abandoned,
+        @Nullable com.google.protobuf.Duration validFor, @Nullable Allocator allocator, Ticker ticker) {
+      this.ticker = ticker;
+      this.startNanos = ticker.nanos();
       this.allocator = allocator;
       this.sequence = sequence;
       this.call = call;
@@ -330,7 +340,7 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
             + " call's IDs were taken and before they were sent; they were dropped (nothing at or below a floor is"
             + " ever handed out). Retry the call";
       }
-      if (validForNanos > 0 && System.nanoTime() - startNanos >= validForNanos) {
+      if (validForNanos > 0 && ticker.nanos() - startNanos >= validForNanos) {
         return "sequence '" + sequence + "': the call's remaining ranges waited longer than their valid_for ("
             + java.time.Duration.ofNanos(validForNanos) + ") for the client to read them, so they were dropped:"
             + " read the stream promptly, or ask for fewer IDs per call. Retry the call";
