@@ -6,6 +6,7 @@ import com.google.inject.Singleton;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.AllocatorBuilder;
 import dev.idgen.core.RangeStore;
+import dev.idgen.server.config.AdminSettings;
 import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.metrics.IdGenMetrics;
 
@@ -18,7 +19,7 @@ final class AllocatorModule extends AbstractModule {
 
   @Provides
   @Singleton
-  Allocator allocator(RangeStore store, ServerSettings settings, IdGenMetrics metrics,
+  Allocator allocator(RangeStore store, ServerSettings settings, AdminSettings admin, IdGenMetrics metrics,
       com.google.inject.Provider<io.grpc.Server> server) {
     AllocatorBuilder b = Allocator.builder(metrics.metered(store));
     if (!settings.serverName().isEmpty() || settings.grpcPort() != 0) {
@@ -35,6 +36,7 @@ final class AllocatorModule extends AbstractModule {
         .unloadIdleAfter(settings.unloadIdleAfter())
         .ownerLease(settings.ownerLease())
         .ownerLeaseMargin(settings.ownerLeaseMarginDuration())
+        .undeleteWindow(admin.undeleteWindow())
         // Asked for at the first claim of a strict sequence, by which time the port is bound (port 0 too).
         .ownerTarget(() -> settings.effectiveAdvertiseAddress(server.get().getPort()))
         .build();

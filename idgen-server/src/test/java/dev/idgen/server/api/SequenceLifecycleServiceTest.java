@@ -18,11 +18,13 @@ import dev.idgen.api.v1.UndeleteSequenceRequest;
 import dev.idgen.api.v1.UpdateSequenceRequest;
 import dev.idgen.server.ErrorDetails;
 import dev.idgen.server.TestServer;
+import dev.idgen.server.config.AdminSettings;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -229,5 +231,25 @@ class SequenceLifecycleServiceTest {
     assertThat(refused.getStatus().getDescription()).contains("sequence 'imports' was deleted at");
     assertThat(server.admin().listReservations(ListReservationsRequest.newBuilder().setName("imports").build())
         .getReservationsList()).containsExactly(before);
+  }
+
+  @Test
+  void should_take_the_undelete_window_from_the_configuration() {
+    server.close();
+    server = TestServer.startEmbedded(dir, Map.of(AdminSettings.UNDELETE_WINDOW, "2h"));
+    create("brief", Long.MAX_VALUE);
+
+    Sequence deleted = server.admin().deleteSequence(DeleteSequenceRequest.newBuilder().setName("brief").build());
+
+    assertThat(deleted.getExpireTime().getSeconds() - deleted.getDeleteTime().getSeconds())
+        .as("idgen.admin.undelete-window = 2h").isEqualTo(7_200);
+    server.close();
+    server = TestServer.startEmbedded(dir, Map.of(AdminSettings.UNDELETE_WINDOW, "0s"));
+    create("gone", Long.MAX_VALUE);
+    server.admin().deleteSequence(DeleteSequenceRequest.newBuilder().setName("gone").build());
+    server.admin().deleteSequence(DeleteSequenceRequest.newBuilder().setName("gone").setPurge(true).build());
+    StatusRuntimeException back = failure(() -> server.admin().undeleteSequence(
+        UndeleteSequenceRequest.newBuilder().setName("gone").build()));
+    assertThat(back.getStatus().getCode()).as("purged: never back").isEqualTo(Status.Code.NOT_FOUND);
   }
 }
