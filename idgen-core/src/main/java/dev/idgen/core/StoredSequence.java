@@ -78,4 +78,21 @@ public record StoredSequence(SequenceDefinition definition, Optional<Instant> cr
     return definition.equals(other.definition) && deleteTime.equals(other.deleteTime)
         && expireTime.equals(other.expireTime) && purged == other.purged;
   }
+
+  /**
+   * Checks, for a store about to write it, that this is the next version of {@code stored}: the same name, ID
+   * space, stripes and ordering, a max that did not fall, the version one up. The store's last line of defence
+   * (the allocator refuses such changes before, with their reasons).
+   *
+   * @throws IllegalArgumentException if not
+   */
+  public void checkReplaces(StoredSequence stored) {
+    SequenceDefinition from = stored.definition();
+    SequenceDefinition to = definition;
+    if (!to.name().equals(from.name()) || to.start() != from.start() || to.stripes() != from.stripes()
+        || to.ordering() != from.ordering() || to.max() < from.max() || version != stored.version() + 1) {
+      throw new IllegalArgumentException("sequence '" + from.name() + "': " + this + " cannot replace " + stored
+          + " (the ID space must stay, max only rise, the version go up by one)");
+    }
+  }
 }

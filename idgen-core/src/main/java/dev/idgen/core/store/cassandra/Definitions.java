@@ -146,13 +146,8 @@ final class Definitions {
       if (next.version() == expected.version()) {
         return;
       }
-      SequenceDefinition from = stored.definition();
+      next.checkReplaces(stored);
       SequenceDefinition to = next.definition();
-      if (!to.name().equals(name) || to.start() != from.start() || to.stripes() != from.stripes()
-          || to.ordering() != from.ordering() || to.max() < from.max() || next.version() != stored.version() + 1) {
-        throw new IllegalArgumentException("sequence '" + name + "': " + next + " cannot replace " + stored
-            + " (the ID space must stay, max only rise, the version go up by one)");
-      }
       UUID op = attempts.next(null, current);
       BoundStatement update = global(outcomes.st().updateDefinition.bind(to.max(), to.nodeBlockSize(),
           to.dcBlockSize(), next.version(), next.deleteTime().orElse(null), next.expireTime().orElse(null),

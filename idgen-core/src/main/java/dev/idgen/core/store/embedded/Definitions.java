@@ -94,13 +94,8 @@ final class Definitions {
     if (next.version() == expected.version()) {
       return; // the same: nothing to write (the caller logs the change again)
     }
-    SequenceDefinition from = stored.definition();
+    next.checkReplaces(stored);
     SequenceDefinition to = next.definition();
-    if (!to.name().equals(name) || to.start() != from.start() || to.stripes() != from.stripes()
-        || to.ordering() != from.ordering() || to.max() < from.max() || next.version() != stored.version() + 1) {
-      throw new IllegalArgumentException("sequence '" + name + "': " + next + " cannot replace " + stored
-          + " (the ID space must stay, max only rise, the version go up by one)");
-    }
     PreparedStatement update = db.prepare("UPDATE sequences SET max = ?, node_block_size = ?, dc_block_size = ?,"
         + " version = ?, deleted_at = ?, expires_at = ?, purged = ? WHERE name = ? AND version = ?");
     update.setLong(1, to.max());
