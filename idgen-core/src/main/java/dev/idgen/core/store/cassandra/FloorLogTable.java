@@ -179,7 +179,7 @@ final class FloorLogTable {
       for (Row r : outcomes.st().session.execute(outcomes.st().selectServers.bind(dc)
           .setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM))) {
         String key = r.getString("server");
-        if (key.equals(row) || !(key.equals(server) || key.startsWith(server + "#"))) {
+        if (key.equals(row) || !(key.equals(server) || isProcessOf(key, server))) {
           continue;
         }
         long written = Math.max(r.isNull("beat") ? 0 : r.getLong("beat"),
@@ -192,6 +192,19 @@ final class FloorLogTable {
       }
     } catch (DriverException e) {
       throw unavailable("retiring the announcements of earlier processes of server " + server + " in " + dc, e);
+    }
+  }
+
+  /** Whether {@code key} is the row of a process named {@code server}: the name, '#', an incarnation. */
+  static boolean isProcessOf(String key, String server) {
+    if (key.length() != server.length() + 37 || !key.startsWith(server) || key.charAt(server.length()) != '#') {
+      return false; // another name, such as "server#2", is another server's
+    }
+    try {
+      UUID unused = UUID.fromString(key.substring(server.length() + 1));
+      return true;
+    } catch (IllegalArgumentException e) {
+      return false;
     }
   }
 
