@@ -70,7 +70,7 @@ final class Datacenters {
     }
     if (known == null || readSchema) {
       Row row = outcomes.read(outcomes.st().selectReplication.bind(settings.keyspace()), ConsistencyLevel.LOCAL_ONE,
-          "the replication of keyspace " + settings.keyspace() + " in system_schema.keyspaces"
+          "replication of keyspace " + settings.keyspace() + " in system_schema.keyspaces"
               + (known == null ? " (the driver has no schema metadata for it)" : ""));
       if (row == null) {
         throw new StoreUnavailableException("keyspace " + settings.keyspace() + " is not in"
