@@ -34,10 +34,6 @@ public record AdminSettings(long maxReserveCount, Duration undeleteWindow) {
     }
   }
 
-  /** The settings of {@code max} with the default undelete window. */
-  public AdminSettings(long maxReserveCount) {
-    this(maxReserveCount, Allocator.DEFAULT_UNDELETE_WINDOW);
-  }
 
   /**
    * Reads and validates the settings; a configuration without {@code idgen.admin} gets the defaults.
