@@ -18,7 +18,6 @@ import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import dev.idgen.testing.CassandraExtension;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -26,7 +25,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -44,19 +43,8 @@ class CassandraAdvanceIT {
   private static final Duration WAIT = Duration.ofSeconds(10);
   private static final long RACE_FLOOR = 50_000;
 
-  private final List<AutoCloseable> closeables = new ArrayList<>();
-
-  @AfterEach
-  void close() throws Exception {
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
-    }
-  }
-
-  private <T extends AutoCloseable> T closeLater(T c) {
-    closeables.add(c);
-    return c;
-  }
+  @AutoClose
+  private final Closer closer = new Closer();
 
   private static long min(List<IdRange> ranges) {
     return ranges.stream().mapToLong(IdRange::first).min().orElseThrow();
@@ -66,8 +54,8 @@ class CassandraAdvanceIT {
   void should_not_return_from_an_advance_before_a_server_with_a_stalled_floor_poll_dropped_its_cached_ids()
       throws Exception {
     String ks = LocalCassandra.newKeyspace("advance");
-    CassandraRangeStore storeA = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
-    CassandraRangeStore storeB = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    CassandraRangeStore storeA = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
+    CassandraRangeStore storeB = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
     CountDownLatch stalling = new CountDownLatch(1);
     AtomicBoolean stallNext = new AtomicBoolean();
     RangeStore slowB = new ForwardingRangeStore(storeB) {
@@ -84,8 +72,8 @@ class CassandraAdvanceIT {
         return delegate().floorLog(afterVersion);
       }
     };
-    Allocator a = closeLater(Allocator.builder(storeA).serverName("a").minNodeBlock(1_000).build());
-    Allocator b = closeLater(Allocator.builder(slowB).serverName("b").minNodeBlock(1_000).build());
+    Allocator a = closer.add(Allocator.builder(storeA).serverName("a").minNodeBlock(1_000).build());
+    Allocator b = closer.add(Allocator.builder(slowB).serverName("b").minNodeBlock(1_000).build());
     a.create(new SequenceDefinition("legacy", 1, Long.MAX_VALUE, 1, 10_000, 100_000));
     assertThat(min(b.allocate("legacy", 5, WAIT))).isLessThan(1_000_000); // b caches IDs below the floor
 
@@ -107,8 +95,8 @@ class CassandraAdvanceIT {
         base.username(), base.password(), base.tls(),
         base.requestTimeout(), base.casDeadline(), base.poolRefillStep(), base.floorRefresh(),
         base.isolationRunway(), base.driverConfig());
-    CassandraRangeStore store = closeLater(CassandraRangeStore.connect(dc1Only));
-    Allocator a = closeLater(Allocator.builder(store).minNodeBlock(100).build());
+    CassandraRangeStore store = closer.add(CassandraRangeStore.connect(dc1Only));
+    Allocator a = closer.add(Allocator.builder(store).minNodeBlock(100).build());
     a.create(new SequenceDefinition("local", 1, Long.MAX_VALUE, 2, 1_000, 10_000));
     a.allocate("local", 10, WAIT);
 
@@ -122,8 +110,8 @@ class CassandraAdvanceIT {
   @Test
   void should_cut_a_first_refill_that_raced_an_advance_at_the_floor() {
     String ks = LocalCassandra.newKeyspace("firstrefill");
-    CassandraRangeStore s1 = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
-    CassandraRangeStore s2 = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, false)));
+    CassandraRangeStore s1 = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
+    CassandraRangeStore s2 = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, false)));
     SequenceDefinition def = new SequenceDefinition("race", 1, Long.MAX_VALUE, 1, 1_000, 100_000);
     s1.create(def);
     // s2 has taken [1, 100001) from the global cursor for dc1's pool, which does not exist yet; the advance
@@ -142,26 +130,26 @@ class CassandraAdvanceIT {
     assertThat(receipt.get()).as("the advance ran between the two steps of the refill").isNotNull();
     assertThat(first.first()).as("s2's own reservation").isGreaterThan(RACE_FLOOR);
     // A store (a server) that comes later, with no memory of the floor, reads the pool as it is.
-    CassandraRangeStore s3 = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, false)));
+    CassandraRangeStore s3 = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, false)));
     for (int i = 0; i < 20; i++) {
       assertThat(s3.reserve(def, 0, 1_000).first()).isGreaterThan(RACE_FLOOR);
     }
     assertThat(s3.floor(def)).isEqualTo(RACE_FLOOR);
     // And an allocator loaded there now, as after a restart or an idle unload.
-    Allocator late = closeLater(Allocator.builder(s3).serverName("late").minNodeBlock(100).build());
+    Allocator late = closer.add(Allocator.builder(s3).serverName("late").minNodeBlock(100).build());
     assertThat(late.allocate("race", 50, WAIT)).allSatisfy(r -> assertThat(r.first()).isGreaterThan(RACE_FLOOR));
   }
 
   @Test
   void should_create_a_missing_pool_row_of_every_datacenter_at_the_floor() {
     String ks = LocalCassandra.newKeyspace("nopool");
-    CassandraRangeStore s1 = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
+    CassandraRangeStore s1 = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
     SequenceDefinition def = new SequenceDefinition("fresh", 1, Long.MAX_VALUE, 2, 1_000, 100_000);
     s1.create(def);
 
     s1.advance(def, RACE_FLOOR);
 
-    CassandraRangeStore s2 = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    CassandraRangeStore s2 = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
     assertThat(s1.floor(def)).isEqualTo(RACE_FLOOR);
     assertThat(s2.floor(def)).as("dc2's pool rows carry the floor before dc2 ever refilled").isEqualTo(RACE_FLOOR);
   }
@@ -178,7 +166,7 @@ class CassandraAdvanceIT {
         base.username(), base.password(), base.tls(), base.requestTimeout(), base.casDeadline(),
         base.poolRefillStep(), base.floorRefresh(), base.isolationRunway(),
         "advanced.metadata.schema.debouncer.window = 5 seconds");
-    CassandraRangeStore store = closeLater(CassandraRangeStore.connect(dc1Only));
+    CassandraRangeStore store = closer.add(CassandraRangeStore.connect(dc1Only));
     SequenceDefinition def = new SequenceDefinition("grow", 1, Long.MAX_VALUE, 1, 1_000, 100_000);
     store.create(def);
     store.reserve(def, 0, 10);
@@ -194,7 +182,7 @@ class CassandraAdvanceIT {
     AdvanceReceipt receipt = store.advance(def, RACE_FLOOR);
 
     assertThat(receipt.versions()).as("the datacenters the advance covered").containsOnlyKeys(DC1, DC2);
-    CassandraRangeStore dc2 = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    CassandraRangeStore dc2 = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
     assertThat(dc2.floor(def)).as("dc2's pool row, made at the floor by the advance").isEqualTo(RACE_FLOOR);
     assertThat(dc2.reserve(def, 0, 10).first()).as("dc2's first reservation").isGreaterThan(RACE_FLOOR);
   }
@@ -202,9 +190,9 @@ class CassandraAdvanceIT {
   @Test
   void should_cover_every_datacenter_when_the_driver_has_no_schema_metadata() {
     String ks = LocalCassandra.newKeyspace("nometa");
-    CassandraRangeStore normal = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
+    CassandraRangeStore normal = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
     // create-schema on: its statements are idempotent, and without schema metadata nothing can be checked.
-    CassandraRangeStore blind = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)
+    CassandraRangeStore blind = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)
         .withDriverConfig("advanced.metadata.schema.enabled = false")));
     SequenceDefinition def = new SequenceDefinition("blind", 1, Long.MAX_VALUE, 1, 1_000, 100_000);
     normal.create(def);
@@ -212,7 +200,7 @@ class CassandraAdvanceIT {
     AdvanceReceipt receipt = blind.advance(def, RACE_FLOOR);
 
     assertThat(receipt.versions()).containsOnlyKeys(DC1, DC2);
-    CassandraRangeStore dc2 = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    CassandraRangeStore dc2 = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
     assertThat(dc2.reserve(def, 0, 10).first()).isGreaterThan(RACE_FLOOR);
   }
 
@@ -220,8 +208,8 @@ class CassandraAdvanceIT {
   void should_report_a_heartbeat_that_changes_with_every_announcement_and_keep_the_announcement_three_leases()
       throws Exception {
     String ks = LocalCassandra.newKeyspace("beat");
-    CassandraRangeStore storeA = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
-    CassandraRangeStore storeB = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    CassandraRangeStore storeA = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
+    CassandraRangeStore storeB = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
     AdvanceReceipt receipt = new AdvanceReceipt(Map.of(DC1, 1L, DC2, 1L));
     UUID incarnation = UUID.randomUUID();
     Duration lease = Duration.ofSeconds(40);
@@ -266,8 +254,8 @@ class CassandraAdvanceIT {
   @Test
   void should_see_a_restarted_server_whose_earlier_process_announced_with_a_clock_ahead() throws Exception {
     String ks = LocalCassandra.newKeyspace("ahead");
-    CassandraRangeStore storeA = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
-    CassandraRangeStore earlier = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    CassandraRangeStore storeA = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
+    CassandraRangeStore earlier = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
     earlier.announceClock = () -> System.currentTimeMillis() + Duration.ofMinutes(10).toMillis();
     AdvanceReceipt receipt = new AdvanceReceipt(Map.of(DC2, 1L));
     Duration lease = Duration.ofSeconds(2);
@@ -280,7 +268,7 @@ class CassandraAdvanceIT {
       TimeUnit.MILLISECONDS.sleep(200);
     }
     assertThat(processIn(storeA.confirmations(receipt), before)).as("the earlier process's row expired").isNull();
-    CassandraRangeStore restarted = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    CassandraRangeStore restarted = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
     UUID after = UUID.randomUUID();
 
     restarted.announce("b", after, 0, lease, lease.multipliedBy(3), Duration.ZERO);
@@ -304,8 +292,8 @@ class CassandraAdvanceIT {
   @Test
   void should_retire_the_announcement_of_a_crashed_process_when_it_comes_back_under_its_name() throws Exception {
     String ks = LocalCassandra.newKeyspace("retire");
-    CassandraRangeStore storeA = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
-    CassandraRangeStore crashed = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    CassandraRangeStore storeA = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true)));
+    CassandraRangeStore crashed = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
     crashed.announceClock = () -> System.currentTimeMillis() + Duration.ofMinutes(10).toMillis();
     AdvanceReceipt receipt = new AdvanceReceipt(Map.of(DC2, 1L));
     Duration lease = Duration.ofSeconds(40);
@@ -314,7 +302,7 @@ class CassandraAdvanceIT {
     UUID other = UUID.randomUUID();
     crashed.announce("other", other, 0, lease, lease.multipliedBy(3), Duration.ZERO);
     assertThat(storeA.confirmations(receipt).pending()).hasSize(2);
-    CassandraRangeStore restarted = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    CassandraRangeStore restarted = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
     UUID after = UUID.randomUUID();
 
     restarted.announce("b", after, 1, lease, lease.multipliedBy(3), Duration.ZERO);

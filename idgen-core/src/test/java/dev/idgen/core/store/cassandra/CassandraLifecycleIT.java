@@ -14,11 +14,10 @@ import dev.idgen.core.SequenceUpdate;
 import dev.idgen.core.StoredSequence;
 import dev.idgen.testing.CassandraExtension;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -33,25 +32,14 @@ class CassandraLifecycleIT {
   private static final Duration WAIT = Duration.ofSeconds(10);
   private static final long INT_MAX = Integer.MAX_VALUE;
 
-  private final List<AutoCloseable> closeables = new ArrayList<>();
+  @AutoClose
+  private final Closer closer = new Closer();
   private final Set<Long> handedOut = new HashSet<>();
 
-  @AfterEach
-  void close() throws Exception {
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
-    }
-  }
-
-  private <T extends AutoCloseable> T closeLater(T c) {
-    closeables.add(c);
-    return c;
-  }
-
   private Allocator server(String keyspace, String dc, String name) {
-    CassandraRangeStore store = closeLater(CassandraRangeStore.connect(LocalCassandra.settings(keyspace, dc,
+    CassandraRangeStore store = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(keyspace, dc,
         name.equals("a1"))));
-    return closeLater(Allocator.builder(store).serverName(name).minNodeBlock(100).build());
+    return closer.add(Allocator.builder(store).serverName(name).minNodeBlock(100).build());
   }
 
   private void record(List<IdRange> ranges) {

@@ -9,9 +9,7 @@ import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.StoreUnavailableException;
 import dev.idgen.testing.CassandraExtension;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -32,23 +30,21 @@ class CassandraStoreFreezeIT {
   private static final int RATE = 500; // calls of one ID per second
   private static final Duration FREEZE = Duration.ofSeconds(20);
 
-  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private final Closer closer = new Closer();
 
   @AfterEach
   void close() throws Exception {
     LocalCassandra.resume(DC1); // whatever happened, never leave a node frozen
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
-    }
+    closer.close();
   }
 
   @Test
   void should_serve_a_paced_caller_through_a_freeze_of_the_local_node_without_a_failed_call() throws Exception {
     String keyspace = LocalCassandra.newKeyspace("freeze");
     CassandraRangeStore store = CassandraRangeStore.connect(LocalCassandra.settings(keyspace, DC1, true));
-    closeables.add(store);
+    closer.add(store);
     Allocator server = Allocator.builder(store).build(); // default outage runway (5 min) and sizes
-    closeables.add(server);
+    closer.add(server);
     server.create(SequenceDefinition.withDefaults("paced"));
 
     Set<Long> seen = new HashSet<>();
