@@ -98,6 +98,16 @@ public final class ChaosCommand implements Callable<Integer> {
           + "checker fails it if lost > 0")
   List<String> faults;
 
+  @Option(names = "--rounds", defaultValue = "1",
+      description = "rounds of every kind of --faults, each in an order of its own, before kinds are drawn by "
+          + "weight; they complete whatever --duration says (default: ${DEFAULT-VALUE})")
+  int rounds;
+
+  @Option(names = "--per-round", split = ",", paramLabel = "KIND=N",
+      description = "kinds injected N times in each of the --rounds, e.g. clock-server=2,clock-cassandra=2 "
+          + "(default: once)")
+  Map<String, Integer> perRound;
+
   @Option(names = "--strict-clients", defaultValue = "" + ChaosRun.DEFAULT_STRICT_CLIENTS,
       description = "clients that call Allocate on the strict sequence chaos-strict (ORDERING_STRICT, home dc1), "
           + ChaosClient.STRICT_CALLERS + " threads each, 1 ID or a few per call on random servers; every call is "
@@ -193,7 +203,8 @@ public final class ChaosCommand implements Callable<Integer> {
     Path dir = out.toAbsolutePath().normalize();
     new ChaosRun(new ChaosRun.Settings(duration, s, servers, clients, dir, useRunningCassandra,
         jar.toAbsolutePath(), root, rate, int32Space, kinds, maxHold, callScale, strictClients, strictRate,
-        strictOwnerLease, unloadIdleAfter), cassandra, launcher).run();
+        strictOwnerLease, unloadIdleAfter, rounds, perRound == null ? Map.of() : perRound), cassandra, launcher)
+        .run();
     return Checker.check(dir, System.out);
   }
 

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 
@@ -51,15 +52,27 @@ final class ChaosRun {
   /** What a run is told; {@code maxHold} bounds how long a network, replica or Cassandra-kill fault holds. */
   record Settings(Duration duration, long seed, int servers, int clients, Path out, boolean useRunningCassandra,
       Path serverJar, Path repoRoot, long rate, long int32Space, List<String> faultKinds, Duration maxHold,
-      int callScale, int strictClients, long strictRate, Duration strictOwnerLease, Duration unloadIdleAfter) {
+      int callScale, int strictClients, long strictRate, Duration strictOwnerLease, Duration unloadIdleAfter,
+      int rounds, Map<String, Integer> perRound) {
 
     /**
      * {@code strictClients} strict clients (0: no strict sequence, and no owner faults), each at most
      * {@code strictRate} calls a second; {@code strictOwnerLease} the servers' {@code idgen.strict.owner-lease}
      * (null: their default, {@value #DEFAULT_OWNER_LEASE_MILLIS} ms); {@code unloadIdleAfter} the servers'
-     * {@code idgen.allocator.unload-idle-after} (zero: never).
+     * {@code idgen.allocator.unload-idle-after} (zero: never); {@code rounds} rounds of every kind before the
+     * draws by weight, each with a kind of {@code perRound} that many times ({@link FaultSchedule}).
      */
     Settings {
+      if (rounds < 1) {
+        throw new IllegalArgumentException("rounds " + rounds + " (expected: >= 1)");
+      }
+      perRound = Map.copyOf(perRound);
+      for (Map.Entry<String, Integer> e : perRound.entrySet()) {
+        if (!faultKinds.contains(e.getKey()) || e.getValue() < 1) {
+          throw new IllegalArgumentException("per round " + e.getKey() + "=" + e.getValue()
+              + " (expected: a kind of the run " + faultKinds + ", at least 1)");
+        }
+      }
       if (unloadIdleAfter == null || unloadIdleAfter.isNegative()) {
         throw new IllegalArgumentException("unload idle after " + unloadIdleAfter + " (expected: >= 0)");
       }

@@ -1,5 +1,7 @@
 package dev.idgen.chaos;
 
+import java.util.Optional;
+
 /**
  * {@code decommission}: a joined spare of dc1 or dc2 leaves ({@code nodetool decommission}: it streams its ranges
  * away and leaves the ring; the launcher stops it and removes its namespace), drawn among those whose datacenter
@@ -11,6 +13,11 @@ package dev.idgen.chaos;
 final class Decommission extends BasicFault.OnMembership {
   Decommission() {
     super("decommission", 3);
+  }
+
+  @Override
+  public Optional<String> after() {
+    return Optional.of("bootstrap"); // only joined spares leave
   }
 
   @Override

@@ -60,6 +60,14 @@ interface Fault {
     return Set.of();
   }
 
+  /**
+   * The kind this one has something to do only after ({@code decommission}: a joined spare, after a
+   * {@code bootstrap}); in each of the first rounds ({@link FaultSchedule#firstRounds}) it comes after it.
+   */
+  default Optional<String> after() {
+    return Optional.empty();
+  }
+
   /** Why {@code cassandra} cannot take this kind; empty if it can. */
   default Optional<String> unavailable(ChaosCassandra cassandra) {
     return Optional.empty();
