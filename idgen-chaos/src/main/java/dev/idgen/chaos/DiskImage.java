@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The disk under the disk soak's embedded store: an ext4 file system in an image file, on a loop device,
@@ -91,9 +93,14 @@ final class DiskImage implements AutoCloseable {
     Files.writeString(Path.of("/sys/fs/ext4", device, "trigger_fs_error"), "idgen disk soak\n");
   }
 
-  /** What an operator does after {@link #fail}: unmount, check and repair (replay the journal), mount again. */
+  /**
+   * What an operator does after {@link #fail}: unmount, check and repair (replay the journal), mount again;
+   * then a file written proves the file system writable.
+   */
   void repair() throws IOException, InterruptedException {
+    String failed = device;
     unmount();
+    unmountCopies(failed);
     Scripts.Result r = Scripts.run(List.of("e2fsck", "-f", "-y", image.toString()), TIMEOUT_SECONDS);
     if (r.exit() > 2) { // 1 and 2: errors corrected
       throw new IOException("e2fsck " + image + " exited with " + r.exit() + ": " + r.out());
@@ -103,6 +110,69 @@ final class DiskImage implements AutoCloseable {
     String[] lines = options.strip().split("\n");
     if (!lines[lines.length - 1].startsWith("rw")) {
       throw new IOException(image + " is still mounted read-only after e2fsck: " + options.strip());
+    }
+    // The options say rw even when the kernel kept the failed file system (emergency_ro) under the new mount.
+    Path probe = mountPoint.resolve(".repaired");
+    try {
+      Files.writeString(probe, "ok");
+      Files.delete(probe);
+    } catch (IOException e) {
+      throw new IOException(image + " cannot be written after e2fsck and a new mount (" + e.getMessage()
+          + "); is it still mounted in another mount namespace?", e);
+    }
+  }
+
+  /**
+   * Unmounts {@code loop} at the mount point in every other mount namespace. A namespace made while the image
+   * was mounted (every {@code ip netns exec}: a Cassandra node or a server of a chaos run beside the soak)
+   * holds a copy of the mount, private or not, and that copy keeps the failed file system alive: the next
+   * mount of the same image gets it back, read-only. Called once ours is unmounted, so no namespace made
+   * from now on copies it. Returns how many copies it removed.
+   */
+  int unmountCopies(String loop) throws IOException, InterruptedException {
+    String ours = namespaceOf("self");
+    Set<String> seen = new HashSet<>();
+    int removed = 0;
+    try (var procs = Files.list(Path.of("/proc"))) {
+      for (Path proc : procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).toList()) {
+        String pid = proc.getFileName().toString();
+        String ns = namespaceOf(pid);
+        if (ns == null || ns.equals(ours) || !seen.add(ns)) {
+          continue;
+        }
+        long copies;
+        try {
+          copies = Files.readAllLines(proc.resolve("mountinfo")).stream().filter(l -> isCopy(l, loop)).count();
+        } catch (IOException gone) {
+          continue; // the process ended
+        }
+        for (long i = 0; i < copies; i++) {
+          if (Scripts.run(List.of("nsenter", "-t", pid, "-m", "umount", "-l", mountPoint.toString()),
+              TIMEOUT_SECONDS).ok()) {
+            removed++;
+          }
+        }
+      }
+    }
+    return removed;
+  }
+
+  /** Whether a line of {@code /proc/PID/mountinfo} is {@code /dev/<loop>} mounted at the mount point. */
+  private boolean isCopy(String mountinfo, String loop) {
+    String[] fields = mountinfo.split(" ");
+    int dash = mountinfo.indexOf(" - ");
+    if (fields.length < 5 || dash < 0) {
+      return false;
+    }
+    String[] after = mountinfo.substring(dash + 3).split(" ");
+    return fields[4].equals(mountPoint.toString()) && after.length > 1 && after[1].equals("/dev/" + loop);
+  }
+
+  private static String namespaceOf(String pid) {
+    try {
+      return Files.readSymbolicLink(Path.of("/proc", pid, "ns", "mnt")).toString();
+    } catch (IOException e) {
+      return null; // ended, or not ours to read
     }
   }
 
@@ -126,8 +196,12 @@ final class DiskImage implements AutoCloseable {
   /** Unmounts the image and the private mount under it (lazily if something still holds a file there), deletes the image. */
   @Override
   public void close() throws IOException, InterruptedException {
+    String loop = device;
     for (int i = 0; i < 2 && Scripts.run(List.of("mountpoint", "-q", mountPoint.toString()), TIMEOUT_SECONDS).ok(); i++) {
       unmount();
+    }
+    if (loop != null) {
+      unmountCopies(loop); // else the loop device outlives the run, attached to a deleted image
     }
     Files.deleteIfExists(image);
   }
