@@ -159,12 +159,61 @@ final class TopologyChanges {
    */
   Change rebuild(String dc, List<String> keyspaces) throws IOException, InterruptedException {
     long t0 = System.nanoTime();
+    List<String> notes = new ArrayList<>();
     for (String node : cluster.nodes(dc)) {
       for (String keyspace : keyspaces) {
-        cluster.nodetoolOrFail(timeout.toSeconds(), node, "rebuild", "--keyspace", keyspace, "dc1");
+        for (int attempt = 1; ; attempt++) {
+          // The ALTER's agreement is the driver's view; the new node may not have pulled the keyspace's
+          // tables yet, and a rebuild then fails its streams ("getIfExists(TableId) is null").
+          notes.add(node + ":schema=" + seconds(awaitSchemaAgreement(node)));
+          try {
+            cluster.nodetoolOrFail(timeout.toSeconds(), node, "rebuild", "--keyspace", keyspace, "dc1");
+            break;
+          } catch (IOException e) {
+            if (attempt == REBUILD_ATTEMPTS) {
+              throw e;
+            }
+            notes.add(node + ":rebuild-failed-" + attempt); // a rebuild may be run again (Cassandra's procedure)
+          }
+        }
       }
     }
-    return new Change("rebuild", dc + " from dc1", since(t0), "rebuilt=" + seconds(since(t0)));
+    return new Change("rebuild", dc + " from dc1", since(t0), "rebuilt=" + seconds(since(t0)) + " "
+        + String.join(" ", notes));
+  }
+
+  /** How many times a failed {@code nodetool rebuild} of one keyspace is run, the schema agreed before each. */
+  private static final int REBUILD_ATTEMPTS = 3;
+
+  /**
+   * Waits until {@code nodetool describecluster} on {@code node} lists one schema version among the reachable
+   * nodes (bounded by the change's timeout; returns even if it never does, the rebuild then saying why):
+   * how long it waited.
+   */
+  private Duration awaitSchemaAgreement(String node) throws IOException, InterruptedException {
+    long t0 = System.nanoTime();
+    long deadline = t0 + Math.min(timeout.toNanos(), TimeUnit.SECONDS.toNanos(120));
+    while (schemaVersions(cluster.nodetool(node, "describecluster")) != 1 && System.nanoTime() < deadline) {
+      Thread.sleep(2_000);
+    }
+    return since(t0);
+  }
+
+  /** The schema versions {@code nodetool describecluster} lists (its lines "uuid: [addresses]"). */
+  static int schemaVersions(String describecluster) {
+    int versions = 0;
+    boolean in = false;
+    for (String line : describecluster.split("\n")) {
+      String l = line.strip();
+      if (l.startsWith("Schema versions:")) {
+        in = true;
+      } else if (in && l.isEmpty()) {
+        break;
+      } else if (in && l.matches("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}: \\[.*")) {
+        versions++;
+      }
+    }
+    return versions;
   }
 
   /** Datacenter {@code dc} removed from the replication of {@code keyspaces}, then its nodes decommissioned. */
