@@ -92,7 +92,7 @@ final class RecordReader {
         SequenceRecords seq = sequences.get(name);
         switch (tag) {
           case Recorder.RANGE, Recorder.SERVER_RANGE, Recorder.STAMPED_RANGE -> range(in, tag, client, name, seq);
-          case Recorder.FAILED_CALL -> failedCall(in);
+          case Recorder.FAILED_CALL -> failedCall(in, client, name);
           case Recorder.BATCH -> batch(in, client, seq);
           case Recorder.SERVED_IDS -> servedIds(in, client, seq);
           case Recorder.CALL -> call(in, client, name, seq);
@@ -127,12 +127,14 @@ final class RecordReader {
     }
   }
 
-  private void failedCall(DataInputStream in) throws IOException {
+  private void failedCall(DataInputStream in, int client, String name) throws IOException {
     long requested = in.readLong();
     long received = in.readLong();
     String code = in.readUTF();
     if (code.equals("OK")) {
       badCalls++;
+      evidence.note("bad_calls", name + ": client-" + client + " asked for " + requested + " IDs, the call ended OK"
+          + " with " + received);
     } else {
       failedOutstanding += Math.max(0, requested - received);
     }

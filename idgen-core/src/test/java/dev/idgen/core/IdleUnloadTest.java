@@ -78,6 +78,67 @@ class IdleUnloadTest {
   }
 
   @Test
+  void should_hand_out_exactly_the_count_of_a_call_that_had_taken_part_of_it_when_its_sequence_was_unloaded()
+      throws Exception {
+    // The refills of "partial" block in the store while `blocked` is closed, so a call that drains the reserve
+    // waits for one; the sequence is unloaded under it (found by a chaos run: a call for 160 IDs ended OK
+    // with 192, the 32 it had drained before the unload and then 160 more).
+    java.util.concurrent.CountDownLatch blocked = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch refilling = new java.util.concurrent.CountDownLatch(1);
+    AtomicBoolean block = new AtomicBoolean();
+    InMemoryRangeStore slow = new InMemoryRangeStore() {
+      @Override
+      protected void beforeReserve(SequenceDefinition d, int stripe, long size) {
+        if (block.get()) {
+          refilling.countDown();
+          try {
+            blocked.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+    };
+    allocator = Allocator.builder(slow).ticker(now::get).unloadIdleAfter(Duration.ofMinutes(10)).build();
+    Allocator a = allocator;
+    a.create(new SequenceDefinition("partial", 1, Long.MAX_VALUE, 1, 100, 1_000));
+    a.allocate("partial", 1, WAIT);
+    long held = a.describe("partial").serverReserve();
+    assertThat(held).isPositive();
+    block.set(true);
+    ExecutorService caller = Executors.newSingleThreadExecutor();
+    ExecutorService caller2 = Executors.newSingleThreadExecutor();
+    try {
+      // One more than the reserve: the call drains it all, then waits for the refill that blocks.
+      Future<List<IdRange>> call = caller.submit(() -> a.allocate("partial", held + 1, Duration.ofSeconds(30)));
+      assertThat(refilling.await(10, TimeUnit.SECONDS)).as("the refill reached the store").isTrue();
+      // The unload waits for the late refill (to give it back), so the store is let go once the sequence is out.
+      Future<Long> sweeps = caller2.submit(() -> {
+        long unloaded = 0;
+        for (int sweep = 0; sweep < 3 && a.isLoaded("partial"); sweep++) {
+          now.addAndGet(11 * MINUTE);
+          unloaded += a.unloadIdle();
+        }
+        return unloaded;
+      });
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (a.isLoaded("partial") && System.nanoTime() < until) {
+        Thread.sleep(1);
+      }
+      blocked.countDown();
+      assertThat(sweeps.get(30, TimeUnit.SECONDS)).as("unloaded under the waiting call").isEqualTo(1);
+
+      List<Long> got = ids(call.get(30, TimeUnit.SECONDS));
+
+      assertThat(got).as("exactly the count asked for").hasSize((int) held + 1).doesNotHaveDuplicates();
+    } finally {
+      blocked.countDown();
+      caller.shutdownNow();
+      caller2.shutdownNow();
+    }
+  }
+
+  @Test
   void should_never_unload_when_off() {
     Allocator a = allocator(Duration.ZERO);
     a.create(SequenceDefinition.withDefaults("kept"));
