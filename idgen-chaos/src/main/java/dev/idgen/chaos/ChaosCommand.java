@@ -90,7 +90,8 @@ public final class ChaosCommand implements Callable<Integer> {
   @Option(names = "--faults", split = ",", paramLabel = "KIND",
       description = "the fault kinds to inject, comma-separated, from: server-kill, cassandra-pause, client-kill, "
           + "advance-burst, server-restart, rolling-restart, cassandra-kill, owner-kill, fresh-advance, reserve-range, "
-          + "clock-server (libfaketime); and on a netns topology also dc-partition, dc-oneway, server-isolate, "
+          + "redefine (UpdateSequence of block sizes and of a drained sequence's max, DeleteSequence and "
+          + "UndeleteSequence of a spare), clock-server (libfaketime); and on a netns topology also dc-partition, dc-oneway, server-isolate, "
           + "replica-one, replica-two, owner-isolate, clock-cassandra (libfaketime), and the membership changes "
           + "bootstrap, decommission, replace, repair-cleanup, add-dc (default: every kind the topology allows but "
           + "those only on request: rolling-restart, clock-cassandra and the membership changes; the owner kinds "

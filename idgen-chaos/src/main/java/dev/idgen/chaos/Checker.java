@@ -22,6 +22,11 @@ import picocli.CommandLine.Parameters;
  *       handed to its callers more than once (must be 0);
  *   <li>{@code out_of_bounds}: IDs outside {@code [start, max]}, off their stripe (a range whose stride is not
  *       the sequence's stripes), or at or beyond the stripe's final global cursor, i.e. never reserved (0);
+ *       {@code max} is the highest any update attempted, and for each range the highest attempted by an update
+ *       that started before the range was read ({@link DefinitionCheck});
+ *   <li>{@code deleted_served} (runs that changed a definition, printed then with {@code redefinitions} and a
+ *       {@code definitions:} line): IDs of ranges received on calls that started after a delete of their
+ *       sequence was confirmed and were read before the next undelete started ({@link DefinitionCheck}; 0);
  *   <li>{@code below_floor}: IDs at or below the floor of an {@code AdvanceSequence} that returned OK, in a
  *       range whose call started after it returned, or in a batch a client stub was asked for after it
  *       returned (0). Failed advances promise nothing and are not judged;
@@ -70,7 +75,8 @@ import picocli.CommandLine.Parameters;
  *
  * <p>Its rooms, by the checks they make: {@link RecordReader} (the records, stamps, bad calls),
  * {@link RangeCheck} (duplicates and bounds of the ranges received), {@link ReservationCheck} (reserved ranges
- * against everything handed out), {@link FloorCheck} (floors, and the
+ * against everything handed out), {@link DefinitionCheck} (bounds under raised maxima, deleted sequences that
+ * served), {@link FloorCheck} (floors, and the
  * advances' summary), {@link StubBatchCheck} (the stubs' batches: duplicates, unleased IDs), {@link LossCheck}
  * (lost against its bound, planned stops, what the servers reported), {@link StrictCheck} (the strict order,
  * take-overs), {@link CaseCounts} (the cases provoked), {@link CasTotals} and {@link FaultTable} (by kind).
@@ -90,7 +96,7 @@ public final class Checker implements Callable<Integer> {
       long advancesOk, long advancesDuringPause, long advancesDuringKill, long stubJudged, Map<String, Long> cas,
       String seed, boolean complete, boolean restartsOnly, long restarts, long failedStops, long returned,
       long restartLost, List<FaultTable.Row> byKind, Strict strict, long stamped, long wrongStamps, Cases cases,
-      ReservationCheck.Totals reservations) {
+      ReservationCheck.Totals reservations, DefinitionCheck.Totals definitions) {
 
     /** The row of fault kind {@code kind} in {@link #byKind()}, if any was applied. */
     public Optional<FaultTable.Row> kind(String kind) {
@@ -107,7 +113,7 @@ public final class Checker implements Callable<Integer> {
       return complete && duplicates == 0 && outOfBounds == 0 && belowFloor == 0 && unleased == 0
           && badCalls == 0 && failedStops == 0 && lost <= lostBound && lost >= 0
           && (!restartsOnly || restartLost == 0) && strict.ok() && wrongStamps == 0
-          && reservations.overlaps() == 0 && reservations.mismatches() == 0;
+          && reservations.overlaps() == 0 && reservations.mismatches() == 0 && definitions.deletedServed() == 0;
     }
 
     public String line() {
@@ -116,6 +122,8 @@ public final class Checker implements Callable<Integer> {
           + (stamped > 0 ? " wrong_stamps=" + wrongStamps : "")
           + (reservations.calls() > 0 ? " reservations=" + reservations.made() + " reserved_overlaps="
               + reservations.overlaps() + " replay_mismatches=" + reservations.mismatches() : "")
+          + (definitions.changes() > 0 ? " redefinitions=" + definitions.changes() + " deleted_served="
+              + definitions.deletedServed() : "")
           + (strict.sequences() > 0 ? " order_violations=" + strict.violations()
               + (strict.unmarked() != 0 ? " unmarked=" + strict.unmarked() : "") : "")
           + " lost=" + lost + " lost_bound=" + lostBound + " reported=" + reported + " faults=" + faults
@@ -214,19 +222,22 @@ public final class Checker implements Callable<Integer> {
     Contents run = RunLog.read(dir);
     FaultTable table = new FaultTable(run);
     Evidence evidence = new Evidence();
-    RecordReader records = new RecordReader(run, table, evidence);
+    DefinitionCheck definitions = DefinitionCheck.read(dir);
+    RecordReader records = new RecordReader(run, table, evidence, definitions);
     records.read(dir, out);
     Tally tally = new Tally();
     tally.outOfBounds += records.outOfBounds;
     ReservationCheck reserved = ReservationCheck.read(dir);
     for (SequenceRecords seq : records.sequences.values()) {
       RangeCheck.Result ranges = RangeCheck.check(seq, run, table, evidence, tally);
+      definitions.check(seq, evidence, tally);
       FloorCheck.check(seq, run, evidence, tally);
       StubBatchCheck.check(seq, ranges.leasesByClient(), table, evidence, tally);
       long reservedAbove = reserved.check(seq, ranges.floor(), evidence);
       LossCheck.sequence(seq, ranges, reservedAbove, run, tally, out);
     }
     ReservationCheck.Totals reservations = reserved.totals(out);
+    DefinitionCheck.Totals redefined = definitions.totals(out);
     LossCheck.Stops stops = LossCheck.stops(run, evidence, out);
     FloorCheck.Advances advances = FloorCheck.printAdvances(run, records.files, records.served, tally, out);
     LossCheck.Bound bound = LossCheck.bound(run, tally, stops,
@@ -246,7 +257,8 @@ public final class Checker implements Callable<Integer> {
         tally.unleased, records.badCalls, tally.lost, bound.lostBound(), bound.reported(), run.faults().size(),
         run.advances().size(), advances.ok(), advances.duringPause(), advances.duringKill(), tally.stubJudged, cas,
         run.seed(), run.ended(), restartsOnly, run.stopped().size(), stops.failed(), stops.returned(),
-        bound.restartLost(), List.copyOf(byKind), strict, records.stamped, records.wrongStamps, cases, reservations);
+        bound.restartLost(), List.copyOf(byKind), strict, records.stamped, records.wrongStamps, cases, reservations,
+        redefined);
     if (tally.lost < 0) {
       out.println("WARNING: lost < 0: more IDs received or held than were ever reserved");
     }

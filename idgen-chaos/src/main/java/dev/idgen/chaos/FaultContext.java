@@ -8,13 +8,13 @@ import java.util.Random;
  * voice, the cluster ({@link #cassandra()}, {@link #network()}), the servers ({@link #fleet()}), the clients,
  * the sequences, the loss bounds, the advance bursts, the restarts under way and the owner monitor; and the
  * helpers faults share: {@link #hold} (apply, hold, heal, log), the number of the fault under way, the
- * fresh-advance episodes' helper, the membership changes' state ({@link #membership()}) and the Cassandra nodes
- * under a fake clock ({@link #cassandraClocks()}).
+ * fresh-advance episodes' helper, the redefine kind's ({@link #redefinitions()}), the membership changes' state
+ * ({@link #membership()}) and the Cassandra nodes under a fake clock ({@link #cassandraClocks()}).
  *
  * <p>Threads: one per run, made by {@link ChaosRun}. The random and the fault count are the fault thread's
  * only (the schedule must stay the seed's); the fault's number is written by the fault thread and read by an
- * owner kill's restart too (volatile); the fresh-advance helper and the Cassandra clocks are made by the fault
- * thread and read by the shutdown hook (volatile); the membership state is the fault thread's only. What it holds is immutable or thread-safe (see each).
+ * owner kill's restart too (volatile); the fresh-advance helper, the redefine kind's and the Cassandra clocks
+ * are made by the fault thread and read by the shutdown hook or the end (volatile); the membership state is the fault thread's only. What it holds is immutable or thread-safe (see each).
  */
 final class FaultContext {
   /** A step of a fault that may fail (a script, a signal) or be interrupted. */
@@ -50,6 +50,8 @@ final class FaultContext {
   private int injected;
   /** The fresh-advance episodes' calls and prober (null until the first); the fault thread makes it. */
   private volatile FreshAdvance fresh;
+  /** The redefine kind's sequences and calls (null until its first injection); the fault thread makes it. */
+  private volatile Redefinitions redefinitions;
   /** Reads the pool rows for the fresh-advance episodes; opened at the first. */
   private volatile PoolWatch poolWatch;
   /** The membership changes' state (null until the first; the fault thread's). */
@@ -231,6 +233,21 @@ final class FaultContext {
   /** The fresh-advance helper if an episode made it, else null. */
   FreshAdvance freshOrNull() {
     return fresh;
+  }
+
+  /** The redefine kind's sequences and recorded calls, made at its first injection (its record file is a client's). */
+  Redefinitions redefinitions() {
+    Redefinitions r = redefinitions;
+    if (r == null) {
+      r = new Redefinitions(clients.nextId(), settings.out(), log, clock, fleet.nodes(), bursts.pool());
+      redefinitions = r;
+    }
+    return r;
+  }
+
+  /** The redefine kind's helper if an injection made it, else null. */
+  Redefinitions redefinitionsOrNull() {
+    return redefinitions;
   }
 
   /** The membership changes' state, made at the first (a netns cluster of the launcher: see {@link Membership}). */

@@ -31,6 +31,7 @@ final class FaultKinds {
       new OwnerIsolate(),
       new FreshAdvanceFault(),
       new ReserveRangeFault(),
+      new RedefineFault(),
       new ClockServer(),
       new ClockCassandra(),
       new Bootstrap(),

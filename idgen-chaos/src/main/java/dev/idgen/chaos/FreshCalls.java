@@ -18,16 +18,20 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The fresh-advance episodes' {@code Allocate} calls ({@link FreshAdvance}): channels of their own to every
- * server slot, with a {@link RecordingInterceptor}, into a record file of their own ({@code client-N.bin}), so
- * that the checker holds every one of their ranges to uniqueness, bounds and the floors.
+ * The {@code Allocate} calls of a fault kind that calls sequences of its own (the fresh-advance episodes,
+ * {@link FreshAdvance}; the redefine kind, {@link Redefinitions}): channels of their own to every server slot,
+ * with a {@link RecordingInterceptor}, into a record file of their own ({@code client-N.bin}), so that the
+ * checker holds every one of their ranges to uniqueness, bounds and the floors.
  *
  * <p>Threads: calls are made at once from the advance pool (an episode's) and the prober thread; the channels
  * and the recorder are thread-safe, and the lists of channels are fixed at construction. {@link #close} is
  * called once, after the prober stopped.
  */
 final class FreshCalls {
-  /** One call's times (run clock; {@code firstNanos} the first range, or the end if none) and outcome. */
+  /**
+   * One call's times (run clock; {@code firstNanos} the first range, or the end if none) and outcome ({@code OK},
+   * or the status code and idgen's reason: {@code NOT_FOUND:SEQUENCE_DELETED}).
+   */
   record Call(int slot, long startNanos, long firstNanos, long endNanos, String outcome) {
     boolean ok() {
       return outcome.equals("OK");
@@ -91,7 +95,7 @@ final class FreshCalls {
         }
       }
     } catch (StatusRuntimeException e) {
-      outcome = e.getStatus().getCode().name();
+      outcome = RecordingInterceptor.outcome(e.getStatus(), e.getTrailers());
     }
     long end = clock.nanos();
     return new Call(slot, start, first == Long.MIN_VALUE ? end : first, end, outcome);

@@ -1,5 +1,7 @@
 package dev.idgen.chaos;
 
+import dev.idgen.chaos.RunLog.SequenceSpec;
+
 /**
  * <b>The lost-ID bound</b>: what each fault may lose at most, logged with the fault ({@code fault} line) and
  * summed by the checker into {@code lost_bound}. IDs leave the global cursors and are then either received by
@@ -25,8 +27,12 @@ package dev.idgen.chaos;
  *   <li>server-restart, rolling-restart: nothing of a per-server sequence (a planned stop gives its reserves
  *       back), but what the owner of a strict sequence held ({@link #strictStop});
  *   <li>fresh-advance: what a kill of each frozen loader may lose, and per server a node block and a DC block
- *       of the new sequence.
+ *       of the new sequence;
+ *   <li>redefine: per change of a sequence's definition (an update, a delete, an undelete), per server, its
+ *       blocks ({@link #redefine}): every server gives back what it holds of it.
  * </ul>
+ * Block sizes are the largest each sequence has had or may have had so far ({@link RunSequences#widest}): the
+ * redefine kind changes them, and servers keep blocks taken under the old ones.
  * Calls that end CANCELLED or DEADLINE_EXCEEDED (timeouts during faults, stubs closed at the end) add what
  * they asked for and did not receive (the checker reads this from the records).
  *
@@ -46,9 +52,18 @@ final class LossBounds {
     this.fleet = fleet;
   }
 
-  /** What one server may hold and lose of every sequence: per stripe, a node block and a DC block. */
+  /**
+   * What one server may hold and lose of every sequence: per stripe, a node block and a DC block, of the largest
+   * sizes each has had (or may have had: an update tried) in the run.
+   */
   long blocksPerServer() {
-    return sequences.all().stream().mapToLong(s -> s.stripes() * (s.nodeBlock() + s.dcBlock())).sum();
+    return sequences.all().stream().mapToLong(this::blocksPerServer).sum();
+  }
+
+  /** {@link #blocksPerServer()} of one sequence. */
+  private long blocksPerServer(SequenceSpec spec) {
+    SequenceSpec s = sequences.widest(spec);
+    return s.stripes() * (s.nodeBlock() + s.dcBlock());
   }
 
   /** A server's {@code kill -9}: its blocks, and every client's calls in flight. */
@@ -94,6 +109,14 @@ final class LossBounds {
    */
   long storeFault(int serversCut, long holdMillis) {
     return serversCut * blocksPerServer() * (holdMillis / 1_000 + 2);
+  }
+
+  /**
+   * {@code changes} changes of {@code s}'s definition (an update, a delete, an undelete): each makes every server
+   * give back what it holds of it, which a give-back that fails loses: its blocks on every server, each time.
+   */
+  long redefine(SequenceSpec s, int changes) {
+    return changes * fleet.size() * blocksPerServer(s);
   }
 
   /** A fresh-advance episode: a kill of each of its {@code frozen} loaders, and its sequence's blocks per server. */

@@ -60,7 +60,8 @@ final class RangeCheck {
       List<long[]> intervals = byStripe.get(k);
       intervals.sort(Comparator.comparingLong(x -> x[0]));
       long firstAbove = floor < spec.start() + k ? 0 : (floor - spec.start() - k) / n + 1;
-      long cursor = cursorIndex(run, spec, k, intervals.stream().mapToLong(iv -> iv[1] + 1).max().orElse(0));
+      long cursor = cursorIndex(run, spec, seq.spaceMax, k,
+          intervals.stream().mapToLong(iv -> iv[1] + 1).max().orElse(0));
       reservedAbove += Math.max(0, cursor - firstAbove);
       long[] stripe = sweep(seq, k, intervals, firstAbove, cursor, table, evidence, tally);
       receivedAbove += stripe[0];
@@ -121,10 +122,13 @@ final class RangeCheck {
     return floor;
   }
 
-  /** The index (on stripe k) of the stripe's final global cursor: every index below it was reserved. */
-  private static long cursorIndex(Contents run, SequenceSpec spec, int k, long unknown) {
+  /**
+   * The index (on stripe k) of the stripe's final global cursor: every index below it was reserved; a stripe
+   * used up ends at {@code max}, the sequence's max when the cursors were read.
+   */
+  private static long cursorIndex(Contents run, SequenceSpec spec, long max, int k, long unknown) {
     int n = spec.stripes();
-    long stripeSize = spec.max() < spec.start() + k ? 0 : (spec.max() - spec.start() - k) / n + 1;
+    long stripeSize = max < spec.start() + k ? 0 : (max - spec.start() - k) / n + 1;
     for (FinalStripe f : run.finalStripes()) {
       if (f.name().equals(spec.name()) && f.stripe() == k) {
         if (f.nextUnreserved().isEmpty()) {

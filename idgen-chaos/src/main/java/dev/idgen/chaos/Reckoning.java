@@ -22,7 +22,8 @@ import java.util.stream.Stream;
  * The end of a run, what the checker's reckoning reads: waits for the bursts and restarts still under way,
  * deletes every fault rule, resumes every paused node, restarts any dead server, stops the clients (calls in
  * flight finish and are recorded), completes the advances that failed, waits until two snapshots of
- * {@code GetSequence} agree and records them ({@code final-stripe}, {@code final-held}), every server's
+ * {@code GetSequence} agree and records them ({@code final-stripe}, {@code final-held}, {@code final-definition}:
+ * the max and block sizes the cursors were read under, which the redefine kind may have changed), every server's
  * counters ({@code reported … end}), the servers' idle unloads ({@code unloads}), and the {@code end} line
  * (without which the checker calls the run incomplete).
  *
@@ -55,6 +56,10 @@ final class Reckoning {
     FreshAdvance f = run.freshOrNull();
     if (f != null) {
       f.close(); // its prober's calls finish and are recorded first
+    }
+    Redefinitions r = run.redefinitionsOrNull();
+    if (r != null) {
+      r.close(); // its cycles ended with the bursts
     }
     run.clients().stopAll();
     run.bursts().completeFailed();
@@ -111,6 +116,8 @@ final class Reckoning {
     for (SequenceSpec seq : run.sequences().all()) {
       GetSequenceRequest request = GetSequenceRequest.newBuilder().setName(seq.name()).build();
       Sequence state = Fleet.admin(fleet.get(0), 30).getSequence(request);
+      lines.add("final-definition " + seq.name() + " " + state.getMax() + " " + state.getNodeBlockSize() + " "
+          + state.getDcBlockSize() + " " + (state.hasDeleteTime() ? "deleted" : "live"));
       for (StripeState s : state.getStripeStatesList()) {
         lines.add("final-stripe " + seq.name() + " " + s.getStripe() + " "
             + (s.hasNextUnreserved() ? Long.toString(s.getNextUnreserved()) : "-") + " " + s.getRemaining());

@@ -48,12 +48,13 @@ final class RecordReader {
   private final Map<Integer, String> targets = new HashMap<>();
   private final Owners owners;
 
-  RecordReader(Contents run, FaultTable table, Evidence evidence) {
+  /** {@code definitions}: what the run changed of its sequences, which bounds their records. */
+  RecordReader(Contents run, FaultTable table, Evidence evidence, DefinitionCheck definitions) {
     this.run = run;
     this.table = table;
     this.evidence = evidence;
     for (SequenceSpec s : run.sequences()) {
-      sequences.put(s.name(), new SequenceRecords(s));
+      sequences.put(s.name(), definitions.records(s));
     }
     run.servers().forEach(sl -> targets.put(sl.slot(), sl.target()));
     this.owners = new Owners(run.owners());

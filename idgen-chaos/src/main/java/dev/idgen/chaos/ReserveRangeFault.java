@@ -36,7 +36,7 @@ final class ReserveRangeFault extends BasicFault {
   public void inject(FaultContext run, Occasion occasion) {
     Random random = run.random();
     List<SequenceSpec> candidates = run.sequences().all().stream()
-        .filter(s -> s.stripes() == 1 && s.max() == Long.MAX_VALUE && !s.name().startsWith(FreshAdvance.PREFIX))
+        .filter(s -> s.stripes() == 1 && s.max() == Long.MAX_VALUE && !RunSequences.faultsOwn(s.name()))
         .toList();
     SequenceSpec seq = candidates.get(random.nextInt(candidates.size()));
     Fleet fleet = run.fleet();

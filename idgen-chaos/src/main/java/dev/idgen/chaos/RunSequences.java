@@ -6,16 +6,21 @@ import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.chaos.RunLog.SequenceSpec;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The run's sequences: the four the clients call ({@code chaos-dense}, {@code chaos-striped},
  * {@code chaos-int32}, {@link #SMALL}), the strict one ({@link #STRICT}) in runs with strict clients, and the
- * fresh-advance episodes' ({@link FreshAdvance#PREFIX}), each logged ({@code sequence}) for the reckoning.
+ * fresh-advance episodes' ({@link FreshAdvance#PREFIX}) and the {@code redefine} kind's
+ * ({@link Redefinitions#PREFIX}), each logged ({@code sequence}) for the reckoning; and the largest block sizes
+ * an {@code UpdateSequence} tried on each ({@link #blocksAttempted}), which the loss bounds go by.
  *
  * <p>Threads: the main thread creates the first ones before the clients start; the fault thread adds the
- * fresh-advance episodes' while the bursts, the owner monitor and the final snapshots read them: a
- * copy-on-write list.
+ * fresh-advance episodes' and the redefine kind's while the bursts, the owner monitor and the final snapshots
+ * read them: a copy-on-write list. The largest block sizes are written by the fault thread and read by every
+ * thread that computes a bound: a concurrent map of immutable values.
  */
 final class RunSequences {
   /** The sequence with small blocks (frequent refills). */
@@ -30,6 +35,8 @@ final class RunSequences {
   private static final long STRICT_DC_BLOCK = 10_000;
 
   private final List<SequenceSpec> all = new CopyOnWriteArrayList<>();
+  /** The largest {node block, DC block} an update tried, by sequence (absent: never changed). */
+  private final Map<String, long[]> largestBlocks = new ConcurrentHashMap<>();
   private final RunLog log;
 
   RunSequences(RunLog log) {
@@ -81,12 +88,34 @@ final class RunSequences {
   }
 
   /**
-   * The per-server sequences (stubs and raw callers) or the strict ones (strict clients); not the fresh-advance
-   * episodes' sequences, which only their own calls use.
+   * The per-server sequences (stubs and raw callers) or the strict ones (strict clients); not the sequences of
+   * the fresh-advance episodes and of the redefine kind, which only their own calls use.
    */
   List<SequenceSpec> of(ChaosClient.Kind kind) {
     boolean strict = kind == ChaosClient.Kind.STRICT;
-    return all.stream().filter(s -> s.strict() == strict && !s.name().startsWith(FreshAdvance.PREFIX)).toList();
+    return all.stream().filter(s -> s.strict() == strict && !faultsOwn(s.name())).toList();
+  }
+
+  /** A sequence a fault kind created for its own calls (fresh-advance, redefine): no client calls it. */
+  static boolean faultsOwn(String name) {
+    return name.startsWith(FreshAdvance.PREFIX) || name.startsWith(Redefinitions.PREFIX);
+  }
+
+  /**
+   * An update of {@code name}'s blocks to {@code nodeBlock} and {@code dcBlock} is about to be tried: from now on
+   * the loss bounds take the largest sizes it has had or may have had (a failed update may have applied, and
+   * servers keep blocks taken under the old sizes).
+   */
+  void blocksAttempted(String name, long nodeBlock, long dcBlock) {
+    largestBlocks.merge(name, new long[] {nodeBlock, dcBlock},
+        (a, b) -> new long[] {Math.max(a[0], b[0]), Math.max(a[1], b[1])});
+  }
+
+  /** {@code s} with the largest block sizes it has had or may have had so far in the run. */
+  SequenceSpec widest(SequenceSpec s) {
+    long[] tried = largestBlocks.get(s.name());
+    return tried == null ? s : new SequenceSpec(s.name(), s.start(), s.max(), s.stripes(),
+        Math.max(s.nodeBlock(), tried[0]), Math.max(s.dcBlock(), tried[1]), s.homeDatacenter());
   }
 
   /** The strict sequences (empty without strict clients). */
@@ -94,8 +123,12 @@ final class RunSequences {
     return of(ChaosClient.Kind.STRICT);
   }
 
-  /** The unbounded sequences, those advance bursts aim at (the 32-bit one is left to run out by itself). */
+  /**
+   * The unbounded sequences, those advance bursts aim at (the 32-bit one is left to run out by itself; the
+   * redefine kind's spare is deleted and restored by that kind alone).
+   */
   List<SequenceSpec> unbounded() {
-    return all.stream().filter(s -> s.max() == Long.MAX_VALUE).toList();
+    return all.stream().filter(s -> s.max() == Long.MAX_VALUE && !s.name().startsWith(Redefinitions.PREFIX))
+        .toList();
   }
 }

@@ -12,7 +12,10 @@ import java.util.TreeMap;
  * are read, then only read; single-threaded, as the checker is.
  */
 final class SequenceRecords {
+  /** The sequence, with the highest max any update attempted ({@link DefinitionCheck#records}). */
   final SequenceSpec spec;
+  /** The max its final cursors were read under: a stripe used up at the end ends there. */
+  final long spaceMax;
   final List<ReceivedRange> ranges = new ArrayList<>();
   final List<ServedRun> served = new ArrayList<>();
   long servedIds;
@@ -28,6 +31,11 @@ final class SequenceRecords {
   final Map<String, Long> failures = new TreeMap<>();
 
   SequenceRecords(SequenceSpec spec) {
+    this(spec, spec.max());
+  }
+
+  SequenceRecords(SequenceSpec spec, long spaceMax) {
     this.spec = spec;
+    this.spaceMax = spaceMax;
   }
 }

@@ -58,14 +58,14 @@ class FaultKindsTest {
     assertThat(FaultKinds.NAMES).containsExactly("server-kill", "cassandra-pause", "client-kill",
         "advance-burst", "server-restart", "rolling-restart", "dc-partition", "dc-oneway", "server-isolate",
         "replica-one", "replica-two", "cassandra-kill", "owner-kill", "owner-isolate", "fresh-advance",
-        "reserve-range", "clock-server", "clock-cassandra", "bootstrap", "decommission", "replace", "repair-cleanup", "add-dc");
+        "reserve-range", "redefine", "clock-server", "clock-cassandra", "bootstrap", "decommission", "replace", "repair-cleanup", "add-dc");
     assertThat(FaultKinds.WEIGHTS).isEqualTo(Map.ofEntries(Map.entry("server-kill", 3),
         Map.entry("cassandra-pause", 2), Map.entry("client-kill", 3), Map.entry("advance-burst", 2),
         Map.entry("server-restart", 1), Map.entry("rolling-restart", 1), Map.entry("dc-partition", 4),
         Map.entry("dc-oneway", 2), Map.entry("server-isolate", 2), Map.entry("replica-one", 2),
         Map.entry("replica-two", 2), Map.entry("cassandra-kill", 4), Map.entry("owner-kill", 2),
         Map.entry("owner-isolate", 2), Map.entry("fresh-advance", 3), Map.entry("reserve-range", 1),
-        Map.entry("clock-server", 5),
+        Map.entry("redefine", 2), Map.entry("clock-server", 5),
         Map.entry("clock-cassandra", 6), Map.entry("bootstrap", 3), Map.entry("decommission", 3),
         Map.entry("replace", 3), Map.entry("repair-cleanup", 3), Map.entry("add-dc", 3)));
   }
@@ -106,7 +106,7 @@ class FaultKindsTest {
         .containsEntry("add-dc", "membership changes need a netns topology: " + twoDc.whyNoNetwork());
     assertThat(withFaketime(tmp.resolve("libfaketime.so.1").toString(), () -> FaultKinds.defaultKinds(twoDc)))
         .containsExactly("server-kill", "cassandra-pause", "client-kill", "advance-burst", "server-restart",
-            "owner-kill", "fresh-advance", "reserve-range", "clock-server");
+            "owner-kill", "fresh-advance", "reserve-range", "redefine", "clock-server");
   }
 
   @Test
@@ -143,7 +143,7 @@ class FaultKindsTest {
         () -> FaultKinds.defaultKinds(netns));
 
     assertThat(not).isEmpty();
-    assertThat(defaults).contains("clock-server", "cassandra-kill", "dc-partition")
+    assertThat(defaults).contains("clock-server", "cassandra-kill", "dc-partition", "redefine")
         .doesNotContain("clock-cassandra", "bootstrap", "decommission", "replace", "repair-cleanup", "add-dc",
             "rolling-restart");
   }

@@ -450,9 +450,9 @@ public final class Allocator implements AutoCloseable {
         // find its runtime unloaded more than MAX_UNLOAD_RETRIES times (seen on a 2-core machine at load 30,
         // IdleUnloadTest's sweeps spinning), and it must then go on, not fail as if the server were stopping.
         if (rt.unloaded && !closed && (attempt < MAX_UNLOAD_RETRIES || System.nanoTime() - deadline < 0)) {
-          // Unloaded while this call was in it: what the call took is its own (out of the pools before they
-          // closed); it goes on with the sequence loaded anew, for the rest only. The pool that threw may
-          // have drained part of it into `out` first, which `need` has not counted.
+          // Unloaded while this call was in it (an idle sweep, a change of its definition): what the call took
+          // is its own (out of the pools before they closed) and counts towards its count, the part a pool took
+          // before it threw too; it goes on for the rest with the sequence loaded anew.
           need = count - out.stream().mapToLong(IdRange::count).sum();
           rt = runtimes.load(sequence);
           continue;

@@ -11,6 +11,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
@@ -324,5 +327,48 @@ class SequenceLifecycleTest {
     release.countDown();
     assertThat(a.update("slow", null, SequenceUpdate.NONE.withMax(3_000)).version()).isEqualTo(2);
     allocate(b, "slow", 100);
+  }
+
+  @Test
+  void a_call_waiting_for_a_refill_when_a_change_unloads_its_runtime_gets_exactly_what_it_asked_for()
+      throws Exception {
+    CountDownLatch stalled = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean stall = new AtomicBoolean();
+    InMemoryRangeStore slow = new InMemoryRangeStore() {
+      @Override
+      protected void beforeReserve(SequenceDefinition d, int stripe, long size) {
+        if (stall.getAndSet(false)) { // one refill, stuck on a slow store until released
+          stalled.countDown();
+          try {
+            release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+    }.shared(Duration.ofMillis(50));
+    Allocator a = server("a", Allocator.builder(slow));
+    a.create(new SequenceDefinition("busy", 1, Long.MAX_VALUE, 1, 100, 1_000_000));
+    allocate(a, "busy", 10); // a node block of 100: 90 left in memory
+    stall.set(true);
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try {
+      // Takes what the pool holds, then waits for the stuck refill for the rest.
+      Future<List<IdRange>> call = threads.submit(() -> a.allocate("busy", 150, WAIT));
+      assertThat(stalled.await(5, TimeUnit.SECONDS)).isTrue();
+      // The change unloads the runtime under the call, which goes on with the sequence loaded anew.
+      Future<StoredSequence> change = threads.submit(
+          () -> a.update("busy", null, SequenceUpdate.NONE.withNodeBlockSize(200)));
+
+      List<IdRange> got = call.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+
+      assertThat(got.stream().mapToLong(IdRange::count).sum()).as("IDs of a call of 150: %s", got).isEqualTo(150);
+      release.countDown();
+      assertThat(change.get(WAIT.toSeconds(), TimeUnit.SECONDS).definition().nodeBlockSize()).isEqualTo(200);
+    } finally {
+      release.countDown();
+      threads.shutdownNow();
+    }
   }
 }
