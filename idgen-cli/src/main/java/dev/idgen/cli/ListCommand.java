@@ -4,7 +4,6 @@ import dev.idgen.api.v1.ListSequencesRequest;
 import dev.idgen.api.v1.ListSequencesResponse;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceView;
-import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -28,18 +27,13 @@ final class ListCommand extends RpcCommand {
 
   @Override
   void run(Calls calls, Output out) {
-    List<Sequence> sequences = new ArrayList<>();
-    String token = "";
-    do {
-      ListSequencesResponse page = calls.admin().listSequences(ListSequencesRequest.newBuilder()
-          .setPageSize(pageSize)
-          .setPageToken(token)
-          .setView(SequenceView.SEQUENCE_VIEW_FULL) // the table shows remaining and headroom
-          .setShowDeleted(showDeleted)
-          .build());
-      sequences.addAll(page.getSequencesList());
-      token = page.getNextPageToken();
-    } while (!token.isEmpty());
+    List<Sequence> sequences = Pages.all(token -> calls.admin().listSequences(ListSequencesRequest.newBuilder()
+            .setPageSize(pageSize)
+            .setPageToken(token)
+            .setView(SequenceView.SEQUENCE_VIEW_FULL) // the table shows remaining and headroom
+            .setShowDeleted(showDeleted)
+            .build()),
+        ListSequencesResponse::getSequencesList, ListSequencesResponse::getNextPageToken);
     out.sequences(sequences);
   }
 }

@@ -3,7 +3,6 @@ package dev.idgen.cli;
 import dev.idgen.api.v1.ListReservationsRequest;
 import dev.idgen.api.v1.ListReservationsResponse;
 import dev.idgen.api.v1.Reservation;
-import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -27,14 +26,9 @@ final class ReservationsCommand extends RpcCommand {
 
   @Override
   void run(Calls calls, Output out) {
-    List<Reservation> reservations = new ArrayList<>();
-    String token = "";
-    do {
-      ListReservationsResponse page = calls.admin().listReservations(ListReservationsRequest.newBuilder()
-          .setName(name).setPageSize(pageSize).setPageToken(token).build());
-      reservations.addAll(page.getReservationsList());
-      token = page.getNextPageToken();
-    } while (!token.isEmpty());
+    List<Reservation> reservations = Pages.all(token -> calls.admin().listReservations(
+            ListReservationsRequest.newBuilder().setName(name).setPageSize(pageSize).setPageToken(token).build()),
+        ListReservationsResponse::getReservationsList, ListReservationsResponse::getNextPageToken);
     out.reservations(reservations);
   }
 }

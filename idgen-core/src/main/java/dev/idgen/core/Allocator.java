@@ -12,8 +12,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -44,12 +42,15 @@ import org.slf4j.LoggerFactory;
  * hold IDs below its floor ({@code Runtimes#leasesUntil}, {@link ClientLeases}); a runtime being unloaded
  * stays reachable for floors ({@code unloading}) until its pools are closed.
  *
- * <p>Where things live: this class is the facade that the server calls; it is configured by
- * {@link AllocatorBuilder}. The work is done by the rooms of this package: {@link Runtimes} (the sequences
- * loaded here: load, idle unload, close and give back) with one {@link SequenceRuntime} per sequence and one
+ * <p>Where things live: this class is the facade that the server calls, and serves {@code Allocate} calls
+ * itself ({@link #route}, {@link #allocate}); it is configured by {@link AllocatorBuilder}. The rest is done
+ * by the rooms of this package, each with its own concurrency story: {@link Runtimes} (the sequences loaded
+ * here: load, idle unload, close and give back) with one {@link SequenceRuntime} per sequence and one
  * {@link StripePool} per stripe; {@link FloorSync} and {@link FloorPoller} (floors set elsewhere,
- * announcements, readiness); {@link ClientLeases} (what an advance waits for); {@link StrictOwner} (owner
- * leases of strict sequences) and {@link Route} (what to do with a call: serve, forward or wait).
+ * announcements, readiness); {@link Advances} and {@link ClientLeases} (an advance, and what it waits for);
+ * {@link DefinitionChanges} (create, update, delete, undelete, purge) and {@link SequenceReads} (the admin
+ * API's reads); {@link RangeReservations}; {@link StrictOwners} with one {@link StrictOwner} per strict
+ * sequence, and {@link Route} (what to do with a call: serve, forward or wait).
  */
 @ThreadSafe
 public final class Allocator implements AutoCloseable {
@@ -91,18 +92,19 @@ public final class Allocator implements AutoCloseable {
   /** Runs {@link FloorSync#cycle} when other processes share the store, and says when this allocator is ready. */
   private final FloorPoller poller;
   private final FloorSync sync;
-  private final long confirmTimeoutNanos;
-  private final Ticker ticker;
-  /** Unloads idle sequences; null when unloading is off. */
-  private final ScheduledExecutorService unloader;
   private volatile boolean closed;
   /** Who this process is in owner rows of strict sequences, and how long its owner leases last. */
   private final StrictOwner.Identity identity;
-  /** Renews owner leases and watches owners of the strict sequences loaded here, every quarter lease. */
-  private final ScheduledExecutorService owners;
-  /** The clock of delete times, and how long a deleted sequence stays restorable. */
-  private final WallClock wall;
-  private final Duration undeleteWindow;
+  /** The owner leases of the strict sequences loaded here: their rounds, forward targets, refusals. */
+  private final StrictOwners strictOwners;
+  /** The admin API's reads of sequences, and the sequence as the store has it now. */
+  private final SequenceReads reads;
+  /** Creating sequences and changing their definitions (update, delete, undelete, purge). */
+  private final DefinitionChanges changes;
+  /** AdvanceSequence: the store, this server, the confirmations, then the wait for client leases. */
+  private final Advances advances;
+  /** Ranges reserved for one caller, and their record. */
+  private final RangeReservations rangeReservations;
 
   Allocator(AllocatorBuilder b) {
     this.store = b.store;
@@ -117,31 +119,14 @@ public final class Allocator implements AutoCloseable {
     this.directExecutor = Executors.newCachedThreadPool(daemonThreads("idgen-direct-reserve-"));
     this.poolSettings = new StripePool.Settings(
         b.ticker, RunwayPolicy.of(b.outageRunway, b.refillStep, b.minNodeBlock), executor, directExecutor);
-    this.confirmTimeoutNanos = b.confirmTimeout.toNanos();
-    this.ticker = b.ticker;
-    this.wall = b.wall;
-    this.undeleteWindow = b.undeleteWindow;
     this.clientLeases = new ClientLeases(b.clientLeaseLifetime, b.serverLease);
     String serverName = b.serverName;
     this.identity = new StrictOwner.Identity(b.serverName, UUID.randomUUID(),
         b.ownerTarget == null ? () -> serverName : b.ownerTarget, b.ownerLease,
         b.ownerLeaseMargin != null ? b.ownerLeaseMargin : StrictOwner.Identity.defaultMargin(b.ownerLease), b.wall);
-    this.owners = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-owners-"));
-    long ownerPeriod = b.ownerLease.toNanos() / 4;
-    // The task catches its own failures; shutdownNow() in close() ends it.
-    Future<?> unusedOwners = owners.scheduleWithFixedDelay(this::tickOwnersQuietly, ownerPeriod, ownerPeriod,
-        TimeUnit.NANOSECONDS);
     long unloadIdleAfterNanos = b.unloadIdleAfter.toNanos();
     this.runtimes = new Runtimes(store, poolSettings, identity, b.ticker, unloadIdleAfterNanos, clientLeases);
-    if (unloadIdleAfterNanos > 0) {
-      long period = Math.max(TimeUnit.SECONDS.toNanos(1), Math.min(TimeUnit.MINUTES.toNanos(1), unloadIdleAfterNanos / 4));
-      unloader = Executors.newSingleThreadScheduledExecutor(daemonThreads("idgen-unload-idle-"));
-      // The task catches its own failures; shutdownNow() in close() ends it.
-      Future<?> unused = unloader.scheduleWithFixedDelay(() -> runtimes.unloadIdleQuietly(), period, period,
-          TimeUnit.NANOSECONDS);
-    } else {
-      unloader = null;
-    }
+    this.strictOwners = new StrictOwners(runtimes, b.ownerLease.toNanos());
     this.sync = new FloorSync(store, new FloorSync.Floors() {
       @Override
       public long raise(String sequence, long floor) {
@@ -164,6 +149,11 @@ public final class Allocator implements AutoCloseable {
           b.serverLease.multipliedBy(3).dividedBy(4));
     }
     this.poller = new FloorPoller(store, sync);
+    this.reads = new SequenceReads(store, runtimes, this::checkOpen);
+    long confirmTimeoutNanos = b.confirmTimeout.toNanos();
+    this.changes = new DefinitionChanges(store, reads, runtimes, sync, confirmTimeoutNanos, b.wall, b.undeleteWindow);
+    this.advances = new Advances(store, runtimes, sync, clientLeases, b.ticker, confirmTimeoutNanos);
+    this.rangeReservations = new RangeReservations(store, reads);
   }
 
   /**
@@ -193,26 +183,7 @@ public final class Allocator implements AutoCloseable {
   public SequenceDefinition create(SequenceDefinition definition) {
     Objects.requireNonNull(definition, "definition");
     checkOpen();
-    try {
-      store.create(definition);
-    } catch (SequenceAlreadyExistsException e) {
-      Optional<StoredSequence> existing;
-      try {
-        existing = store.findStored(definition.name());
-      } catch (RuntimeException readFailed) {
-        throw e;
-      }
-      if (existing.isPresent() && existing.get().deleted()) {
-        StoredSequence d = existing.get();
-        // A deleted name is never reused: its stores' positions map to its own IDs, which it handed out.
-        throw new SequenceAlreadyExistsException("sequence '" + definition.name() + "' already exists: it was"
-            + " deleted at " + d.deleteTime().orElseThrow() + (d.purged() ? " and purged" : " (UndeleteSequence"
-            + " restores it until " + d.expireTime().orElseThrow() + ")") + ", and the name of a deleted"
-            + " sequence is never used again, so that none of its IDs is handed out twice; choose another name");
-      }
-      throw e;
-    }
-    return definition;
+    return changes.create(definition);
   }
 
   /**
@@ -232,14 +203,7 @@ public final class Allocator implements AutoCloseable {
    */
   public StoredSequence update(String name, @Nullable String etag, SequenceUpdate update) {
     Objects.requireNonNull(update, "update");
-    StoredSequence current = current(name);
-    if (current.deleted()) {
-      throw new SequenceDeletedException(current);
-    }
-    checkEtag(current, etag);
-    SequenceDefinition next = update.applyTo(current.definition());
-    return change(current, next.equals(current.definition()) ? current : current.redefined(next),
-        "its new definition");
+    return changes.update(name, etag, update);
   }
 
   /**
@@ -254,32 +218,7 @@ public final class Allocator implements AutoCloseable {
    * @throws ChangeRefusedException a purge of a sequence that is not deleted, or before its expire time
    */
   public StoredSequence delete(String name, @Nullable String etag, boolean purge) {
-    StoredSequence current = current(name);
-    if (current.purged()) {
-      throw new SequenceDeletedException(current);
-    }
-    if (purge) {
-      if (!current.deleted()) {
-        throw new ChangeRefusedException(ChangeRefusedException.Kind.NOT_DELETED, name, "purge", "sequence '" + name
-            + "' is not deleted: only a deleted sequence can be purged, after its expire time (DeleteSequence"
-            + " first, without purge)");
-      }
-      Instant expire = current.expireTime().orElseThrow();
-      if (wall.millis() < expire.toEpochMilli()) {
-        throw new ChangeRefusedException(ChangeRefusedException.Kind.PURGE_BEFORE_EXPIRY, name, "purge",
-            "sequence '" + name + "' can be purged from " + expire + " on (its expire time); until then"
-            + " UndeleteSequence can restore it");
-      }
-      checkEtag(current, etag);
-      return change(current, current.purgedNow(), "its purge");
-    }
-    if (current.deleted()) {
-      change(current, current, "its deletion"); // completes a delete that was not confirmed everywhere
-      throw new SequenceDeletedException(current);
-    }
-    checkEtag(current, etag);
-    Instant at = Instant.ofEpochMilli(wall.millis());
-    return change(current, current.deletedAt(at, at.plus(undeleteWindow)), "its deletion");
+    return changes.delete(name, etag, purge);
   }
 
   /**
@@ -291,61 +230,7 @@ public final class Allocator implements AutoCloseable {
    * @throws ChangeRefusedException if it is not deleted
    */
   public StoredSequence undelete(String name, @Nullable String etag) {
-    StoredSequence current = current(name);
-    if (current.purged()) {
-      throw new SequenceDeletedException(current);
-    }
-    if (!current.deleted()) {
-      change(current, current, "its restoration");
-      throw new ChangeRefusedException(ChangeRefusedException.Kind.NOT_DELETED, name, "", "sequence '" + name
-          + "' is not deleted: there is nothing to restore");
-    }
-    checkEtag(current, etag);
-    return change(current, current.undeleted(), "its restoration");
-  }
-
-  /** The sequence as the store has it now; {@link SequenceNotFoundException} if none. */
-  private StoredSequence current(String name) {
-    SequenceDefinition.checkName(name);
-    checkOpen();
-    return store.findCurrent(name).orElseThrow(() -> new SequenceNotFoundException("sequence '" + name
-        + "' does not exist (sequences are created explicitly with CreateSequence)"));
-  }
-
-  private static void checkEtag(StoredSequence current, @Nullable String etag) {
-    if (etag != null && !etag.isEmpty() && !etag.equals(current.etag())) {
-      throw new SequenceChangedException(current.definition().name(), etag, current.etag());
-    }
-  }
-
-  /**
-   * Writes {@code next} in place of {@code current} (or, when they are the same, only logs it again), applies
-   * it here, then waits until every live server has confirmed it.
-   */
-  private StoredSequence change(StoredSequence current, StoredSequence next, String what) {
-    String name = current.definition().name();
-    AdvanceReceipt receipt = store.redefine(current, next);
-    runtimes.redefine(name); // this server at once, also where no floor sync runs
-    long unusedLeases = sync.confirm(receipt, System.nanoTime() + confirmTimeoutNanos, 0,
-        pending -> new ChangeNotConfirmedException(name, what, pending));
-    if (!next.sameAs(current)) {
-      log.info("sequence '{}' changed: {} (etag {}), applied by every live server", name, describeChange(current,
-          next), next.etag());
-    }
-    return next;
-  }
-
-  private static String describeChange(StoredSequence from, StoredSequence to) {
-    if (from.deleted() != to.deleted()) {
-      return to.deleted() ? "deleted, restorable until " + to.expireTime().orElseThrow() : "restored";
-    }
-    if (to.purged() && !from.purged()) {
-      return "purged";
-    }
-    SequenceDefinition a = from.definition();
-    SequenceDefinition b = to.definition();
-    return "max " + a.max() + " -> " + b.max() + ", node_block_size " + a.nodeBlockSize() + " -> "
-        + b.nodeBlockSize() + ", dc_block_size " + a.dcBlockSize() + " -> " + b.dcBlockSize();
+    return changes.undelete(name, etag);
   }
 
   /**
@@ -353,19 +238,12 @@ public final class Allocator implements AutoCloseable {
    * the sequence (no reserve is taken for it).
    */
   public SequenceDefinition definition(String name) {
-    SequenceRuntime rt = runtimes.get(name);
-    return rt != null ? rt.definition : runtimes.stored(name).definition();
+    return reads.definition(name);
   }
 
   /** Up to {@code limit} definitions in name order after {@code afterName} ("" for the first page). */
   public List<SequenceDefinition> list(String afterName, int limit) {
-    if (limit < 1) {
-      throw new InvalidRequestException("page size " + limit + " (expected: >= 1)");
-    }
-    if (!afterName.isEmpty()) {
-      SequenceDefinition.checkName(afterName);
-    }
-    return store.list(afterName, limit);
+    return reads.list(afterName, limit);
   }
 
   /**
@@ -373,35 +251,12 @@ public final class Allocator implements AutoCloseable {
    * {@code showDeleted} (then deleted ones too, never purged ones).
    */
   public List<StoredSequence> listStored(String afterName, int limit, boolean showDeleted) {
-    List<StoredSequence> out = new ArrayList<>();
-    String after = afterName;
-    // Bounded: each round reads a page of the store, and ends the listing or moves past it.
-    for (;;) {
-      List<StoredSequence> page = listStored(after, limit);
-      for (StoredSequence s : page) {
-        if (!s.purged() && (showDeleted || !s.deleted())) {
-          out.add(s);
-          if (out.size() == limit) {
-            return out;
-          }
-        }
-      }
-      if (page.size() < limit) {
-        return out;
-      }
-      after = page.get(page.size() - 1).definition().name();
-    }
+    return reads.listStored(afterName, limit, showDeleted);
   }
 
   /** {@link #list}, with each sequence's creation time where the store recorded it (deleted ones too). */
   public List<StoredSequence> listStored(String afterName, int limit) {
-    if (limit < 1) {
-      throw new InvalidRequestException("page size " + limit + " (expected: >= 1)");
-    }
-    if (!afterName.isEmpty()) {
-      SequenceDefinition.checkName(afterName);
-    }
-    return store.listStored(afterName, limit);
+    return reads.listStored(afterName, limit);
   }
 
   /**
@@ -531,17 +386,7 @@ public final class Allocator implements AutoCloseable {
    * ({@link #allocate} then claims it or says when to retry).
    */
   public Optional<String> forwardTarget(String sequence) {
-    SequenceRuntime rt = runtimes.get(sequence);
-    if (rt == null || rt.owner == null) {
-      return Optional.empty();
-    }
-    Optional<String> target = rt.owner.ownerTarget();
-    if (target.isPresent()) {
-      // A forwarded call uses the sequence here too: its ranges pass through this server to a client (their
-      // lease counts for advances), and the idle sweep must not unload a sequence busy with forwarding.
-      rt.touch();
-    }
-    return target;
+    return strictOwners.forwardTarget(sequence);
   }
 
   /**
@@ -558,10 +403,7 @@ public final class Allocator implements AutoCloseable {
    * next call reads the owner row again.
    */
   public void ownerRefused(String sequence, String target) {
-    SequenceRuntime rt = runtimes.get(sequence);
-    if (rt != null && rt.owner != null) {
-      rt.owner.forgetOwner(target);
-    }
+    strictOwners.refused(sequence, target);
   }
 
   /**
@@ -569,8 +411,7 @@ public final class Allocator implements AutoCloseable {
    * other sequences, or before a read.
    */
   public Optional<OwnerRecord> owner(String sequence) {
-    SequenceRuntime rt = runtimes.get(sequence);
-    return rt == null || rt.owner == null ? Optional.empty() : rt.owner.lastSeen();
+    return strictOwners.lastSeen(sequence);
   }
 
   /** How long owner leases of strict sequences last (their take-over time is about 1.25 of it). */
@@ -580,17 +421,7 @@ public final class Allocator implements AutoCloseable {
 
   /** One owner round for every strict sequence loaded here (package-private: tests run rounds themselves). */
   void tickOwnersQuietly() {
-    for (SequenceRuntime rt : runtimes.loaded()) {
-      if (rt.owner == null || rt.unloaded || closed) {
-        continue;
-      }
-      try {
-        rt.owner.tick();
-      } catch (RuntimeException e) {
-        log.warn("the owner round of strict sequence '{}' failed (retried next round): {}", rt.definition.name(),
-            e.toString());
-      }
-    }
+    strictOwners.tickQuietly();
   }
 
   /**
@@ -606,32 +437,7 @@ public final class Allocator implements AutoCloseable {
   public SequenceDefinition advance(String sequence, long floor) {
     SequenceDefinition.checkName(sequence);
     checkOpen();
-    SequenceRuntime rt = runtimes.load(sequence);
-    SequenceDefinition def = rt.definition;
-    if (floor >= def.max()) {
-      throw new FloorAtMaxException(sequence, floor, def.max());
-    }
-    // Store first: a refill racing with us then either returns IDs above the floor, or lands in a pool
-    // after raiseFloor has set the floor that trims it.
-    AdvanceReceipt receipt = store.advance(def, floor);
-    // Client leases handed out before the floor was in force: this server's own, and those the other
-    // servers announce with their confirmations (each knows when its last one for a floored sequence ends).
-    long own = runtimes.applyFloor(sequence, floor);
-    long others = sync.confirm(receipt, sequence, floor, System.nanoTime() + confirmTimeoutNanos,
-        clientLeases.heldNanos());
-    long until = clientLeases.advanceWaitsUntil(own, others, ticker.nanos());
-    long wait = until == Long.MIN_VALUE ? 0 : until - ticker.nanos();
-    if (wait > 0) {
-      try {
-        sleeper.sleep(wait);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new StoreUnavailableException("sequence '" + sequence + "': floor " + floor + " is in force"
-            + " on every server, but the wait for client leases to expire was interrupted; advance again"
-            + " to be sure", e);
-      }
-    }
-    return def;
+    return advances.advance(sequence, floor, sleeper);
   }
 
   /**
@@ -651,26 +457,7 @@ public final class Allocator implements AutoCloseable {
    * @throws ReservationRefusedException a striped sequence, or a request id reused with another count
    */
   public Reservation reserveRange(String sequence, long count, String requestId, String reservedBy) {
-    SequenceDefinition.checkName(sequence);
-    if (count < 1) {
-      throw InvalidRequestException.ofField("count", "count " + count + " for sequence '" + sequence
-          + "' (expected: at least 1)");
-    }
-    String id = requestId.isEmpty() ? UUID.randomUUID().toString() : Reservation.checkRequestId(requestId);
-    // As the store has it now, not as a runtime or a local read may still have it: a sequence deleted a
-    // moment ago reserves nothing more. Its max is the newest too, so a raised max counts at once.
-    StoredSequence stored = current(sequence);
-    if (stored.deleted()) {
-      throw new SequenceDeletedException(stored);
-    }
-    SequenceDefinition def = stored.definition();
-    if (def.stripes() != 1) {
-      throw ReservationRefusedException.striped(def);
-    }
-    Reservation r = store.reserveRange(def, count, id, Reservation.boundedReservedBy(reservedBy));
-    log.info("reservation sequence={} first={} last={} count={} request_id={} reserved_by={} replayed={}",
-        sequence, r.first(), r.last(), r.count(), r.requestId(), r.reservedBy(), r.replayed());
-    return r;
+    return rangeReservations.reserveRange(sequence, count, requestId, reservedBy);
   }
 
   /**
@@ -678,15 +465,7 @@ public final class Allocator implements AutoCloseable {
    * {@code afterFirst} ({@link Long#MIN_VALUE}: from the first).
    */
   public List<Reservation> reservations(String sequence, long afterFirst, int limit) {
-    SequenceDefinition.checkName(sequence);
-    if (limit < 1) {
-      throw new InvalidRequestException("page size " + limit + " (expected: >= 1)");
-    }
-    StoredSequence stored = current(sequence);
-    if (stored.purged()) {
-      throw new SequenceDeletedException(stored); // as GetSequence: a tombstone shows nothing
-    }
-    return store.reservations(stored.definition(), afterFirst, limit);
+    return rangeReservations.reservations(sequence, afterFirst, limit);
   }
 
   /** How long a client stub may use a range it was handed (zero: no limit); stamped on responses. */
@@ -699,24 +478,7 @@ public final class Allocator implements AutoCloseable {
    * effect: a sequence this allocator has not loaded stays unloaded, with a reserve of 0.
    */
   public SequenceView describe(String sequence) {
-    SequenceRuntime rt = runtimes.get(sequence);
-    // From the store, not the runtime: the etag and a deletion are read where they are decided.
-    SequenceDefinition.checkName(sequence);
-    StoredSequence stored = store.findCurrent(sequence).orElseThrow(() -> new SequenceNotFoundException(
-        "sequence '" + sequence + "' does not exist (sequences are created explicitly with CreateSequence)"));
-    if (stored.purged()) {
-      throw new SequenceDeletedException(stored);
-    }
-    SequenceDefinition def = stored.definition();
-    long reserve = 0;
-    if (rt != null) {
-      for (StripePool pool : rt.pools) {
-        reserve += pool.available();
-      }
-    }
-    // A strict sequence's owner row, as the store has it now (a full view reads the store anyway).
-    Optional<OwnerRecord> owner = def.strict() ? store.owner(def) : Optional.empty();
-    return new SequenceView(stored, store.state(def), reserve, owner);
+    return reads.describe(sequence);
   }
 
   /** Counters of this allocator since it started, summed over every sequence it served. */
@@ -760,11 +522,9 @@ public final class Allocator implements AutoCloseable {
       return;
     }
     closed = true;
+    strictOwners.close(); // first: a round that starts after this point finds the allocator closed
     poller.close();
-    if (unloader != null) {
-      unloader.shutdownNow();
-    }
-    owners.shutdownNow();
+    runtimes.stopSweeps();
     sync.withdraw(runtimes.closeAll());
     directExecutor.shutdownNow();
     if (ownedExecutor != null) {

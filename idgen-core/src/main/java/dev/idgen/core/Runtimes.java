@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
@@ -63,6 +64,8 @@ final class Runtimes {
   /** The counters of the pools of unloaded sequences, so that totals never go down. */
   private final PoolTotals retired = new PoolTotals();
   private volatile boolean closed;
+  /** Runs {@link #unloadIdle} on a thread of its own; null when unloading is off. */
+  @Nullable private final ScheduledExecutorService sweeper;
 
   Runtimes(RangeStore store, StripePool.Settings poolSettings, StrictOwner.Identity identity, Ticker ticker,
       long unloadIdleAfterNanos, ClientLeases clientLeases) {
@@ -73,6 +76,14 @@ final class Runtimes {
     this.unloadIdleAfterNanos = unloadIdleAfterNanos;
     this.clientLeases = clientLeases;
     this.lastUnloadNanos = ticker.nanos();
+    if (unloadIdleAfterNanos > 0) {
+      long period = Math.max(TimeUnit.SECONDS.toNanos(1), Math.min(TimeUnit.MINUTES.toNanos(1), unloadIdleAfterNanos / 4));
+      sweeper = Executors.newSingleThreadScheduledExecutor(Allocator.daemonThreads("idgen-unload-idle-"));
+      // The task catches its own failures; stopSweeps() ends it.
+      Future<?> unused = sweeper.scheduleWithFixedDelay(this::unloadIdleQuietly, period, period, TimeUnit.NANOSECONDS);
+    } else {
+      sweeper = null;
+    }
   }
 
   /** The loaded runtime of a sequence, or null: no store I/O (the hot path). */
@@ -298,11 +309,18 @@ final class Runtimes {
     return unloaded;
   }
 
-  void unloadIdleQuietly() {
+  private void unloadIdleQuietly() {
     try {
       unloadIdle();
     } catch (RuntimeException e) {
       log.warn("unloading idle sequences failed (retried at the next sweep): {}", e.toString());
+    }
+  }
+
+  /** Ends the idle sweeps: the allocator is closing. */
+  void stopSweeps() {
+    if (sweeper != null) {
+      sweeper.shutdownNow();
     }
   }
 

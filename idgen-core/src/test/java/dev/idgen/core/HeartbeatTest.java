@@ -25,32 +25,39 @@ class HeartbeatTest {
   private final AtomicLong now = new AtomicLong(1_000_000_000L);
   private final AtomicInteger reads = new AtomicInteger();
 
+  /** The floors of a server that holds nothing: what it applies changes nothing. */
+  private static final FloorSync.Floors HOLDS_NOTHING = new FloorSync.Floors() {
+    @Override
+    public long raise(String sequence, long floor) {
+      return Long.MIN_VALUE;
+    }
+
+    @Override
+    public long reloadAll() {
+      return Long.MIN_VALUE;
+    }
+
+    @Override
+    public void redefine(String sequence) {}
+  };
+
   /** A FloorSync whose store reports {@code dc1/b} pending, with the heartbeat {@code beat} gives for each read. */
   private FloorSync sync(IntFunction<Optional<String>> beat) {
+    return syncAnswering(read -> new Confirmations(List.of("dc1/b"), Optional.of(Duration.ZERO),
+        beat.apply(read).map(b -> Map.of("dc1/b", new Confirmations.Heartbeat(b, LEASE))).orElse(Map.of())));
+  }
+
+  /** A FloorSync whose store answers the {@code n}th read of the announcements with {@code answer(n)}. */
+  private FloorSync syncAnswering(IntFunction<Confirmations> answer) {
     InMemoryRangeStore store = new InMemoryRangeStore() {
       @Override
       public Confirmations confirmations(AdvanceReceipt receipt) {
         int read = reads.incrementAndGet();
         now.addAndGet(Duration.ofSeconds(1).toNanos()); // the read takes a second
-        return new Confirmations(List.of("dc1/b"), Optional.of(Duration.ZERO),
-            beat.apply(read).map(b -> Map.of("dc1/b", new Confirmations.Heartbeat(b, LEASE))).orElse(Map.of()));
+        return answer.apply(read);
       }
     }.shared(Duration.ofMillis(100));
-    FloorSync.Floors floors = new FloorSync.Floors() {
-      @Override
-      public long raise(String sequence, long floor) {
-        return Long.MIN_VALUE;
-      }
-
-      @Override
-      public long reloadAll() {
-        return Long.MIN_VALUE;
-      }
-
-      @Override
-      public void redefine(String sequence) {}
-    };
-    return new FloorSync(store, floors, now::get, () -> 0L, "a", LEASE, Long.MIN_VALUE);
+    return new FloorSync(store, HOLDS_NOTHING, now::get, () -> 0L, "a", LEASE, Long.MIN_VALUE);
   }
 
   private long confirm(FloorSync sync, Duration timeout) {
@@ -135,30 +142,10 @@ class HeartbeatTest {
   @Test
   void should_name_only_the_servers_still_serving_when_a_definition_change_is_not_confirmed() {
     // dc1/b crashed (its heartbeat never moves), dc1/c is alive but has not applied the change.
-    InMemoryRangeStore store = new InMemoryRangeStore() {
-      @Override
-      public Confirmations confirmations(AdvanceReceipt receipt) {
-        int read = reads.incrementAndGet();
-        now.addAndGet(Duration.ofSeconds(1).toNanos());
-        return new Confirmations(List.of("dc1/b", "dc1/c"), Optional.of(Duration.ZERO), Map.of(
+    FloorSync sync = syncAnswering(read -> new Confirmations(List.of("dc1/b", "dc1/c"), Optional.of(Duration.ZERO),
+        Map.of(
             "dc1/b", new Confirmations.Heartbeat("b@1", LEASE),
-            "dc1/c", new Confirmations.Heartbeat("c@" + read, LEASE)));
-      }
-    }.shared(Duration.ofMillis(100));
-    FloorSync sync = new FloorSync(store, new FloorSync.Floors() {
-      @Override
-      public long raise(String sequence, long floor) {
-        return Long.MIN_VALUE;
-      }
-
-      @Override
-      public long reloadAll() {
-        return Long.MIN_VALUE;
-      }
-
-      @Override
-      public void redefine(String sequence) {}
-    }, now::get, () -> 0L, "a", LEASE, Long.MIN_VALUE);
+            "dc1/c", new Confirmations.Heartbeat("c@" + read, LEASE))));
 
     assertThatThrownBy(() -> confirmChange(sync, Duration.ofSeconds(20)))
         .isInstanceOf(ChangeNotConfirmedException.class)
