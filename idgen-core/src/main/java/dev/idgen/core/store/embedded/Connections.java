@@ -83,12 +83,8 @@ final class Connections {
     if (e instanceof StoreUnavailableException s) {
       return s;
     }
-    int code = e instanceof SQLiteException s ? DiskFaults.primary(s) : -1;
-    String detail = code == SQLiteErrorCode.SQLITE_NOTADB.code
+    String detail = e instanceof SQLiteException s && DiskFaults.primary(s) == SQLiteErrorCode.SQLITE_NOTADB.code
         ? "it is not an idgen store (not a SQLite database, or its header is damaged)"
-        : code == SQLiteErrorCode.SQLITE_BUSY.code
-        ? "another process holds the file (the store keeps it locked while a server runs: is another idgen"
-            + " server, or a sqlite3 shell, using this directory?)"
         : "cannot open the database: " + (e instanceof SQLException q ? describe(file, q) : e.getMessage());
     return new StoreUnavailableException("embedded store " + file + ": " + detail, e);
   }
@@ -104,12 +100,6 @@ final class Connections {
     try (Statement s = connection.createStatement()) {
       // First, so that the statements below already wait for another process instead of failing.
       s.execute("PRAGMA busy_timeout = " + BUSY_TIMEOUT_MILLIS);
-      // Before the first access to the file: the write-ahead log's index then lives in this process's heap,
-      // not in a shared, memory-mapped "-shm" file. On a full disk a page of that mapping may have no block
-      // behind it, and touching it kills the JVM with SIGBUS (seen in the disk soak, opening a connection
-      // while the disk was full). The price: the process holds the file exclusively while it runs, so a
-      // second server, or the sqlite3 shell, cannot open it meanwhile (docs/operations.md: backups).
-      s.execute("PRAGMA locking_mode = EXCLUSIVE");
       String mode;
       try (ResultSet rs = s.executeQuery("PRAGMA journal_mode = WAL")) {
         mode = rs.next() ? rs.getString(1) : "";

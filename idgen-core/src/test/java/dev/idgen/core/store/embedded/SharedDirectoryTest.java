@@ -12,10 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Two allocators, as two servers, on one embedded store: an advance on one returns only when the other has
- * dropped its cached IDs at or below the floor (announcements and confirmations through the file). Two
- * processes can no longer share a directory (the store holds its file exclusively, see
- * {@code EmbeddedRangeStoreTest}), so the two servers share one store instance here.
+ * Two allocators on two store instances of one embedded directory, as two processes would share it:
+ * an advance on one returns only when the other has dropped its cached IDs at or below the floor.
  */
 class SharedDirectoryTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
@@ -26,8 +24,9 @@ class SharedDirectoryTest {
   @Test
   void should_make_an_advance_on_one_process_hold_on_the_other_before_it_returns() {
     try (EmbeddedRangeStore storeA = EmbeddedRangeStore.open(dir);
+        EmbeddedRangeStore storeB = EmbeddedRangeStore.open(dir);
         Allocator a = Allocator.builder(storeA).serverName("a").minNodeBlock(1_000).build();
-        Allocator b = Allocator.builder(storeA).serverName("b").minNodeBlock(1_000).build()) {
+        Allocator b = Allocator.builder(storeB).serverName("b").minNodeBlock(1_000).build()) {
       a.create(new SequenceDefinition("shared", 1, Long.MAX_VALUE, 1, 10_000, 1_000_000));
       List<IdRange> cached = b.allocate("shared", 1, WAIT);
       assertThat(cached.get(0).first()).as("b caches IDs far below the floor to come").isLessThan(1_000);
