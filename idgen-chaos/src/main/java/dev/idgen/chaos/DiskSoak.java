@@ -402,7 +402,8 @@ final class DiskSoak {
           ConcurrentLinkedQueue<long[]> into = received.computeIfAbsent(seq.name(), k -> new ConcurrentLinkedQueue<>());
           while (ranges.hasNext()) {
             IdRange r = ranges.next();
-            into.add(new long[] {r.getFirst(), r.getCount(), Math.max(1, r.getStride())});
+            into.add(new long[] {r.getFirst(), r.getCount(), Math.max(1, r.getStride()),
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)});
           }
           episode.ok.incrementAndGet();
         } catch (StatusRuntimeException failed) {
@@ -457,6 +458,7 @@ final class DiskSoak {
           of.stream().mapToDouble(e -> e.recoverySeconds).filter(d -> !Double.isNaN(d)).max().orElse(Double.NaN),
           of.stream().filter(e -> e.problem != null).count());
     }
+    v.check().examples().forEach(e -> out.println("duplicate: " + e));
     out.printf(Locale.ROOT, "disk-soak: ids=%d calls=%d failed=%d duplicates=%d out_of_bounds=%d faults=%d problems=%d"
             + " disk_full_provoked=%s seed=%d verdict=%s%n", v.ids(), v.calls(), v.failedCalls(),
         v.check().duplicates(), v.check().outOfBounds(), v.episodes().size(),

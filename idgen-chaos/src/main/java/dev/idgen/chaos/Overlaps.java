@@ -17,11 +17,19 @@ import java.util.Map;
 final class Overlaps {
   private Overlaps() {}
 
-  record Result(long duplicates, long outOfBounds) {}
+  /** With up to {@value #EXAMPLES} examples of IDs handed out twice, for the report. */
+  record Result(long duplicates, long outOfBounds, List<String> examples) {
+    Result(long duplicates, long outOfBounds) {
+      this(duplicates, outOfBounds, List.of());
+    }
+  }
+
+  static final int EXAMPLES = 10;
 
   static Result check(Map<String, ? extends Collection<long[]>> received, List<DiskSoak.Seq> sequences) {
     long duplicates = 0;
     long outOfBounds = 0;
+    List<String> examples = new ArrayList<>();
     for (DiskSoak.Seq seq : sequences) {
       Collection<long[]> ranges = received.get(seq.name());
       if (ranges == null) {
@@ -30,6 +38,7 @@ final class Overlaps {
       List<long[]> sorted = new ArrayList<>(ranges);
       sorted.sort(Comparator.comparingLong(r -> r[0]));
       long highest = Long.MIN_VALUE; // the highest ID seen so far in the sweep
+      long[] highestRange = null;
       for (long[] r : sorted) {
         long last = lastId(r[0], r[1], 1);
         if (r[2] != 1 || r[1] < 1 || r[0] < 1 || last == Long.MIN_VALUE || last > seq.max()) {
@@ -38,10 +47,21 @@ final class Overlaps {
         }
         if (r[0] <= highest) {
           duplicates += Math.min(last, highest) - r[0] + 1;
+          if (examples.size() < EXAMPLES) {
+            examples.add(seq.name() + " " + describe(r) + " overlaps " + describe(highestRange));
+          }
         }
-        highest = Math.max(highest, last);
+        if (last > highest) {
+          highest = last;
+          highestRange = r;
+        }
       }
     }
-    return new Result(duplicates, outOfBounds);
+    return new Result(duplicates, outOfBounds, List.copyOf(examples));
+  }
+
+  /** {@code [first..last]}, and when it was received (a fourth element: ms since the soak began), if known. */
+  private static String describe(long[] r) {
+    return "[" + r[0] + ".." + lastId(r[0], r[1], 1) + "]" + (r.length > 3 ? " received at " + r[3] + " ms" : "");
   }
 }

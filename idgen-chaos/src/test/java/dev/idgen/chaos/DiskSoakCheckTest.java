@@ -39,6 +39,15 @@ class DiskSoakCheckTest {
   }
 
   @Test
+  void should_name_the_ranges_of_a_duplicate_and_when_they_arrived() {
+    Map<String, List<long[]>> received = Map.of("a",
+        List.of(new long[] {1, 100, 1, 500}, new long[] {40, 10, 1, 9_000}, new long[] {200, 5, 1, 9_100}));
+
+    assertThat(Overlaps.check(received, SEQS).examples())
+        .containsExactly("a [40..49] received at 9000 ms overlaps [1..100] received at 500 ms");
+  }
+
+  @Test
   void should_count_ids_outside_the_bounds_and_ranges_of_another_stride_as_out_of_bounds() {
     Map<String, List<long[]>> received = Map.of("a", List.of(new long[] {995, 10, 1}, new long[] {0, 1, 1},
         new long[] {50, 3, 2}, new long[] {100, 5, 1}));
