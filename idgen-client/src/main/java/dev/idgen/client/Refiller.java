@@ -62,6 +62,7 @@ abstract class Refiller extends LeaseExpiry {
 
   @GuardedBy("lock") private long lastRequestNanos;
 
+  /** IDs handed out when the last request was decided: what was handed out since covers its round trip. */
   @GuardedBy("lock") private long servedAtLastRequest;
 
   /** The {@code valid_for} of the last range that had one, 0 before any: caps the lifetime. */
@@ -211,7 +212,10 @@ abstract class Refiller extends LeaseExpiry {
     }
     queue.addLast(range);
     queuedIds += range.count;
-    threshold = idsLeftLocked() / 2;
+    // Half of what is held, plus what was handed out while the request was on its way: the next
+    // request then leaves about one round trip's worth before a lease is started, and its IDs arrive
+    // while a whole lease is still left, however short a lease's lifetime (see "Refill rule").
+    threshold = idsLeftLocked() / 2 + Math.max(0, leasedServedLocked() - servedAtLastRequest);
     if (waiting > 0) {
       changed.signalAll();
     }

@@ -127,7 +127,10 @@ abstract class SourceState {
   /** The range {@code current} was made of; null for the empty lease and once it expired. */
   @GuardedBy("lock") Range currentRange;
 
-  /** Request the next lease when the IDs left fall to this: half of what was held at the last arrival. */
+  /**
+   * Request the next lease when the IDs left fall to this: half of what was held at the last arrival,
+   * plus what was handed out while the request it answered was on its way.
+   */
   @GuardedBy("lock") long threshold;
 
   @GuardedBy("lock") boolean closed;

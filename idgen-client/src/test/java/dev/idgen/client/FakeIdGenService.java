@@ -144,6 +144,16 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
     toRun.forEach(Runnable::run);
   }
 
+  /** Answers the calls held so far, and keeps holding the next ones (a call each answer leads to, too). */
+  void answerHeld() {
+    List<Runnable> toRun;
+    synchronized (held) {
+      toRun = new ArrayList<>(held);
+      held.clear();
+    }
+    toRun.forEach(Runnable::run);
+  }
+
   /** Each answer is streamed as {@code pieces} ranges. */
   FakeIdGenService splitInto(int pieces) {
     this.pieces = pieces;

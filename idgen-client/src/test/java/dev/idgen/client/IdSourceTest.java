@@ -173,6 +173,45 @@ class IdSourceTest extends OneServerFixture<InlineScheduler> {
     assertThat(end.idsServed()).isEqualTo((long) threads * perPhase * (warmUp + phases));
   }
 
+  @Test
+  void should_leave_no_caller_without_ids_while_a_request_takes_up_to_most_of_a_lease() {
+    client = builder().minLeaseSize(100).maxLeaseSize(100).build();
+    IdSource orders = client.sequence("orders"); // call 1, answered at once
+    FakeIdGenService service = server.service().hold();
+    // Each later call is answered once the caller has asked for 75 more IDs: a round trip of three
+    // quarters of a lease, as when leases are capped at maxLeaseSize and the rate empties them fast.
+    // Requesting when half of what arrived is left covers half a lease; this covers the whole of one.
+    int roundTrip = 75;
+    int answered = service.calls.get();
+    int sentAt = -1;
+    int empty = 0;
+    int emptyAfterWarmUp = 0;
+    long mostHeld = 0;
+    for (int attempt = 0; attempt < 20_000; attempt++) {
+      if (orders.tryNext().isEmpty()) {
+        empty++;
+        emptyAfterWarmUp += attempt >= 1_000 ? 1 : 0;
+      }
+      int calls = service.calls.get();
+      if (calls > answered && sentAt < 0) {
+        sentAt = attempt;
+      }
+      if (sentAt >= 0 && attempt - sentAt >= roundTrip) {
+        answered = calls;
+        sentAt = -1;
+        service.answerHeld(); // its completion may request the next lease at once, held in turn
+        if (service.calls.get() > answered) {
+          sentAt = attempt;
+        }
+      }
+      mostHeld = Math.max(mostHeld, orders.stats().idsHeld());
+    }
+
+    assertThat(emptyAfterWarmUp).as("tryNext calls that found nothing once the threshold settled").isZero();
+    assertThat(mostHeld).as("IDs held at most: about two leases").isLessThanOrEqualTo(200);
+    assertThat(orders.stats().idsServed()).isEqualTo(20_000 - empty);
+  }
+
   private void runSteady(IdSource a, IdSource b, int millis) {
     for (int ms = 0; ms < millis; ms++) {
       for (int k = 0; k < 20; k++) {
