@@ -18,11 +18,7 @@ final class Overlaps {
   private Overlaps() {}
 
   /** With up to {@value #EXAMPLES} examples of IDs handed out twice, for the report. */
-  record Result(long duplicates, long outOfBounds, List<String> examples) {
-    Result(long duplicates, long outOfBounds) {
-      this(duplicates, outOfBounds, List.of());
-    }
-  }
+  record Result(long duplicates, long outOfBounds, List<String> examples) {}
 
   static final int EXAMPLES = 10;
 
