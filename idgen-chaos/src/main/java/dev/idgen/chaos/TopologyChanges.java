@@ -32,6 +32,8 @@ import java.util.concurrent.TimeUnit;
 final class TopologyChanges {
   /** How long gossip may take to convict a killed node here (10–25 s measured; generous on a busy machine). */
   private static final long GOSSIP_SECONDS = 120;
+  /** How many times a failed {@code nodetool rebuild} of one keyspace is run, the schema agreed before each. */
+  private static final int REBUILD_ATTEMPTS = 3;
 
   private final CassandraCluster cluster;
   private final Duration timeout;
@@ -181,9 +183,6 @@ final class TopologyChanges {
     return new Change("rebuild", dc + " from dc1", since(t0), "rebuilt=" + seconds(since(t0)) + " "
         + String.join(" ", notes));
   }
-
-  /** How many times a failed {@code nodetool rebuild} of one keyspace is run, the schema agreed before each. */
-  private static final int REBUILD_ATTEMPTS = 3;
 
   /**
    * Waits until {@code nodetool describecluster} on {@code node} lists one schema version among the reachable
