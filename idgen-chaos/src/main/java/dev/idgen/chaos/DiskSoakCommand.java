@@ -3,6 +3,9 @@ package dev.idgen.chaos;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -41,6 +44,11 @@ final class DiskSoakCommand implements Callable<Integer> {
       description = "the longest a disk stays full or read-only (at least 2 s; default: ${DEFAULT-VALUE})")
   Duration maxHold;
 
+  @Option(names = "--kinds", split = ",", paramLabel = "KIND",
+      description = "only these faults, each once per round: disk-full, disk-readonly, damaged-file, server-kill"
+          + " (default: all)")
+  List<String> kinds = List.of();
+
   @Option(names = "--out", defaultValue = "target/disk-soak", description = "where the disk image and logs go")
   Path out;
 
@@ -58,10 +66,16 @@ final class DiskSoakCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(new CommandLine(this),
           "expected --callers >= 1, --rate >= 1, --disk-mb >= 16 (ext4's journal), --max-hold >= 2s");
     }
+    Set<DiskSoak.Kind> only = EnumSet.noneOf(DiskSoak.Kind.class);
+    try {
+      kinds.forEach(k -> only.add(DiskSoak.Kind.of(k.strip())));
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
+    }
     long s = seed != null ? seed : new SecureRandom().nextLong();
     System.out.println("disk-soak seed=" + s);
     DiskSoak.Verdict v = new DiskSoak(new DiskSoak.Settings(duration, s, out.toAbsolutePath(),
-        serverJar.toAbsolutePath(), callers, rate, diskMegabytes, maxHold), System.out).run();
+        serverJar.toAbsolutePath(), callers, rate, diskMegabytes, maxHold, only), System.out).run();
     DiskSoak.report(v, s, System.out);
     return v.ok() ? 0 : 1;
   }

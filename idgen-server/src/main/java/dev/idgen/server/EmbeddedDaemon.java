@@ -1,7 +1,10 @@
 package dev.idgen.server;
 
+import com.google.inject.Module;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import dev.idgen.core.ForwardingRangeStore;
+import dev.idgen.core.RangeStore;
 import dev.idgen.server.config.OperationsSettings;
 import dev.idgen.server.config.ServerSettings;
 import io.grpc.ServerBuilder;
@@ -61,8 +64,23 @@ public final class EmbeddedDaemon implements AutoCloseable {
     return start(dataDir, Map.of(ServerSettings.GRPC_PORT, port), null, GrpcModule.netty());
   }
 
+  /**
+   * On Netty at a free loopback port, on {@code store}, which it does not close: several daemons of one test
+   * on one store, as servers share a Cassandra keyspace (processes never share an embedded directory).
+   */
+  static EmbeddedDaemon onLoopback(RangeStore store) {
+    RangeStore shared = new ForwardingRangeStore(store) {}; // does not close the store it forwards to
+    return start(Path.of("unused"), Map.of(), null, GrpcModule.netty(),
+        binder -> binder.bind(RangeStore.class).toInstance(shared));
+  }
+
   private static EmbeddedDaemon start(Path dataDir, Map<String, Object> overrides, @Nullable String name,
       GrpcModule grpc) {
+    return start(dataDir, overrides, name, grpc, new EmbeddedStoreModule());
+  }
+
+  private static EmbeddedDaemon start(Path dataDir, Map<String, Object> overrides, @Nullable String name,
+      GrpcModule grpc, Module storeModule) {
     Map<String, Object> values = new HashMap<>();
     values.put(ServerSettings.EMBEDDED_DIR, dataDir.toString());
     values.put(ServerSettings.GRPC_HOST, "127.0.0.1");
@@ -77,7 +95,7 @@ public final class EmbeddedDaemon implements AutoCloseable {
     values.putAll(overrides);
     Config config = ConfigFactory.parseMap(values).withFallback(ConfigFactory.defaultReference()).resolve();
     IdGenServer server = Wiring.injector(config, OperationsSettings.from(config, Map.of()),
-            new EmbeddedStoreModule(), grpc, null)
+            storeModule, grpc, null)
         .getInstance(IdGenServer.class);
     try {
       server.start();

@@ -4,6 +4,7 @@ import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.SequenceAdminGrpc;
+import dev.idgen.core.RangeStore;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -31,7 +32,15 @@ final class NettyServer implements AutoCloseable {
   }
 
   static NettyServer startEmbedded(Path dir) {
-    EmbeddedDaemon daemon = EmbeddedDaemon.onLoopback(dir, 0);
+    return connect(EmbeddedDaemon.onLoopback(dir, 0));
+  }
+
+  /** On {@code store}, which it does not close (several servers of one test share it). */
+  static NettyServer startOn(RangeStore store) {
+    return connect(EmbeddedDaemon.onLoopback(store));
+  }
+
+  private static NettyServer connect(EmbeddedDaemon daemon) {
     ManagedChannel channel = Grpc.newChannelBuilderForAddress("127.0.0.1", daemon.port(),
         InsecureChannelCredentials.create()).maxInboundMessageSize(16 << 20).build();
     return new NettyServer(daemon, channel);

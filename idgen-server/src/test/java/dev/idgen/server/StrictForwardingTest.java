@@ -11,6 +11,7 @@ import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Ordering;
 import dev.idgen.api.v1.Sequence;
+import dev.idgen.core.store.embedded.EmbeddedRangeStore;
 import io.grpc.Metadata;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.MetadataUtils;
@@ -29,8 +30,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Forwarding of strict sequences between two daemons that share one embedded store directory (two servers
- * of one datacenter, as SQLite's locks let them be): the first server called owns the sequence, the other
+ * Forwarding of strict sequences between two daemons that share one embedded store (two servers of one
+ * datacenter, as they share a Cassandra keyspace): the first server called owns the sequence, the other
  * forwards, many concurrent 1-ID calls are coalesced without losing order or uniqueness, and a graceful
  * stop of the owner hands the sequence over at once.
  */
@@ -39,14 +40,21 @@ class StrictForwardingTest {
   Path dir;
 
   private final List<NettyServer> servers = new ArrayList<>();
+  private EmbeddedRangeStore store;
 
   @AfterEach
   void closeAll() {
     servers.forEach(NettyServer::close);
+    if (store != null) {
+      store.close();
+    }
   }
 
   private NettyServer server() {
-    NettyServer s = NettyServer.startEmbedded(dir);
+    if (store == null) {
+      store = EmbeddedRangeStore.open(dir);
+    }
+    NettyServer s = NettyServer.startOn(store);
     servers.add(s);
     return s;
   }

@@ -10,6 +10,7 @@ import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Sequence;
 import dev.idgen.api.v1.SequenceAdminGrpc;
+import dev.idgen.core.ForwardingRangeStore;
 import dev.idgen.core.RangeStore;
 import dev.idgen.server.config.OperationsSettings;
 import dev.idgen.server.config.ServerSettings;
@@ -93,6 +94,15 @@ public final class TestServer implements AutoCloseable {
     Map<String, Object> values = new HashMap<>(overrides);
     values.put(ServerSettings.EMBEDDED_DIR, dir.toString());
     return start(values, new EmbeddedStoreModule(), null);
+  }
+
+  /**
+   * In-process, on {@code store}, which it does not close: several servers of one test on one store, as
+   * servers share a Cassandra keyspace (processes never share an embedded directory: its file is locked).
+   */
+  public static TestServer startOn(RangeStore store, Map<String, Object> overrides) {
+    RangeStore shared = new ForwardingRangeStore(store) {}; // does not close the store it forwards to
+    return start(overrides, binder -> binder.bind(RangeStore.class).toInstance(shared), null);
   }
 
   /**

@@ -14,6 +14,7 @@ import dev.idgen.api.v1.Reservation;
 import dev.idgen.api.v1.ReserveRangeRequest;
 import dev.idgen.api.v1.ReserveRangeResponse;
 import dev.idgen.api.v1.SequenceAdminGrpc;
+import dev.idgen.core.store.embedded.EmbeddedRangeStore;
 import dev.idgen.server.ErrorDetails;
 import dev.idgen.server.TestServer;
 import dev.idgen.server.config.AdminSettings;
@@ -39,14 +40,22 @@ class ReserveRangeServiceTest {
   Path dir;
 
   private final List<TestServer> servers = new ArrayList<>();
+  private EmbeddedRangeStore store;
 
   @AfterEach
   void stop() {
     servers.forEach(TestServer::close);
+    if (store != null) {
+      store.close();
+    }
   }
 
+  /** A server on the embedded store of {@code dir}; a second one shares the first one's store. */
   private TestServer start(Map<String, Object> overrides) {
-    TestServer s = TestServer.startEmbedded(dir, overrides);
+    if (store == null) {
+      store = EmbeddedRangeStore.open(dir);
+    }
+    TestServer s = TestServer.startOn(store, overrides);
     servers.add(s);
     return s;
   }
@@ -254,7 +263,7 @@ class ReserveRangeServiceTest {
   @Test
   void should_never_overlap_reservations_with_ids_two_servers_allocate_around_them() {
     TestServer a = start(Map.of());
-    TestServer b = start(Map.of()); // a second server on the same store (SQLite's locks serialise them)
+    TestServer b = start(Map.of()); // a second server on the same store
     a.create("shared");
     List<long[]> intervals = new ArrayList<>();
     for (int round = 0; round < 20; round++) {

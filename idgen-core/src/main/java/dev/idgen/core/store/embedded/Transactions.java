@@ -181,8 +181,8 @@ final class Transactions {
     }
     int code = DiskFaults.primary(s);
     if (code == SQLiteErrorCode.SQLITE_BUSY.code) {
-      message += " (another process held the store's write lock for more than "
-          + Connections.BUSY_TIMEOUT_MILLIS + " ms)";
+      message += " (another process held the store's file for more than " + Connections.BUSY_TIMEOUT_MILLIS
+          + " ms; every server needs a directory of its own)";
     } else if (code == SQLiteErrorCode.SQLITE_ERROR.code
         || code == SQLiteErrorCode.SQLITE_CONSTRAINT.code
         || code == SQLiteErrorCode.SQLITE_MISMATCH.code

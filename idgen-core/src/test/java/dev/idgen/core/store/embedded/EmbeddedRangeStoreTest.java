@@ -154,20 +154,16 @@ class EmbeddedRangeStoreTest extends RangeStoreContractTest {
   // ---- several instances
 
   @Test
-  void should_never_overlap_when_two_instances_share_a_directory() throws Exception {
+  void should_never_overlap_when_many_threads_reserve_at_once() throws Exception {
     SequenceDefinition d = created(prefix + "shared", 1, Long.MAX_VALUE, 1);
     ConcurrentLinkedQueue<IdRange> ranges = new ConcurrentLinkedQueue<>();
-    try (EmbeddedRangeStore other = EmbeddedRangeStore.open(dir)) {
-      RangeStore[] stores = {store, other};
-      runConcurrently(4, t -> {
-        Random random = new Random(t);
-        for (int i = 0; i < 200; i++) {
-          ranges.add(stores[t % 2].reserve(d, 0, 1 + random.nextInt(20)));
-        }
-        return null;
-      });
-      assertThat(other.reservations()).isEqualTo(400);
-    }
+    runConcurrently(4, t -> {
+      Random random = new Random(t);
+      for (int i = 0; i < 200; i++) {
+        ranges.add(store.reserve(d, 0, 1 + random.nextInt(20)));
+      }
+      return null;
+    });
 
     // Sorted, the ranges must tile [1, n] exactly: no overlap, and no gap either.
     List<IdRange> sorted = new ArrayList<>(ranges);
@@ -178,6 +174,25 @@ class EmbeddedRangeStoreTest extends RangeStoreContractTest {
       next = r.last() + 1;
     }
     assertThat(sorted).hasSize(800);
+  }
+
+  @Test
+  void should_refuse_a_second_instance_on_a_directory_in_use_and_keep_serving_the_first() {
+    SequenceDefinition d = created(prefix + "held", 1, Long.MAX_VALUE, 1);
+    IdRange before = store.reserve(d, 0, 10);
+
+    // The file stays locked while the first instance is open (waits out the busy timeout, 10 s).
+    assertThatThrownBy(() -> EmbeddedRangeStore.open(dir))
+        .isInstanceOf(StoreUnavailableException.class)
+        .hasMessageContaining(dir.resolve(EmbeddedRangeStore.FILE_NAME).toString())
+        .hasMessageContaining("another process has it open")
+        .hasMessageContaining("a directory of its own");
+
+    assertThat(store.reserve(d, 0, 10).first()).isEqualTo(before.last() + 1);
+    store.close();
+    try (EmbeddedRangeStore next = EmbeddedRangeStore.open(dir)) {
+      assertThat(next.reserve(d, 0, 1).first()).as("opened once the first let go").isEqualTo(before.last() + 11);
+    }
   }
 
   // ---- opening

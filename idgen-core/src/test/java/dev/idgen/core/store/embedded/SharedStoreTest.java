@@ -12,10 +12,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Two allocators on two store instances of one embedded directory, as two processes would share it:
- * an advance on one returns only when the other has dropped its cached IDs at or below the floor.
+ * Two allocators on one embedded store, as two servers share a Cassandra keyspace (two processes cannot share
+ * an embedded directory: the file is locked for one): an advance on one returns only when the other has
+ * dropped its cached IDs at or below the floor.
  */
-class SharedDirectoryTest {
+class SharedStoreTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
   @TempDir
@@ -23,10 +24,9 @@ class SharedDirectoryTest {
 
   @Test
   void should_make_an_advance_on_one_process_hold_on_the_other_before_it_returns() {
-    try (EmbeddedRangeStore storeA = EmbeddedRangeStore.open(dir);
-        EmbeddedRangeStore storeB = EmbeddedRangeStore.open(dir);
-        Allocator a = Allocator.builder(storeA).serverName("a").minNodeBlock(1_000).build();
-        Allocator b = Allocator.builder(storeB).serverName("b").minNodeBlock(1_000).build()) {
+    try (EmbeddedRangeStore store = EmbeddedRangeStore.open(dir);
+        Allocator a = Allocator.builder(store).serverName("a").minNodeBlock(1_000).build();
+        Allocator b = Allocator.builder(store).serverName("b").minNodeBlock(1_000).build()) {
       a.create(new SequenceDefinition("shared", 1, Long.MAX_VALUE, 1, 10_000, 1_000_000));
       List<IdRange> cached = b.allocate("shared", 1, WAIT);
       assertThat(cached.get(0).first()).as("b caches IDs far below the floor to come").isLessThan(1_000);
