@@ -29,7 +29,8 @@ final class DiskSoakCommand implements Callable<Integer> {
   @Option(names = "--seed", description = "the faults' order and hold times (default: random, printed)")
   Long seed;
 
-  @Option(names = "--callers", defaultValue = "4", description = "threads calling Allocate (default: ${DEFAULT-VALUE})")
+  @Option(names = "--callers", defaultValue = "4", description = "threads calling Allocate of the sequences that"
+      + " are not strict; the strict one has a thread of its own (default: ${DEFAULT-VALUE})")
   int callers;
 
   @Option(names = "--rate", defaultValue = "200",

@@ -133,6 +133,11 @@ public final class EmbeddedRangeStore implements RangeStore {
   }
 
   static EmbeddedRangeStore open(Path dir, ConnectionSetup setup, WallClock wall) {
+    return open(dir, setup, null, wall);
+  }
+
+  /** {@code check}: run after every commit; null: {@link CommitCheck#of} the store's directory. */
+  static EmbeddedRangeStore open(Path dir, ConnectionSetup setup, @Nullable CommitCheck check, WallClock wall) {
     Objects.requireNonNull(dir, "dir");
     Objects.requireNonNull(setup, "setup");
     Objects.requireNonNull(wall, "wall");
@@ -150,7 +155,9 @@ public final class EmbeddedRangeStore implements RangeStore {
           "embedded store: the store directory " + absoluteDir + " is not writable");
     }
     Path file = absoluteDir.resolve(FILE_NAME);
-    return new EmbeddedRangeStore(file, new Transactions(file, setup, Connections.first(file, setup)), wall);
+    CommitCheck afterCommit = check != null ? check : CommitCheck.of(absoluteDir);
+    return new EmbeddedRangeStore(file, new Transactions(file, setup, afterCommit, Connections.first(file, setup)),
+        wall);
   }
 
   // ---- definitions

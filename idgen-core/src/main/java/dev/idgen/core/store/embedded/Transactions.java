@@ -3,6 +3,8 @@ package dev.idgen.core.store.embedded;
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.idgen.core.StoreUnavailableException;
+import java.io.IOException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -29,6 +31,7 @@ final class Transactions {
 
   private final Path file;
   private final ConnectionSetup setup;
+  private final CommitCheck commitCheck;
   private final Object lock = new Object();
 
   /**
@@ -52,13 +55,18 @@ final class Transactions {
   @Nullable
   private String writeFault;
 
-  Transactions(Path file, ConnectionSetup setup, Connection first) {
+  Transactions(Path file, ConnectionSetup setup, CommitCheck commitCheck, Connection first) {
     this.file = file;
     this.setup = setup;
+    this.commitCheck = commitCheck;
     this.session = new Session(first);
   }
 
-  /** Runs {@code work} in one write transaction, committed (and fsync'd) before this returns. */
+  /**
+   * Runs {@code work} in one write transaction, committed (and fsync'd) before this returns, and proven
+   * durable by the {@link CommitCheck}: a commit the check fails is a failure (it may or may not be in the
+   * file), so nothing it reserved is handed out.
+   */
   <T> T write(String operation, Session.Work<T> work) {
     synchronized (lock) {
       try {
@@ -71,6 +79,11 @@ final class Transactions {
         } catch (Throwable t) {
           rollback(db, t);
           throw t;
+        }
+        try {
+          commitCheck.afterCommit();
+        } catch (IOException | RuntimeException e) {
+          throw uncertainCommit(operation, e);
         }
         if (writeFault != null) {
           logger.info("Embedded store {}: writes succeed again (they failed with: {})", file, writeFault);
@@ -191,6 +204,25 @@ final class Transactions {
       return new IllegalStateException(message, e);
     }
     return new StoreUnavailableException(message, e);
+  }
+
+  /**
+   * The file system failed around a commit ({@link CommitCheck}): the commit may or may not be durable, so it
+   * counts as failed, and the connection is discarded as after any disk fault.
+   */
+  @GuardedBy("lock")
+  private StoreUnavailableException uncertainCommit(String operation, Exception e) {
+    discardSession(e);
+    String reason = e instanceof FileSystemException f && f.getReason() != null ? f.getReason() : e.toString();
+    String description = "the file system of " + file.getParent() + " failed while the commit was made durable"
+        + " (a check right after it: " + reason + "), so the commit may be missing from the file and nothing of"
+        + " it is used (reserved IDs are a gap); the store resumes once the file system is writable again";
+    if (writeFault == null) {
+      writeFault = description;
+      logger.warn("Embedded store {}: {} failed: {}", file, operation, description);
+    }
+    return new StoreUnavailableException(
+        "embedded store " + file + ": " + operation + " failed: read-only: " + description, e);
   }
 
   /** A disk fault, logged once until writes succeed again; a damaged file is refused from now on. */

@@ -184,6 +184,49 @@ class EmbeddedDiskFaultTest {
     assertThat(store.reserve(d, 0, 10).first()).isEqualTo(before.last() + 1);
   }
 
+  // ---- a file system that fails while a commit is made durable
+
+  @Test
+  void should_fail_a_commit_the_check_after_it_fails_and_never_hand_out_what_it_reserved() {
+    AtomicBoolean failing = new AtomicBoolean();
+    AtomicLong checks = new AtomicLong();
+    store = EmbeddedRangeStore.open(dir, ConnectionSetup.NONE, () -> {
+      checks.incrementAndGet();
+      if (failing.get()) {
+        throw new java.nio.file.FileSystemException(dir.toString(), null, "Read-only file system");
+      }
+    }, dev.idgen.core.WallClock.system());
+    SequenceDefinition d = new SequenceDefinition("uncertain", 1, Long.MAX_VALUE, 1, 100, 10_000);
+    store.create(d);
+    IdRange before = store.reserve(d, 0, 10);
+    long checked = checks.get();
+
+    failing.set(true);
+    // The commit succeeded in SQLite (here it is in the file); what matters is that nothing of it is used.
+    assertThatThrownBy(() -> store.reserve(d, 0, 10)).isInstanceOf(StoreUnavailableException.class)
+        .hasMessageContaining(file().toString()).hasMessageContaining("read-only")
+        .hasMessageContaining("may be missing from the file").hasMessageContaining("Read-only file system");
+    assertThat(checks.get()).as("the check runs after the commit").isEqualTo(checked + 1);
+
+    failing.set(false);
+    IdRange after = store.reserve(d, 0, 10);
+    assertThat(after.first()).as("the uncertain reservation is a gap, never handed out")
+        .isGreaterThan(before.last() + 10);
+  }
+
+  @Test
+  void should_pass_the_commit_check_on_a_healthy_directory_and_leave_nothing_behind() throws IOException {
+    CommitCheck check = CommitCheck.of(dir);
+    Files.createDirectory(dir.resolve(CommitCheck.PROBE)); // left by a process that died between the steps
+
+    for (int i = 0; i < 3; i++) {
+      check.afterCommit();
+    }
+
+    assertThat(dir.resolve(CommitCheck.PROBE)).doesNotExist();
+    assertThatThrownBy(() -> CommitCheck.of(dir.resolve("missing")).afterCommit()).isInstanceOf(IOException.class);
+  }
+
   // ---- damaged pages
 
   @Test
