@@ -217,7 +217,7 @@ class EmbeddedDiskFaultTest {
   @Test
   void should_pass_the_commit_check_on_a_healthy_directory_and_leave_nothing_behind() throws IOException {
     CommitCheck check = CommitCheck.of(dir);
-    Files.createDirectory(dir.resolve(CommitCheck.PROBE)); // left by a process that died between the steps
+    Files.createFile(dir.resolve(CommitCheck.PROBE)); // left by a process that died between the steps
 
     for (int i = 0; i < 3; i++) {
       check.afterCommit();
