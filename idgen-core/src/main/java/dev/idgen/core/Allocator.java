@@ -308,7 +308,7 @@ public final class Allocator implements AutoCloseable {
           // Unloaded while this call was in it (an idle sweep, a change of its definition): what the call took
           // is its own (out of the pools before they closed) and counts towards its count, the part a pool took
           // before it threw too; it goes on for the rest with the sequence loaded anew.
-          need = count - out.stream().mapToLong(IdRange::count).sum();
+          need = count - IdRange.total(out);
           rt = runtimes.load(sequence);
           continue;
         }

@@ -1,6 +1,7 @@
 package dev.idgen.core;
 
 import com.google.errorprone.annotations.Immutable;
+import java.util.Collection;
 
 /**
  * A run of IDs: {@code first, first + stride, …}, {@code count} of them. Immutable.
@@ -24,6 +25,15 @@ public record IdRange(long first, long count, long stride) {
     } catch (ArithmeticException e) {
       throw new IllegalArgumentException("range overflows: " + first + "+" + (count - 1) + "*" + stride, e);
     }
+  }
+
+  /** How many IDs {@code ranges} hold together. */
+  public static long total(Collection<IdRange> ranges) {
+    long n = 0;
+    for (IdRange r : ranges) {
+      n += r.count;
+    }
+    return n;
   }
 
   /** The last ID of the range. */

@@ -396,7 +396,7 @@ final class Runtimes {
         rt.pools[k].returned(store.giveBack(rt.definition, k, held));
       } catch (RuntimeException e) {
         log.warn("could not give back the reserve of sequence '{}' stripe {} ({} IDs, now a gap): {}",
-            rt.definition.name(), k, held.stream().mapToLong(IdRange::count).sum(), e.toString());
+            rt.definition.name(), k, IdRange.total(held), e.toString());
       }
     }
   }

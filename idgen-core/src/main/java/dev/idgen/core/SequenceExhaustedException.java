@@ -30,7 +30,7 @@ public final class SequenceExhaustedException extends IdGenException {
   private static String message(String sequence, long max, long requested, List<IdRange> delivered) {
     String m = "sequence '" + sequence + "' is exhausted: no ID is left at or below its max " + max;
     if (requested > 0) {
-      long got = delivered.stream().mapToLong(IdRange::count).sum();
+      long got = IdRange.total(delivered);
       m += " (delivered " + got + " of the " + requested + " requested)";
     }
     return m;

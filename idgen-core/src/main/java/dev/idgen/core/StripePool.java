@@ -498,7 +498,7 @@ final class StripePool {
           kept.addLast(k);
         }
       }
-      long keptIds = kept.stream().mapToLong(IdRange::count).sum();
+      long keptIds = IdRange.total(kept);
       dropped += available - keptIds;
       available = keptIds;
       ranges.clear();

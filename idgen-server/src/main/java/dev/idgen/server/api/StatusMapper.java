@@ -124,7 +124,7 @@ final class StatusMapper {
           .put("max", e.max());
       if (e.requested() > 0) {
         status.put("requested", e.requested())
-            .put("delivered", e.delivered().stream().mapToLong(IdRange::count).sum());
+            .put("delivered", IdRange.total(e.delivered()));
       }
       return status.exception();
     }
