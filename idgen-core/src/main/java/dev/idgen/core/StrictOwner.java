@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
  * row unchanged for a whole lease {@code L}, on its monotonic clock from the <em>end</em> of the read that
  * first showed it, takes over with {@code epoch + 1}:
  * by then the owner's last renewal began more than {@code L} ago, so it stopped serving (clocks need not
- * agree, only drift less than the margin over {@code L}). A row that this process wrote, or that its
- * owner released at a graceful stop (empty target), is taken at once.
+ * agree, only drift less than the margin over {@code L}). A row that this process wrote, one an earlier
+ * process of this server's name wrote ({@link #ours}), or one its owner released at a graceful stop (empty
+ * target), is taken at once.
  *
  * <p>A new lease fences the pool ({@link StripePool#fence}): whatever an earlier lease of this process
  * held is dropped, and the store refuses reservations of lower epochs ({@link RangeStore#reserveStrict}),
@@ -148,7 +149,7 @@ final class StrictOwner {
       return;
     }
     long now = ticker.nanos();
-    if (!read || seen == null || released || seen.isOwnedBy(self.incarnation())) {
+    if (!read || seen == null || released || ours(seen)) {
       tick();
     } else if (reread || now - seenSinceNanos >= self.leaseNanos()) {
       // The owner named refused or could not be reached, or the row says a take-over is due: read it again,
@@ -175,7 +176,7 @@ final class StrictOwner {
   @GuardedBy("this")
   private NotOwnerException notOwner() {
     String name = definition.name();
-    if (seen != null && !released && !reread && !seen.isOwnedBy(self.incarnation()) && !seen.target().isEmpty()) {
+    if (seen != null && !released && !reread && !ours(seen) && !seen.target().isEmpty()) {
       long quiet = ticker.nanos() - seenSinceNanos;
       if (quiet < self.leaseNanos()) {
         return new NotOwnerException(name, seen.target(), Duration.ZERO, "sequence '" + name
@@ -199,7 +200,7 @@ final class StrictOwner {
 
   /** The gRPC target of the other server that owns the sequence, as last read; empty if none is known. */
   synchronized Optional<String> ownerTarget() {
-    if (serving() || reread || seen == null || released || seen.isOwnedBy(self.incarnation()) || seen.target().isEmpty()
+    if (serving() || reread || seen == null || released || ours(seen) || seen.target().isEmpty()
         || ticker.nanos() - seenSinceNanos >= self.leaseNanos()) {
       return Optional.empty();
     }
@@ -252,10 +253,20 @@ final class StrictOwner {
     if (!home) {
       return;
     }
-    boolean free = row == null || released || row.isOwnedBy(self.incarnation());
+    boolean free = row == null || released || ours(row);
     if (free || now - seenSinceNanos >= self.leaseNanos()) {
       claim(row);
     }
+  }
+
+  /**
+   * Whether {@code row} was written by this process, or by an earlier process of this server's name. Names
+   * are unique among live processes (docs/design.md, "Unique server names"), so that process is gone: a
+   * restart takes its sequences over at once, as its first announcement retires the earlier process's rows,
+   * instead of forwarding their calls to its own address until the dead process's lease runs out.
+   */
+  private boolean ours(OwnerRecord row) {
+    return row.isOwnedBy(self.incarnation()) || row.server().equals(self.server());
   }
 
   @GuardedBy("this")

@@ -109,6 +109,26 @@ class StrictOrderingTest {
   }
 
   @Test
+  void should_let_a_restarted_process_of_the_owners_name_take_over_at_once_above_what_the_dead_one_held() {
+    Allocator crashed = server("a");
+    crashed.create(strict);
+    List<IdRange> before = crashed.allocate("orders", 5, WAIT);
+    long heldByCrashed = crashed.stats().held();
+    assertThat(heldByCrashed).isPositive();
+    // kill -9: the process is gone without releasing its lease (its row still names it, unexpired); names are
+    // unique among live processes, so the next process of that name knows the row's writer is dead.
+    Allocator restarted = server("a");
+    Allocator other = server("b");
+
+    List<IdRange> after = restarted.allocate("orders", 1, WAIT);
+
+    assertThat(min(after)).as("above everything the dead process held").isGreaterThan(max(before) + heldByCrashed);
+    assertThat(restarted.forwardTarget("orders")).as("never forwarded to its own address").isEmpty();
+    assertThatThrownBy(() -> other.allocate("orders", 1, WAIT)).isInstanceOf(NotOwnerException.class)
+        .satisfies(e -> assertThat(((NotOwnerException) e).ownerTarget()).contains("a:7070"));
+  }
+
+  @Test
   void should_take_over_after_a_lease_without_renewal_and_start_above_everything_the_old_owner_held() {
     Allocator a = server("a");
     Allocator b = server("b");
