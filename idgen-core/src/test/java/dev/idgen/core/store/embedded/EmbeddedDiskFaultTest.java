@@ -7,8 +7,10 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.StoreUnavailableException;
+import dev.idgen.core.WallClock;
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -193,9 +195,9 @@ class EmbeddedDiskFaultTest {
     store = EmbeddedRangeStore.open(dir, ConnectionSetup.NONE, () -> {
       checks.incrementAndGet();
       if (failing.get()) {
-        throw new java.nio.file.FileSystemException(dir.toString(), null, "Read-only file system");
+        throw new FileSystemException(dir.toString(), null, "Read-only file system");
       }
-    }, dev.idgen.core.WallClock.system());
+    }, WallClock.system());
     SequenceDefinition d = new SequenceDefinition("uncertain", 1, Long.MAX_VALUE, 1, 100, 10_000);
     store.create(d);
     IdRange before = store.reserve(d, 0, 10);
