@@ -32,9 +32,6 @@ import java.nio.file.Path;
  */
 @FunctionalInterface
 interface CommitCheck {
-  /** Never fails. */
-  CommitCheck NONE = () -> {};
-
   /** The name of the file {@link #of} makes and removes. */
   String PROBE = ".idgen-commit-check";
 
