@@ -187,9 +187,10 @@ final class DefinitionCheck {
     Map<String, Long> whileDeleted = new TreeMap<>();
     Map<String, Long> raisedTo = new TreeMap<>();
     long whileDeletedCalls = 0;
+    Map<String, List<long[]>> windowsByName = new HashMap<>(); // each sequence's, read once
     for (Change c : lines) {
       if (c.op().equals("call")) {
-        if (windows(c.name()).stream().anyMatch(w -> c.startedNanos() > w[0] && c.returnedNanos() < w[1])) {
+        if (windowsByName.computeIfAbsent(c.name(), this::windows).stream().anyMatch(w -> c.startedNanos() > w[0] && c.returnedNanos() < w[1])) {
           whileDeletedCalls++;
           whileDeleted.merge(c.outcome(), 1L, Long::sum);
         }

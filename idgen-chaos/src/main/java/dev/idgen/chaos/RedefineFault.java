@@ -3,6 +3,7 @@ package dev.idgen.chaos;
 import dev.idgen.api.v1.GetSequenceRequest;
 import dev.idgen.chaos.RunLog.SequenceSpec;
 import io.grpc.StatusRuntimeException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
@@ -96,12 +97,15 @@ final class RedefineFault extends BasicFault {
       Random own = new Random(p.cycleSeed());
       Random forRaise = new Random(own.nextLong());
       Random forDelete = new Random(own.nextLong());
-      Future<String> raised = raising ? pool.submit(() -> r.raise(newMax, p.raiseOn(), forRaise)) : null;
-      Future<String> deleted = deleting
-          ? pool.submit(() -> r.deleteAndRestore(p.holdMillis(), p.deleteOn(), p.undeleteOn(), forDelete)) : null;
+      List<Future<String>> cycles = new ArrayList<>(2);
+      if (raising) {
+        cycles.add(pool.submit(() -> r.raise(newMax, p.raiseOn(), forRaise)));
+      }
+      if (deleting) {
+        cycles.add(pool.submit(() -> r.deleteAndRestore(p.holdMillis(), p.deleteOn(), p.undeleteOn(), forDelete)));
+      }
       try {
-        for (Future<String> f : raised == null ? List.of(deleted) : deleted == null ? List.of(raised)
-            : List.of(raised, deleted)) {
+        for (Future<String> f : cycles) {
           run.say("redefine: " + outcome(f));
         }
       } finally {

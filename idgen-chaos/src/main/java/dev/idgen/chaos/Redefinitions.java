@@ -28,7 +28,8 @@ import java.util.function.Predicate;
  * <pre>
  *   redefine OP NAME ARG STARTED_NANOS RETURNED_NANOS OUTCOME SERVER
  *       OP update (ARG: the fields it sets, max=V or node_block_size=V,dc_block_size=V), delete, undelete (ARG -),
- *       or call (an Allocate of the kind's own; ARG its phase: drain, raised, before, deleted, undeleted);
+ *       or call (an Allocate of the kind's own; ARG its phase: raised, before, deleted, undeleted; the drain's
+ *       calls are summed in one {@code note redefine-drain} line instead);
  *       OUTCOME OK, or CODE[:REASON] (NOT_FOUND:SEQUENCE_DELETED)
  * </pre>
  * The two cycles ({@link #raise}, {@link #deleteAndRestore}) run on the advance pool beside the fault thread, at
