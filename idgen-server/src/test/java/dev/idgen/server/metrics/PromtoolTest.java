@@ -19,20 +19,27 @@ import org.junit.jupiter.api.Test;
 /**
  * deploy/monitoring's alerting rules through Prometheus' own tool: {@code promtool check rules} (syntax, PromQL,
  * templates) and {@code promtool test rules} (the unit tests in deploy/monitoring/tests: each alert fires past
- * its threshold and stays silent inside it). promtool comes with Debian's {@code prometheus} package, which
- * .ci/run installs; on a machine without it these two tests are skipped, saying so, and MonitoringNamesTest
- * still checks every name against a live server.
+ * its threshold and stays silent inside it). promtool comes with Debian's {@code prometheus} package. Where it is
+ * not installed, the test fetches that package itself ({@code apt-get download prometheus}, which needs no root,
+ * then {@code dpkg-deb -x}) into ~/.cache/idgen-promtool, so that the README's test command runs promtool on a
+ * new Debian machine too. Only a machine without apt, or whose apt cannot fetch the package, skips these two
+ * tests, saying why; MonitoringNamesTest still checks every name against a live server there.
  */
 class PromtoolTest {
+  /** Where a fetched promtool is kept between runs (like the Cassandra launcher's ~/.cache/idgen-cassandra). */
+  private static final Path CACHE = Path.of(System.getProperty("user.home"), ".cache", "idgen-promtool");
+
   private static Path promtool;
+  private static String fetchFailure = "";
 
   @BeforeAll
   static void findPromtool() {
-    promtool = onPath("promtool").orElse(null);
+    promtool = onPath("promtool").or(PromtoolTest::fromDebianPackage).orElse(null);
     if (promtool == null) {
       // Printed as well as reported as the skip reason: surefire's summary shows only a count of skipped tests.
-      System.out.println("PromtoolTest: promtool is not installed (not on the PATH): promtool check rules and"
-          + " promtool test rules of deploy/monitoring are SKIPPED. Install it with: apt-get install prometheus");
+      System.out.println("PromtoolTest: promtool is neither installed nor fetchable (" + fetchFailure + "):"
+          + " promtool check rules and promtool test rules of deploy/monitoring are SKIPPED."
+          + " Install it with: apt-get install prometheus");
     }
   }
 
@@ -58,21 +65,73 @@ class PromtoolTest {
 
   /** Runs promtool (at most a minute) and returns its output; fails the test unless it exits 0. */
   private static String promtool(String... args) throws IOException, InterruptedException {
-    Assumptions.assumeTrue(promtool != null,
-        "promtool is not installed: apt-get install prometheus (Debian) to check deploy/monitoring's rules");
+    Assumptions.assumeTrue(promtool != null, "promtool is neither installed nor fetchable (" + fetchFailure
+        + "): apt-get install prometheus (Debian) to check deploy/monitoring's rules");
     List<String> command = new ArrayList<>();
     command.add(promtool.toString());
     command.addAll(List.of(args));
+    Result result = run(command, null);
+    assertThat(result.exitCode()).as(String.join(" ", command) + " said:\n" + result.output()).isZero();
+    return result.output();
+  }
+
+  /**
+   * Debian's prometheus package, downloaded and unpacked into {@link #CACHE} (about 20 MB, a few seconds), or
+   * empty with {@link #fetchFailure} saying why. apt-get download writes into the working directory only and
+   * needs no root; it does need the machine's package lists, which a Debian machine has.
+   */
+  private static Optional<Path> fromDebianPackage() {
+    Path unpacked = CACHE.resolve("usr/bin/promtool");
+    try {
+      if (Files.isExecutable(unpacked)) {
+        return Optional.of(unpacked);
+      }
+      if (onPath("apt-get").isEmpty() || onPath("dpkg-deb").isEmpty()) {
+        fetchFailure = "no apt-get or dpkg-deb here";
+        return Optional.empty();
+      }
+      Path download = Files.createDirectories(CACHE.resolveSibling("idgen-promtool-download"));
+      Result fetched = run(List.of("apt-get", "download", "-q", "prometheus"), download.toFile());
+      Optional<Path> deb;
+      try (Stream<Path> files = Files.list(download)) {
+        deb = files.filter(p -> p.getFileName().toString().endsWith(".deb")).findFirst();
+      }
+      if (fetched.exitCode() != 0 || deb.isEmpty()) {
+        fetchFailure = "apt-get download prometheus failed: " + fetched.output().strip();
+        return Optional.empty();
+      }
+      Result unpackedResult = run(List.of("dpkg-deb", "-x", deb.get().toString(), CACHE.toString()), null);
+      Files.delete(deb.get());
+      if (unpackedResult.exitCode() != 0 || !Files.isExecutable(unpacked)) {
+        fetchFailure = "dpkg-deb -x of " + deb.get().getFileName() + " failed: " + unpackedResult.output().strip();
+        return Optional.empty();
+      }
+      System.out.println("PromtoolTest: promtool is not installed; using " + unpacked + " from Debian's"
+          + " prometheus package (" + deb.get().getFileName() + ")");
+      return Optional.of(unpacked);
+    } catch (IOException e) {
+      fetchFailure = "fetching Debian's prometheus package failed: " + e;
+      return Optional.empty();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      fetchFailure = "interrupted while fetching Debian's prometheus package";
+      return Optional.empty();
+    }
+  }
+
+  private record Result(int exitCode, String output) {}
+
+  /** Runs a command for at most a minute in {@code dir} (null: the working directory), output and errors joined. */
+  private static Result run(List<String> command, File dir) throws IOException, InterruptedException {
     Path log = Files.createTempFile("promtool", ".log");
     try {
-      Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      Process p = new ProcessBuilder(command).directory(dir).redirectErrorStream(true)
+          .redirectOutput(log.toFile()).start();
       if (!p.waitFor(60, TimeUnit.SECONDS)) {
         p.destroyForcibly();
         throw new AssertionError(String.join(" ", command) + " did not finish within 60 s");
       }
-      String out = Files.readString(log, StandardCharsets.UTF_8);
-      assertThat(p.exitValue()).as(String.join(" ", command) + " said:\n" + out).isZero();
-      return out;
+      return new Result(p.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
     } finally {
       Files.deleteIfExists(log);
     }
