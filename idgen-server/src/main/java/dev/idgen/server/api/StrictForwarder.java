@@ -13,7 +13,9 @@ import dev.idgen.server.config.OperationsSettings;
 import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.lifecycle.ServerComponent;
 import dev.idgen.server.status.ErrorStatus;
+import io.grpc.CallOptions;
 import io.grpc.ChannelCredentials;
+import io.grpc.ClientCall;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Deadline;
@@ -28,8 +30,6 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.protobuf.StatusProto;
-import io.grpc.stub.MetadataUtils;
-import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -48,8 +48,8 @@ import org.slf4j.LoggerFactory;
  * Sends Allocate calls of strict sequences that this server does not own to the server that does, over
  * one channel per owner, and hands each caller its part of the answer.
  *
- * <p><b>Coalescing.</b> Calls for one sequence that arrive while {@value #MAX_IN_FLIGHT} forwarded calls
- * of it are in flight wait, and are then sent as one call for their total count (up to the per-call
+ * <p><b>Coalescing.</b> Calls for one sequence that arrive while {@code idgen.strict.forwarded-in-flight}
+ * forwarded calls of it are in flight wait, and are then sent as one call for their total count (up to the per-call
  * limit); its ranges are cut among them in arrival order. That keeps the strict promise. Every call of a
  * batch started before the batch was sent and completes only when the batch's answer arrives, so no call
  * of a batch completes before another call of the same batch, or of any batch in flight beside it,
@@ -83,14 +83,14 @@ public final class StrictForwarder implements ServerComponent {
   /** The call's {@code authorization} header, or null: passed on to the owner. */
   static final Context.Key<String> CALLER_AUTHORIZATION = Context.key("idgen-authorization");
 
-  /** Forwarded calls per (owner, sequence) at once; more callers wait and go as one call. */
-  static final int MAX_IN_FLIGHT = 2;
   /** The longest a forwarded call may take when its callers set no deadline. */
   private static final Duration MAX_FORWARD_TIME = Duration.ofSeconds(10);
 
   private final Allocator allocator;
   private final String self;
   private final long maxIdsPerCall;
+  /** Forwarded calls per (owner, sequence) at once; more callers wait and go as one call. */
+  private final int maxInFlight;
   private final ChannelCredentials credentials;
   private final ConcurrentMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Batch> batches = new ConcurrentHashMap<>();
@@ -102,15 +102,16 @@ public final class StrictForwarder implements ServerComponent {
   StrictForwarder(Allocator allocator, ServerSettings settings, OperationsSettings operations,
       dev.idgen.server.metrics.IdGenMetrics metrics) {
     this(allocator, settings.serverName().isEmpty() ? "idgen" : settings.serverName(), settings.maxIdsPerCall(),
-        credentials(operations.tls()), metrics::forwarded);
+        settings.forwardedInFlight(), credentials(operations.tls()), metrics::forwarded);
   }
 
-  StrictForwarder(Allocator allocator, String self, long maxIdsPerCall, ChannelCredentials credentials,
-      java.util.function.IntConsumer sent) {
+  StrictForwarder(Allocator allocator, String self, long maxIdsPerCall, int maxInFlight,
+      ChannelCredentials credentials, java.util.function.IntConsumer sent) {
     this.sent = sent;
     this.allocator = allocator;
     this.self = self;
     this.maxIdsPerCall = maxIdsPerCall;
+    this.maxInFlight = maxInFlight;
     this.credentials = credentials;
   }
 
@@ -204,7 +205,7 @@ public final class StrictForwarder implements ServerComponent {
       List<Waiter> send;
       synchronized (this) {
         waiting.addLast(w);
-        if (inFlight >= MAX_IN_FLIGHT) {
+        if (inFlight >= maxInFlight) {
           return;
         }
         send = takeBatch();
@@ -250,38 +251,52 @@ public final class StrictForwarder implements ServerComponent {
       }
       AllocateRequest request = AllocateRequest.newBuilder().setSequence(sequence).setCount(total).build();
       sent.accept(batch.size());
-      List<IdRange> received = new ArrayList<>(1);
-      // Outside the callers' contexts: the first caller's call ending (or being cancelled) must not cancel
-      // the forwarded call that serves the others too. Its deadline is set above.
+      // Outside the callers' contexts (a call takes the current one when it is made): the first caller's call
+      // ending (or being cancelled) must not cancel the forwarded call that serves the others too. Its
+      // deadline is set above. A bare ClientCall rather than a stub: no stub and header interceptor to make
+      // per forwarded call, on the path every forwarded caller pays for.
       Context previous = Context.ROOT.attach();
       try {
-        IdGenGrpc.newStub(channel(target))
-            .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
-            .withDeadline(deadline)
-            .allocate(request, new StreamObserver<>() {
-              @Override
-              public void onNext(dev.idgen.api.v1.IdRange r) {
-                received.add(new IdRange(r.getFirst(), r.getCount(), r.getStride()));
-              }
-
-              @Override
-              public void onError(Throwable t) {
-                if (received.isEmpty() && misrouted(t)) {
-                  rerouted(batch, t);
-                } else {
-                  finished(batch, received, failure(t));
-                }
-              }
-
-              @Override
-              public void onCompleted() {
-                finished(batch, received, null);
-              }
-            });
+        ClientCall<AllocateRequest, dev.idgen.api.v1.IdRange> call =
+            channel(target).newCall(IdGenGrpc.getAllocateMethod(), CallOptions.DEFAULT.withDeadline(deadline));
+        call.start(new Answer(batch), headers);
+        // A forwarded call's answer is a few ranges at most (one per stripe it touched): no flow control needed.
+        call.request(Integer.MAX_VALUE);
+        call.sendMessage(request);
+        call.halfClose();
       } catch (RuntimeException e) {
-        finished(batch, received, failure(e));
+        finished(batch, List.of(), failure(e));
       } finally {
         Context.ROOT.detach(previous);
+      }
+    }
+
+    /** The owner's answer to one forwarded call, on the channel's network thread. */
+    private final class Answer extends ClientCall.Listener<dev.idgen.api.v1.IdRange> {
+      private final List<Waiter> batch;
+      private final List<IdRange> received = new ArrayList<>(1);
+
+      Answer(List<Waiter> batch) {
+        this.batch = batch;
+      }
+
+      @Override
+      public void onMessage(dev.idgen.api.v1.IdRange r) {
+        received.add(new IdRange(r.getFirst(), r.getCount(), r.getStride()));
+      }
+
+      @Override
+      public void onClose(Status status, Metadata trailers) {
+        if (status.isOk()) {
+          finished(batch, received, null);
+          return;
+        }
+        StatusRuntimeException t = status.asRuntimeException(trailers);
+        if (received.isEmpty() && misrouted(t)) {
+          rerouted(batch, t);
+        } else {
+          finished(batch, received, failure(t));
+        }
       }
     }
 

@@ -35,7 +35,8 @@ public record ServerSettings(
     Duration unloadIdleAfter,
     String advertiseAddress,
     Duration ownerLease,
-    double ownerLeaseMargin) {
+    double ownerLeaseMargin,
+    int forwardedInFlight) {
 
   public static final String GRPC_HOST = "idgen.grpc.host";
   public static final String GRPC_PORT = "idgen.grpc.port";
@@ -58,6 +59,7 @@ public record ServerSettings(
   public static final String OWNER_LEASE = "idgen.strict.owner-lease";
   /** A fraction of the owner lease. */
   public static final String OWNER_LEASE_MARGIN = "idgen.strict.owner-lease-margin";
+  public static final String FORWARDED_IN_FLIGHT = "idgen.strict.forwarded-in-flight";
 
   /** The largest per-call limit: a single call should not be able to take a whole sequence's blocks. */
   static final long MAX_IDS_PER_CALL_LIMIT = SequenceDefinition.MAX_BLOCK_SIZE;
@@ -197,9 +199,12 @@ public record ServerSettings(
     double ownerMargin = config.getDouble(OWNER_LEASE_MARGIN);
     check(config, OWNER_LEASE_MARGIN, ownerMargin >= 0 && ownerMargin < 0.5,
         "a fraction of " + OWNER_LEASE + " from 0 to below 0.5, got " + ownerMargin);
+    int forwardedInFlight = config.getInt(FORWARDED_IN_FLIGHT);
+    check(config, FORWARDED_IN_FLIGHT, forwardedInFlight >= 1 && forwardedInFlight <= 64,
+        "1 to 64, got " + forwardedInFlight);
     return new ServerSettings(host, port, store, dir, maxIds, runway, minBlock, step, maxWait, quiet,
         timeout, serverName, serverLease, confirmTimeout, clientLease, maxWaiting, unloadIdle, advertise, ownerLease,
-        ownerMargin);
+        ownerMargin, forwardedInFlight);
   }
 
   /** A one-line description of the store, for the start-up log. */

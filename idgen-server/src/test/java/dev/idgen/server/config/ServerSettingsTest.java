@@ -58,7 +58,7 @@ class ServerSettingsTest {
         "IDGEN_GRPC_PORT", "1", "IDGEN_GRPC_HOST", "h", "IDGEN_STORE", "cassandra",
         "IDGEN_EMBEDDED_DIR", "/d", "IDGEN_MAX_IDS_PER_CALL", "7", "IDGEN_ALLOCATOR_MAX_WAIT", "1ms",
         "IDGEN_SERVER_NAME", "idgen-0:7070", "IDGEN_GRPC_ADVERTISE_ADDRESS", "10.2.3.4",
-        "IDGEN_STRICT_OWNER_LEASE", "4s");
+        "IDGEN_STRICT_OWNER_LEASE", "4s", "IDGEN_STRICT_FORWARDED_IN_FLIGHT", "3");
 
     ServerSettings settings = ServerSettings.from(load(Optional.empty(), environment, new Properties()));
 
@@ -66,7 +66,7 @@ class ServerSettingsTest {
         7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1),
         Duration.ofSeconds(20), "idgen-0:7070", Duration.ofMinutes(10), Duration.ofSeconds(10),
         Duration.ofSeconds(10), 1000, Duration.ofHours(1), "10.2.3.4", Duration.ofSeconds(4),
-        0.1));
+        0.1, 3));
   }
 
   @Test
@@ -74,17 +74,17 @@ class ServerSettingsTest {
     ServerSettings bound = new ServerSettings("10.0.0.5", 7070, ServerSettings.StoreKind.CASSANDRA, Path.of("/d"),
         7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1), Duration.ofSeconds(20),
         "", Duration.ofMinutes(10), Duration.ofSeconds(10), Duration.ofSeconds(10), 1000, Duration.ofHours(1), "",
-        Duration.ofSeconds(10), 0.1);
+        Duration.ofSeconds(10), 0.1, 2);
     assertThat(bound.effectiveAdvertiseAddress(7071)).isEqualTo("10.0.0.5:7071");
     ServerSettings named = new ServerSettings("0.0.0.0", 7070, ServerSettings.StoreKind.CASSANDRA, Path.of("/d"),
         7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1), Duration.ofSeconds(20),
         "", Duration.ofMinutes(10), Duration.ofSeconds(10), Duration.ofSeconds(10), 1000, Duration.ofHours(1),
-        "idgen-2.idgen", Duration.ofSeconds(10), 0.1);
+        "idgen-2.idgen", Duration.ofSeconds(10), 0.1, 2);
     assertThat(named.effectiveAdvertiseAddress(7070)).isEqualTo("idgen-2.idgen:7070");
     ServerSettings withPort = new ServerSettings("0.0.0.0", 7070, ServerSettings.StoreKind.CASSANDRA,
         Path.of("/d"), 7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1),
         Duration.ofSeconds(20), "", Duration.ofMinutes(10), Duration.ofSeconds(10), Duration.ofSeconds(10), 1000,
-        Duration.ofHours(1), "10.1.2.3:9000", Duration.ofSeconds(10), 0.1);
+        Duration.ofHours(1), "10.1.2.3:9000", Duration.ofSeconds(10), 0.1, 2);
     assertThat(withPort.effectiveAdvertiseAddress(7070)).isEqualTo("10.1.2.3:9000");
   }
 
@@ -108,6 +108,7 @@ class ServerSettingsTest {
       "idgen.shutdown.timeout = 1000000d        | idgen.shutdown.timeout",
       "idgen.allocator.outage-runway = 2d       | idgen.allocator.outage-runway",
       "idgen.grpc.prot = 7070                   | idgen.grpc.prot",
+      "idgen.strict.forwarded-in-flight = 0     | idgen.strict.forwarded-in-flight",
   })
   void should_fail_at_start_with_a_message_naming_the_key(String line, String key) throws IOException {
     Path file = write(line + "\n");
