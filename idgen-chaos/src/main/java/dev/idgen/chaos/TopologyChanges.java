@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -36,6 +37,15 @@ final class TopologyChanges {
   private static final int REBUILD_ATTEMPTS = 3;
   /** How many times a failed full repair of one keyspace is run. */
   private static final int REPAIR_ATTEMPTS = 3;
+  /**
+   * How long an address that left the ring (decommissioned, or replaced by a node at another address) stays
+   * unusable: peers ignore its gossip for {@code gossip_quarantine_delay_ms} (60 s, set by cassandra.sh), so a
+   * node started at it sooner reaches no seed ("Unable to contact any seeds") and dies. 15 s of margin.
+   */
+  private static final Duration QUARANTINE = Duration.ofSeconds(75);
+
+  /** When each node's address left the ring (System.nanoTime()), for {@link #QUARANTINE}. */
+  private final Map<String, Long> leftAt = new HashMap<>();
 
   private final CassandraCluster cluster;
   private final Duration timeout;
@@ -63,14 +73,17 @@ final class TopologyChanges {
   Change bootstrap(String dc) throws IOException, InterruptedException {
     String node = cluster.spare(dc).orElseThrow(() -> new IllegalStateException("no spare node of " + dc + " left"));
     long t0 = System.nanoTime();
+    Duration quarantine = awaitQuarantine(node);
     cluster.join(node, true, timeout);
-    return new Change("bootstrap", node + " into " + dc, since(t0), "joined=" + seconds(since(t0)));
+    return new Change("bootstrap", node + " into " + dc, since(t0), "joined=" + seconds(since(t0))
+        + (quarantine.isZero() ? "" : " quarantine=" + seconds(quarantine)));
   }
 
   /** {@code nodetool decommission} of {@code node}: it streams its ranges away and leaves the ring. */
   Change decommission(String node) throws IOException, InterruptedException {
     long t0 = System.nanoTime();
     cluster.decommission(node, timeout);
+    leftAt.put(node, System.nanoTime());
     return new Change("decommission", node, since(t0), "left=" + seconds(since(t0)));
   }
 
@@ -89,10 +102,15 @@ final class TopologyChanges {
     cluster.kill(node);
     awaitSeen(observer, node, 'D');
     Duration down = since(t0);
+    Duration quarantine = inPlace ? Duration.ZERO : awaitQuarantine(fresh);
     long t1 = System.nanoTime();
     cluster.replace(node, fresh, timeout);
+    if (!inPlace) {
+      leftAt.put(node, System.nanoTime());
+    }
     return new Change("replace", node + (inPlace ? " in place" : " by " + fresh), since(t0),
-        "seen-down=" + seconds(down) + " replaced=" + seconds(since(t1)));
+        "seen-down=" + seconds(down) + " replaced=" + seconds(since(t1))
+            + (quarantine.isZero() ? "" : " quarantine=" + seconds(quarantine)));
   }
 
   /**
@@ -150,6 +168,7 @@ final class TopologyChanges {
   Change joinDatacenter(String dc) throws IOException, InterruptedException {
     String node = cluster.spare(dc).orElseThrow(() -> new IllegalStateException("no spare node of " + dc + " left"));
     long t0 = System.nanoTime();
+    awaitQuarantine(node);
     cluster.join(node, false, timeout);
     return new Change("join-datacenter", node + " of " + dc, since(t0), "joined=" + seconds(since(t0)));
   }
@@ -203,6 +222,20 @@ final class TopologyChanges {
         + String.join(" ", notes));
   }
 
+  /** Waits until {@code node}'s address is out of gossip's quarantine, if it left the ring: how long it waited. */
+  private Duration awaitQuarantine(String node) throws InterruptedException {
+    Long left = leftAt.get(node);
+    if (left == null) {
+      return Duration.ZERO;
+    }
+    long wait = QUARANTINE.toNanos() - (System.nanoTime() - left);
+    if (wait <= 0) {
+      return Duration.ZERO;
+    }
+    TimeUnit.NANOSECONDS.sleep(wait);
+    return Duration.ofNanos(wait);
+  }
+
   /**
    * Waits until {@code nodetool describecluster} on {@code node} lists one schema version among the reachable
    * nodes (bounded by the change's timeout; returns even if it never does, the rebuild then saying why):
@@ -249,6 +282,7 @@ final class TopologyChanges {
     for (String node : cluster.nodes(dc)) {
       long t = System.nanoTime();
       cluster.decommission(node, timeout);
+      leftAt.put(node, System.nanoTime());
       steps.add(node + "-left=" + seconds(since(t)));
     }
     return new Change("remove-datacenter", dc + " from " + keyspaces, since(t0), String.join(" ", steps));

@@ -40,6 +40,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -255,17 +256,21 @@ public final class StrictForwarder implements ServerComponent {
       // ending (or being cancelled) must not cancel the forwarded call that serves the others too. Its
       // deadline is set above. A bare ClientCall rather than a stub: no stub and header interceptor to make
       // per forwarded call, on the path every forwarded caller pays for.
+      Answer answer = new Answer(batch);
       Context previous = Context.ROOT.attach();
+      ClientCall<AllocateRequest, dev.idgen.api.v1.IdRange> call = null;
       try {
-        ClientCall<AllocateRequest, dev.idgen.api.v1.IdRange> call =
-            channel(target).newCall(IdGenGrpc.getAllocateMethod(), CallOptions.DEFAULT.withDeadline(deadline));
-        call.start(new Answer(batch), headers);
+        call = channel(target).newCall(IdGenGrpc.getAllocateMethod(), CallOptions.DEFAULT.withDeadline(deadline));
+        call.start(answer, headers);
         // A forwarded call's answer is a few ranges at most (one per stripe it touched): no flow control needed.
         call.request(Integer.MAX_VALUE);
         call.sendMessage(request);
         call.halfClose();
       } catch (RuntimeException e) {
-        finished(batch, List.of(), failure(e));
+        if (call != null) {
+          call.cancel("forwarding failed", e);
+        }
+        answer.onClose(Status.fromThrowable(e), new Metadata()); // once: a close after the cancel is ignored
       } finally {
         Context.ROOT.detach(previous);
       }
@@ -275,6 +280,8 @@ public final class StrictForwarder implements ServerComponent {
     private final class Answer extends ClientCall.Listener<dev.idgen.api.v1.IdRange> {
       private final List<Waiter> batch;
       private final List<IdRange> received = new ArrayList<>(1);
+      /** Its callers are answered once, whether the call closed or failed to start. */
+      private final AtomicBoolean answered = new AtomicBoolean();
 
       Answer(List<Waiter> batch) {
         this.batch = batch;
@@ -287,6 +294,9 @@ public final class StrictForwarder implements ServerComponent {
 
       @Override
       public void onClose(Status status, Metadata trailers) {
+        if (!answered.compareAndSet(false, true)) {
+          return;
+        }
         if (status.isOk()) {
           finished(batch, received, null);
           return;
