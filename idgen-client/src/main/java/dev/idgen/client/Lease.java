@@ -16,10 +16,7 @@ import java.lang.invoke.VarHandle;
  *
  * <p>{@code refillAt} is the index whose taker asks the source to check whether the next lease should
  * be requested (see {@link Refiller}); {@code -1} for none. It is fixed before the lease is
- * published through a volatile write, and never changes. {@code fastEnd} is the first index that is the
- * mark or past the end: below it, a taker has an ID and nothing else to do, which the fast paths check
- * with one comparison (a lease without a mark, the common case while ranges are queued, has
- * {@code fastEnd == count}).
+ * published through a volatile write, and never changes.
  *
  * <p>{@link #expire()} ends a lease early, when its range's {@code valid_for} ran out: one
  * {@code getAndAdd(count)} on the same counter moves the index past the end in a single atomic step.
@@ -47,8 +44,6 @@ final class Lease {
   final long stride;
   final long count;
   final long refillAt;
-  /** {@code refillAt} if the lease has a mark, else {@code count}: the fast paths' one bound. */
-  final long fastEnd;
   /** Whether the range has a {@code valid_for}; if so its IDs are not to be handed out from {@code expiresAt} on. */
   final boolean expires;
   final long expiresAt;
@@ -70,7 +65,6 @@ final class Lease {
     this.stride = stride;
     this.count = count;
     this.refillAt = refillAt;
-    this.fastEnd = refillAt >= 0 && refillAt < count ? refillAt : count;
     this.expires = expires;
     this.expiresAt = expiresAt;
   }

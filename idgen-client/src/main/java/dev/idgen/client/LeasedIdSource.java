@@ -56,14 +56,6 @@ final class LeasedIdSource extends Waiters implements IdSource {
   public long next() {
     Lease l = current;
     long i = l.take(1);
-    if (i < l.fastEnd) {
-      return l.id(i);
-    }
-    return nextAtMark(l, i);
-  }
-
-  /** {@link #next()} past its one comparison: the refill mark, the lease's tail after it, or no ID. */
-  private long nextAtMark(Lease l, long i) {
     if (i < l.count) {
       if (i == l.refillAt) {
         refillMarkReached(null, 0);
@@ -106,9 +98,6 @@ final class LeasedIdSource extends Waiters implements IdSource {
   public OptionalLong tryNext() {
     Lease l = current;
     long i = l.take(1);
-    if (i < l.fastEnd) {
-      return OptionalLong.of(l.id(i));
-    }
     if (i < l.count) {
       if (i == l.refillAt) {
         refillMarkReached(null, 0);
@@ -160,9 +149,6 @@ final class LeasedIdSource extends Waiters implements IdSource {
   public CompletableFuture<Long> nextAsync() {
     Lease l = current;
     long i = l.take(1);
-    if (i < l.fastEnd) {
-      return CompletableFuture.completedFuture(l.id(i));
-    }
     if (i < l.count) {
       if (i == l.refillAt) {
         refillMarkReached(null, 0);
