@@ -83,12 +83,13 @@ start_single_node() {
   CASSANDRA_PID="$(<"$CBASE/dc1/pid")"
 }
 
-# One Cassandra node in $CBASE (the launcher's single topology) and one server with default settings on it,
-# logs in $OUT. Sets GRPC and METRICS (its ports) and SERVER_PID.
+# One Cassandra node in $CBASE (the launcher's single topology) and one server with default settings on it (plus
+# the -D settings given, if any), logs in $OUT. Sets GRPC and METRICS (its ports), SERVER_PID and CASSANDRA_PID.
 start_single_node_and_server() {
   GRPC="$(port)"; METRICS="$(port)"
   start_single_node
-  start_cassandra_server "$OUT/server.log" 127.0.0.1:9042 dc1 "$GRPC" "$METRICS" -Didgen.cassandra.replication.dc1=1
+  start_cassandra_server "$OUT/server.log" 127.0.0.1:9042 dc1 "$GRPC" "$METRICS" -Didgen.cassandra.replication.dc1=1 \
+    "$@"
   SERVER_PID=$STARTED_PID
 }
 

@@ -46,19 +46,14 @@ cleanup() {
 }
 traps_and_lock cleanup
 
-GRPC="$(port)"; METRICS="$(port)"
-start_single_node
 # shellcheck disable=SC2086
-start_cassandra_server "$OUT/server.log" 127.0.0.1:9042 dc1 "$GRPC" "$METRICS" -Didgen.cassandra.replication.dc1=1 \
-  ${SERVER_OPTS:-}
-SERVER_PID=$STARTED_PID
+start_single_node_and_server ${SERVER_OPTS:-}
 for verb in create touch; do
   line="$(scaling_tool "$verb" --target "127.0.0.1:$GRPC" --prefix idle --from 0 --count "$N" --concurrency 32 \
     --timeout 600s)" || fail "$verb failed: $line"
   say "$verb: $line"
   [[ "$(kv failed <<<"$line")" == 0 ]] || fail "$verb: some calls failed ($OUT)"
 done
-CASSANDRA_PID="$(<"$CBASE/dc1/pid")"
 sleep "$SETTLE"
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

@@ -190,7 +190,8 @@ final class DefinitionCheck {
     Map<String, List<long[]>> windowsByName = new HashMap<>(); // each sequence's, read once
     for (Change c : lines) {
       if (c.op().equals("call")) {
-        if (windowsByName.computeIfAbsent(c.name(), this::windows).stream().anyMatch(w -> c.startedNanos() > w[0] && c.returnedNanos() < w[1])) {
+        List<long[]> deletions = windowsByName.computeIfAbsent(c.name(), this::windows);
+        if (deletions.stream().anyMatch(w -> c.startedNanos() > w[0] && c.returnedNanos() < w[1])) {
           whileDeletedCalls++;
           whileDeleted.merge(c.outcome(), 1L, Long::sum);
         }
