@@ -10,10 +10,12 @@
 #
 #   scaling-idle.sh [N] [ROUNDS]     default: 2000 sequences, 3 rounds
 #
-# Prints one line per window and a summary (medians); appends one CSV row per round to $CSV.
-# Environment (optional): CSV (default docs/scaling/idle.csv), WINDOW (60), SETTLE (20: s after start, after the
-# load and after each SIGCONT/SIGSTOP, not measured), SERVER_OPTS (extra -D settings for the server, e.g. to try
-# a setting), IDGEN_SERVER_JAR, IDGEN_LOADGEN_JAR, OUT_DIR, LOCK_WAIT=3600.
+# Prints one line per window (with the server's store reads per second in the running one) and a summary
+# (medians); appends one CSV row per round to $CSV.
+# Environment (optional): CSV (default docs/scaling/idle.csv), WINDOW (60), SETTLE (20: s after start and after
+# each SIGCONT/SIGSTOP, not measured), SETTLE_FIRST (SETTLE: s after the load, before the first window; the
+# monitor's first read of every loaded sequence, 50 per 15 s, takes 10 min for 2,000), SERVER_OPTS (extra -D
+# settings for the server, e.g. to try a setting), IDGEN_SERVER_JAR, IDGEN_LOADGEN_JAR, OUT_DIR, LOCK_WAIT=3600.
 # Needs curl, python3, java 17. Everything runs on 127.0.0.1 and is stopped on exit.
 
 set -euo pipefail
@@ -35,7 +37,7 @@ OUT="${OUT_DIR:-$(mktemp -d /tmp/idgen-scaling-idle.XXXXXX)}"
 mkdir -p "$OUT"
 CBASE="$OUT/cassandra"
 SERVER_PID=""
-HEADER="date,commit,sequences,round,window_s,cassandra_running_cores,server_running_cores,cassandra_frozen_cores,cassandra_difference_cores,load1,server_opts"
+HEADER="date,commit,sequences,round,window_s,cassandra_running_cores,server_running_cores,cassandra_frozen_cores,cassandra_difference_cores,load1,server_opts,store_reads_per_s"
 
 cleanup() {
   local rc=$?
@@ -54,21 +56,26 @@ for verb in create touch; do
   say "$verb: $line"
   [[ "$(kv failed <<<"$line")" == 0 ]] || fail "$verb: some calls failed ($OUT)"
 done
-sleep "$SETTLE"
+sleep "${SETTLE_FIRST:-$SETTLE}"
+
+# The server's store reads (plain and serial: the floor log, the monitor, heartbeats) per second over a window.
+store_reads() { curl -sf --max-time 10 "http://127.0.0.1:$METRICS/metrics" | msum idgen_store_reads_total; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-diffs=(); running=(); frozen=(); server=()
+diffs=(); running=(); frozen=(); server=(); reads=()
 for ((r = 1; r <= ROUNDS; r++)); do
+  reads_before="$(store_reads)"
   read -r c_run s_run <<<"$(cores_over "$WINDOW" "$CASSANDRA_PID" "$SERVER_PID")"
-  say "round $r: server running: Cassandra $c_run cores, server $s_run"
+  rps="$(awk -v a="$reads_before" -v b="$(store_reads)" -v w="$WINDOW" 'BEGIN { printf "%.2f", (b - a) / w }')"
+  say "round $r: server running: Cassandra $c_run cores, server $s_run, $rps store reads/s"
   kill -STOP "$SERVER_PID"
   sleep "$SETTLE"
   read -r c_frozen <<<"$(cores_over "$WINDOW" "$CASSANDRA_PID")"
   kill -CONT "$SERVER_PID"
   say "round $r: server frozen: Cassandra $c_frozen cores"
   d="$(awk -v a="$c_run" -v b="$c_frozen" 'BEGIN { printf "%.3f", a - b }')"
-  diffs+=("$d"); running+=("$c_run"); frozen+=("$c_frozen"); server+=("$s_run")
-  csv_append "$CSV" "$HEADER" "$(date -u +%FT%TZ),$(source_commit),$N,$r,$WINDOW,$c_run,$s_run,$c_frozen,$d,$(load1),\"${SERVER_OPTS:-}\""
+  diffs+=("$d"); running+=("$c_run"); frozen+=("$c_frozen"); server+=("$s_run"); reads+=("$rps")
+  csv_append "$CSV" "$HEADER" "$(date -u +%FT%TZ),$(source_commit),$N,$r,$WINDOW,$c_run,$s_run,$c_frozen,$d,$(load1),\"${SERVER_OPTS:-}\",$rps"
   sleep "$SETTLE"
 done
-say "medians over $ROUNDS rounds, $N sequences loaded, no traffic: Cassandra $(printf '%s\n' "${running[@]}" | median) cores with the server running, $(printf '%s\n' "${frozen[@]}" | median) with it frozen: the server costs it $(printf '%s\n' "${diffs[@]}" | median) cores; the server itself $(printf '%s\n' "${server[@]}" | median)"
+say "medians over $ROUNDS rounds, $N sequences loaded, no traffic: Cassandra $(printf '%s\n' "${running[@]}" | median) cores with the server running, $(printf '%s\n' "${frozen[@]}" | median) with it frozen: the server costs it $(printf '%s\n' "${diffs[@]}" | median) cores; the server itself $(printf '%s\n' "${server[@]}" | median), $(printf '%s\n' "${reads[@]}" | median) store reads/s"

@@ -104,6 +104,13 @@ final class FloorSync {
   /** Until when this server may hand out IDs; meaningful only when enabled. */
   private volatile Until servingUntil;
   private volatile boolean fencedLogged;
+  /**
+   * When (ticker nanos) the poller last warned that this server does not serve; while it does not, each cycle's
+   * failure is logged again at most every {@link #FENCED_LOG_NANOS}, so that a server that stays fenced keeps
+   * saying why.
+   */
+  private volatile long fencedLoggedAt;
+  private static final long FENCED_LOG_NANOS = TimeUnit.SECONDS.toNanos(30);
   /** Whether a cycle ever succeeded: before, the fence is the start, not a lost store. */
   private volatile boolean everServed;
   /**
@@ -207,9 +214,11 @@ final class FloorSync {
     try {
       cycle();
     } catch (RuntimeException e) {
-      if (!serving() && !fencedLogged) {
-        fencedLogged = true;
+      long now = ticker.nanos();
+      if (!serving() && (!fencedLogged || now - fencedLoggedAt >= FENCED_LOG_NANOS)) {
         log.warn("{}; last error: {}", fencedReason(), e.toString());
+        fencedLogged = true;
+        fencedLoggedAt = now;
       } else {
         log.debug("floor sync failed: {}", e.toString());
       }

@@ -55,6 +55,51 @@ class FloorSyncTest {
   }
 
   @Test
+  void should_keep_saying_why_it_does_not_serve_every_30_seconds_while_its_cycles_fail() {
+    AtomicLong now = new AtomicLong(1_000_000_000L);
+    InMemoryRangeStore down = new InMemoryRangeStore().shared(Duration.ofSeconds(1));
+    down.storeDown = true;
+    FloorSync.Floors holdsNothing = new FloorSync.Floors() {
+      @Override
+      public long raise(String sequence, long floor) {
+        return Long.MIN_VALUE;
+      }
+
+      @Override
+      public long reloadAll() {
+        return Long.MIN_VALUE;
+      }
+
+      @Override
+      public void redefine(String sequence) {}
+    };
+    FloorSync sync = new FloorSync(down, holdsNothing, now::get, () -> 0L, "a", Duration.ofMinutes(10),
+        Long.MIN_VALUE);
+    ch.qos.logback.classic.Logger logger =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(FloorSync.class);
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logs =
+        new ch.qos.logback.core.read.ListAppender<>();
+    logs.start();
+    logger.addAppender(logs);
+    try {
+      for (int second = 0; second < 65; second++) { // a cycle a second for 65 s: warned at 0, 30 and 60 s
+        sync.cycleQuietly();
+        now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+      }
+      down.storeDown = false;
+      sync.cycleQuietly();
+    } finally {
+      logger.detachAppender(logs);
+    }
+
+    assertThat(logs.list.stream().filter(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
+        .map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage))
+        .hasSize(3)
+        .allSatisfy(m -> assertThat(m).contains("server a has not reached the store yet").contains("last error: "));
+    assertThat(sync.serving()).isTrue();
+  }
+
+  @Test
   void should_be_ready_as_soon_as_a_store_that_connects_late_answers_and_not_before() throws Exception {
     CompletableFuture<Void> connected = new CompletableFuture<>();
     // Floors refreshed hourly: only the cycle that the store's readiness triggers can make it ready here.

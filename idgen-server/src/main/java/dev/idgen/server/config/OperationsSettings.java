@@ -37,12 +37,13 @@ public record OperationsSettings(Metrics metrics, Alarms alarms, Tls tls, Access
   }
 
   /**
-   * {@code idgen.metrics}: the Prometheus endpoint, how often store-backed gauges are refreshed, and how many
-   * sequences may have series of their own (0: none).
+   * {@code idgen.metrics}: the Prometheus endpoint, how often store-backed gauges are refreshed (and how often
+   * those of a quiet sequence, 0: as often as the budget allows), and how many sequences may have series of
+   * their own (0: none).
    */
   @Immutable
   public record Metrics(boolean enabled, String host, int port, Duration refreshInterval,
-      int storeReadsPerRefresh, int maxSequenceSeries) {}
+      int storeReadsPerRefresh, Duration quietStoreReadInterval, int maxSequenceSeries) {}
 
   /** {@code idgen.alarms}: when the log warns. Runway warnings of zero are off. */
   @Immutable
@@ -131,10 +132,11 @@ public record OperationsSettings(Metrics metrics, Alarms alarms, Tls tls, Access
     Duration refresh = positive(config, METRICS + "refresh-interval", Duration.ofMillis(100));
     int reads = config.getInt(METRICS + "store-reads-per-refresh");
     check(config, METRICS + "store-reads-per-refresh", reads >= 1, "at least 1, got " + reads);
+    Duration quiet = duration(config, METRICS + "quiet-store-read-interval", Duration.ofSeconds(1));
     int series = config.getInt(METRICS + "max-sequence-series");
     check(config, METRICS + "max-sequence-series", series >= 0,
         "0 or more (0: no per-sequence series), got " + series);
-    return new Metrics(config.getBoolean(METRICS + "enabled"), host, port, refresh, reads, series);
+    return new Metrics(config.getBoolean(METRICS + "enabled"), host, port, refresh, reads, quiet, series);
   }
 
   private static Alarms alarms(Config config) {

@@ -33,9 +33,12 @@ import org.slf4j.LoggerFactory;
  * each reserve — and logs the alarms: every {@code idgen.metrics.refresh-interval} it measures each loaded
  * sequence's consumption over the interval and updates its local gauges, and reads the store state (a
  * plain read, never a Paxos round, never one per scrape) of at most {@code store-reads-per-refresh}
- * sequences, those whose pool this server changed first. So the monitor's store load per server is
- * bounded whatever the number of sequences; what it costs is staleness of the store gauges of idle
- * sequences when there are many.
+ * sequences, those whose pool this server changed first. The quiet sequences (nothing served from them here
+ * and nothing reserved for them since their last read) share what is left at the pace that reads each again
+ * about once per {@code quiet-store-read-interval}, longest unread first: what changes their store state is
+ * other servers, which read it first when they use it. So the monitor's store load per server is bounded
+ * whatever the number of sequences and follows the sequences in use; what it costs is staleness of the store
+ * gauges of idle sequences.
  *
  * <ul>
  *   <li>{@code idgen_headroom_ratio{sequence}}: the unreserved fraction of [start, max];
@@ -77,6 +80,8 @@ final class SequenceMonitor implements ServerComponent {
   private final OperationsSettings.Alarms alarms;
   private final Duration interval;
   private final int storeReadsPerRefresh;
+  /** How often (nanos) a quiet sequence's store state is read again; 0: as often as the budget allows. */
+  private final long quietReadNanos;
   private final int maxSequenceSeries;
   private final Ticker ticker;
   private final Object lock = new Object();
@@ -87,6 +92,17 @@ final class SequenceMonitor implements ServerComponent {
   /** How many tracked sequences have gauges of their own: at most {@link #maxSequenceSeries}. */
   @GuardedBy("lock")
   private int gaugeSlots;
+
+  /**
+   * Quiet sequences' reads earned and not yet made: the pace that reads each quiet one about once per
+   * {@link #quietReadNanos}, spread over the refreshes rather than all due in one burst.
+   */
+  @GuardedBy("lock")
+  private double quietCredit;
+
+  /** When (ticker nanos) the last refresh ran, or {@link #NEVER}. */
+  @GuardedBy("lock")
+  private long lastRefreshNanos = NEVER;
 
   /** Loaded sequences without series of their own at the last refresh (read by scrapes). */
   private volatile int folded;
@@ -110,6 +126,7 @@ final class SequenceMonitor implements ServerComponent {
     this.alarms = settings.alarms();
     this.interval = settings.metrics().refreshInterval();
     this.storeReadsPerRefresh = settings.metrics().storeReadsPerRefresh();
+    this.quietReadNanos = settings.metrics().quietStoreReadInterval().toNanos();
     this.maxSequenceSeries = metrics.maxSequenceSeries();
     this.ticker = ticker;
     Gauge.builder(IdGenMetrics.SEQUENCES_FOLDED, this, m -> m.folded)
@@ -160,6 +177,7 @@ final class SequenceMonitor implements ServerComponent {
     String dc = store instanceof CassandraRangeStore c ? c.localDatacenter() : null;
     List<Allocator.SequenceStats> loaded = sortedForSlots(loadedSequences.get());
     List<Tracked> current = new ArrayList<>(loaded.size());
+    List<Tracked> quiet = new ArrayList<>();
     synchronized (lock) {
       Set<String> names = new HashSet<>();
       for (Allocator.SequenceStats stats : loaded) {
@@ -197,13 +215,28 @@ final class SequenceMonitor implements ServerComponent {
         t.nodeReserve = stats.held();
         t.ownerEpoch = stats.ownerEpoch();
         t.reservations = stats.reservations();
+        t.served = stats.served();
         checkRunway(t, "node", t.nodeRunway, alarms.nodeRunwayWarning(), t.nodeReserve);
-        current.add(t);
+        (quietReadNanos == 0 || t.changedSinceRead() ? current : quiet).add(t);
       }
       current.sort(READ_FIRST);
+      if (current.size() > storeReadsPerRefresh) {
+        current.subList(storeReadsPerRefresh, current.size()).clear();
+      }
+      long elapsed = lastRefreshNanos == NEVER ? 0 : Math.max(0, now - lastRefreshNanos);
+      lastRefreshNanos = now;
+      if (quietReadNanos > 0) {
+        quietCredit = Math.min(quiet.size(), quietCredit + quiet.size() * ((double) elapsed / quietReadNanos));
+      }
+      int quietReads = Math.min(storeReadsPerRefresh - current.size(), (int) Math.floor(quietCredit + 1e-9));
+      if (quietReads > 0) {
+        quiet.sort(Comparator.comparingLong(t -> t.readNanos));
+        current.addAll(quiet.subList(0, quietReads));
+        quietCredit -= quietReads;
+      }
       folded = withoutSeries;
     }
-    for (Tracked t : current.subList(0, Math.min(storeReadsPerRefresh, current.size()))) {
+    for (Tracked t : current) {
       readStore(t, dc, now);
     }
   }
@@ -246,6 +279,7 @@ final class SequenceMonitor implements ServerComponent {
     synchronized (lock) {
       t.readNanos = now;
       t.reservationsAtRead = t.reservations;
+      t.servedAtRead = t.served;
       long total = 0;
       for (SequenceState.Stripe s : state.stripes()) {
         total += s.size();
@@ -337,6 +371,9 @@ final class SequenceMonitor implements ServerComponent {
     /** The allocator's reservation count at the last refresh, and at the last store read. */
     long reservations;
     long reservationsAtRead = -1;
+    /** The IDs this server served from the sequence, at the last refresh and at the last store read. */
+    long served;
+    long servedAtRead = -1;
     boolean nodeRunwayLow;
     boolean dcRunwayLow;
 
@@ -348,6 +385,11 @@ final class SequenceMonitor implements ServerComponent {
 
     Tracked(SequenceDefinition definition) {
       this.definition = definition;
+    }
+
+    /** Never read, or served from or reserved for since its last read: not quiet. */
+    boolean changedSinceRead() {
+      return readNanos == NEVER || reservations != reservationsAtRead || served != servedAtRead;
     }
 
     void registerGauges(boolean hasDc) {

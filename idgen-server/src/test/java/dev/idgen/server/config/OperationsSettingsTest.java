@@ -45,6 +45,18 @@ class OperationsSettingsTest {
   }
 
   @Test
+  void should_read_quiet_sequences_every_30_minutes_by_default_and_accept_0_for_as_often_as_the_budget_allows() {
+    assertThat(OperationsSettings.from(config(Map.of()), Map.of()).metrics().quietStoreReadInterval())
+        .isEqualTo(Duration.ofMinutes(30));
+    assertThat(OperationsSettings.from(config(Map.of("idgen.metrics.quiet-store-read-interval", "0s")), Map.of())
+        .metrics().quietStoreReadInterval()).isZero();
+    assertThatThrownBy(() -> OperationsSettings.from(config(Map.of("idgen.metrics.quiet-store-read-interval",
+        "100ms")), Map.of()))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("idgen.metrics.quiet-store-read-interval");
+  }
+
+  @Test
   void should_refuse_a_negative_sequence_series_bound_naming_the_key() {
     Config c = config(Map.of("idgen.metrics.max-sequence-series", -1));
 

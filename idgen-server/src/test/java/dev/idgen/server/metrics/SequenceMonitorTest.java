@@ -156,7 +156,9 @@ class SequenceMonitorTest {
         return super.approximateState(sequence);
       }
     };
-    Config config = ConfigFactory.parseMap(Map.of("idgen.metrics.store-reads-per-refresh", 50))
+    // Quiet sequences read again as often as the budget allows: the budget alone decides here.
+    Config config = ConfigFactory.parseMap(Map.of("idgen.metrics.store-reads-per-refresh", 50,
+            "idgen.metrics.quiet-store-read-interval", "0s"))
         .withFallback(ConfigFactory.defaultReference()).resolve();
     OperationsSettings settings = OperationsSettings.from(config, Map.of());
     monitor = new SequenceMonitor(allocator, counting, metrics(settings), settings, nanos::get);
@@ -190,6 +192,49 @@ class SequenceMonitorTest {
         third.stream().filter(n -> !n.equals(changed)).toList());
     assertThat(registry.get(IdGenMetrics.REMAINING).tag("sequence", changed).gauge().value())
         .isLessThanOrEqualTo(remainingBefore - 100);
+  }
+
+  @Test
+  void should_read_a_quiet_sequence_again_only_after_the_quiet_interval() {
+    List<String> read = new java.util.concurrent.CopyOnWriteArrayList<>();
+    RangeStore counting = new ForwardingRangeStore(store) {
+      @Override
+      public SequenceState approximateState(SequenceDefinition sequence) {
+        read.add(sequence.name());
+        return super.approximateState(sequence);
+      }
+    };
+    Config config = ConfigFactory.parseMap(Map.of("idgen.metrics.quiet-store-read-interval", "5m"))
+        .withFallback(ConfigFactory.defaultReference()).resolve();
+    OperationsSettings settings = OperationsSettings.from(config, Map.of());
+    monitor = new SequenceMonitor(allocator, counting, metrics(settings), settings, nanos::get);
+    allocator.create(new SequenceDefinition("busy", 1, 1_000_000, 1, 10, 1_000));
+    allocator.allocate("small", 1, WAIT);
+    allocator.allocate("busy", 1, WAIT);
+    monitor.refresh();
+    assertThat(read).containsExactlyInAnyOrder("small", "busy");
+
+    // Within the quiet interval: only the sequence served from since its read is read again.
+    for (int refresh = 1; refresh < 20; refresh++) { // 19 refreshes of 15 s: 4 min 45 s
+      read.clear();
+      allocator.allocate("busy", 1, WAIT);
+      nanos.addAndGet(TimeUnit.SECONDS.toNanos(15));
+      monitor.refresh();
+      assertThat(read).as("refresh %d", refresh).containsExactly("busy");
+    }
+    // Then the quiet one too, once; a reservation for it (its pool changed) makes it due at once.
+    read.clear();
+    nanos.addAndGet(TimeUnit.SECONDS.toNanos(15));
+    monitor.refresh();
+    assertThat(read).containsExactly("small");
+    read.clear();
+    nanos.addAndGet(TimeUnit.SECONDS.toNanos(15));
+    monitor.refresh();
+    assertThat(read).isEmpty();
+    allocator.allocate("small", 50, WAIT); // more than its 10-ID pool: a reservation
+    nanos.addAndGet(TimeUnit.SECONDS.toNanos(15));
+    monitor.refresh();
+    assertThat(read).containsExactly("small");
   }
 
   @Test
