@@ -38,11 +38,16 @@ final class TopologyChanges {
   /** How many times a failed full repair of one keyspace is run. */
   private static final int REPAIR_ATTEMPTS = 3;
   /**
-   * How long an address that left the ring (decommissioned, or replaced by a node at another address) stays
-   * unusable: peers ignore its gossip for {@code gossip_quarantine_delay_ms} (60 s, set by cassandra.sh), so a
-   * node started at it sooner reaches no seed ("Unable to contact any seeds") and dies. 15 s of margin.
+   * How long after an address left the ring (decommissioned, or replaced by a node at another address) no node
+   * starts: peers ignore its gossip for {@code gossip_quarantine_delay_ms} (60 s, set by cassandra.sh), so a node
+   * started at it sooner reaches no seed ("Unable to contact any seeds") and dies; and a node started at any
+   * address meanwhile may still learn the departed one from a peer's gossip, wait for its schema and die at its
+   * start ("Could not achieve schema readiness in PT30S": dc2d, bootstrapped 18 s after dc1b was replaced by
+   * dc1d). 15 s of margin.
    */
   private static final Duration QUARANTINE = Duration.ofSeconds(75);
+  /** How many times a join (a bootstrap, a new datacenter's first node) is tried; cassandra.sh cleans up a failed one. */
+  private static final int JOIN_ATTEMPTS = 2;
 
   /** When each node's address left the ring (System.nanoTime()), for {@link #QUARANTINE}. */
   private final Map<String, Long> leftAt = new HashMap<>();
@@ -73,10 +78,34 @@ final class TopologyChanges {
   Change bootstrap(String dc) throws IOException, InterruptedException {
     String node = cluster.spare(dc).orElseThrow(() -> new IllegalStateException("no spare node of " + dc + " left"));
     long t0 = System.nanoTime();
-    Duration quarantine = awaitQuarantine(node);
-    cluster.join(node, true, timeout);
+    List<String> notes = new ArrayList<>();
+    join(node, true, notes);
     return new Change("bootstrap", node + " into " + dc, since(t0), "joined=" + seconds(since(t0))
-        + (quarantine.isZero() ? "" : " quarantine=" + seconds(quarantine)));
+        + (notes.isEmpty() ? "" : " " + String.join(" ", notes)));
+  }
+
+  /**
+   * Starts spare {@code node} into the ring once no address has left it for {@link #QUARANTINE}, and again (at
+   * most {@value #JOIN_ATTEMPTS} tries) when the join fails: cassandra.sh stops a node whose join failed and
+   * leaves it a spare, and a node that died at its start never joined, so an operator starts it again. Notes
+   * the waits and the failed tries in {@code notes}.
+   */
+  private void join(String node, boolean bootstrap, List<String> notes) throws IOException, InterruptedException {
+    for (int attempt = 1; ; attempt++) {
+      Duration quarantine = awaitQuarantine();
+      if (!quarantine.isZero()) {
+        notes.add("quarantine=" + seconds(quarantine));
+      }
+      try {
+        cluster.join(node, bootstrap, timeout);
+        return;
+      } catch (IOException e) {
+        if (attempt == JOIN_ATTEMPTS) {
+          throw e;
+        }
+        notes.add("join-failed-" + attempt);
+      }
+    }
   }
 
   /** {@code nodetool decommission} of {@code node}: it streams its ranges away and leaves the ring. */
@@ -102,7 +131,7 @@ final class TopologyChanges {
     cluster.kill(node);
     awaitSeen(observer, node, 'D');
     Duration down = since(t0);
-    Duration quarantine = inPlace ? Duration.ZERO : awaitQuarantine(fresh);
+    Duration quarantine = awaitQuarantine();
     long t1 = System.nanoTime();
     cluster.replace(node, fresh, timeout);
     if (!inPlace) {
@@ -168,9 +197,10 @@ final class TopologyChanges {
   Change joinDatacenter(String dc) throws IOException, InterruptedException {
     String node = cluster.spare(dc).orElseThrow(() -> new IllegalStateException("no spare node of " + dc + " left"));
     long t0 = System.nanoTime();
-    awaitQuarantine(node);
-    cluster.join(node, false, timeout);
-    return new Change("join-datacenter", node + " of " + dc, since(t0), "joined=" + seconds(since(t0)));
+    List<String> notes = new ArrayList<>();
+    join(node, false, notes);
+    return new Change("join-datacenter", node + " of " + dc, since(t0), "joined=" + seconds(since(t0))
+        + (notes.isEmpty() ? "" : " " + String.join(" ", notes)));
   }
 
   /**
@@ -222,12 +252,15 @@ final class TopologyChanges {
         + String.join(" ", notes));
   }
 
-  /** Waits until {@code node}'s address is out of gossip's quarantine, if it left the ring: how long it waited. */
-  private Duration awaitQuarantine(String node) throws InterruptedException {
-    Long left = leftAt.get(node);
-    if (left == null) {
+  /**
+   * Waits until {@link #QUARANTINE} has passed since any address left the ring, before a node starts: how long it
+   * waited.
+   */
+  private Duration awaitQuarantine() throws InterruptedException {
+    if (leftAt.isEmpty()) {
       return Duration.ZERO;
     }
+    long left = leftAt.values().stream().reduce((a, b) -> b - a > 0 ? b : a).orElseThrow();
     long wait = QUARANTINE.toNanos() - (System.nanoTime() - left);
     if (wait <= 0) {
       return Duration.ZERO;
