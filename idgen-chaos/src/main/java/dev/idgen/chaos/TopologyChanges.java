@@ -41,9 +41,10 @@ final class TopologyChanges {
    * How long after an address left the ring (decommissioned, or replaced by a node at another address) no node
    * starts: peers ignore its gossip for {@code gossip_quarantine_delay_ms} (60 s, set by cassandra.sh), so a node
    * started at it sooner reaches no seed ("Unable to contact any seeds") and dies; and a node started at any
-   * address meanwhile may still learn the departed one from a peer's gossip, wait for its schema and die at its
-   * start ("Could not achieve schema readiness in PT30S": dc2d, bootstrapped 18 s after dc1b was replaced by
-   * dc1d). 15 s of margin.
+   * address meanwhile may still learn the departed one from a peer's gossip, fail to pull its schema and die at
+   * its start ("Could not achieve schema readiness in PT30S": dc2d, bootstrapped 18 s after dc1b was replaced by
+   * dc1d). 15 s of margin. On a saturated machine a joining node can die that way without any departure (its
+   * gossip stage behind, a live peer still seen down): hence also {@link #JOIN_ATTEMPTS}.
    */
   private static final Duration QUARANTINE = Duration.ofSeconds(75);
   /** How many times a join (a bootstrap, a new datacenter's first node) is tried; cassandra.sh cleans up a failed one. */
