@@ -95,7 +95,8 @@ final class SequenceMonitor implements ServerComponent {
 
   /**
    * Quiet sequences' reads earned and not yet made: the pace that reads each quiet one about once per
-   * {@link #quietReadNanos}, spread over the refreshes rather than all due in one burst.
+   * {@link #quietReadNanos}, spread over the refreshes rather than all due in one burst, and never more than one
+   * refresh's worth.
    */
   @GuardedBy("lock")
   private double quietCredit;
@@ -226,7 +227,10 @@ final class SequenceMonitor implements ServerComponent {
       long elapsed = lastRefreshNanos == NEVER ? 0 : Math.max(0, now - lastRefreshNanos);
       lastRefreshNanos = now;
       if (quietReadNanos > 0) {
-        quietCredit = Math.min(quiet.size(), quietCredit + quiet.size() * ((double) elapsed / quietReadNanos));
+        // At most one refresh's worth (or one read) carried over: what the budget could not read while other
+        // sequences took it (the first reads of 2,000 loaded ones, say) is skipped, not read in a burst later.
+        double earned = quiet.size() * ((double) elapsed / quietReadNanos);
+        quietCredit = Math.min(Math.max(1, Math.ceil(earned)), quietCredit + earned);
       }
       int quietReads = Math.min(storeReadsPerRefresh - current.size(), (int) Math.floor(quietCredit + 1e-9));
       if (quietReads > 0) {
