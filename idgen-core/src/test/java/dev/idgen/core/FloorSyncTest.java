@@ -59,21 +59,7 @@ class FloorSyncTest {
     AtomicLong now = new AtomicLong(1_000_000_000L);
     InMemoryRangeStore down = new InMemoryRangeStore().shared(Duration.ofSeconds(1));
     down.storeDown = true;
-    FloorSync.Floors holdsNothing = new FloorSync.Floors() {
-      @Override
-      public long raise(String sequence, long floor) {
-        return Long.MIN_VALUE;
-      }
-
-      @Override
-      public long reloadAll() {
-        return Long.MIN_VALUE;
-      }
-
-      @Override
-      public void redefine(String sequence) {}
-    };
-    FloorSync sync = new FloorSync(down, holdsNothing, now::get, () -> 0L, "a", Duration.ofMinutes(10),
+    FloorSync sync = new FloorSync(down, HeartbeatTest.HOLDS_NOTHING, now::get, () -> 0L, "a", Duration.ofMinutes(10),
         Long.MIN_VALUE);
     ch.qos.logback.classic.Logger logger =
         (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(FloorSync.class);

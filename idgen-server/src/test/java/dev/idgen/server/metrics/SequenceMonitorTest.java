@@ -149,13 +149,7 @@ class SequenceMonitorTest {
   void should_read_the_store_for_at_most_the_budget_per_refresh_whatever_the_number_of_sequences() {
     // A store that records the monitor's reads, 120 loaded sequences, a budget of 50 reads per refresh.
     List<String> read = new java.util.concurrent.CopyOnWriteArrayList<>();
-    RangeStore counting = new ForwardingRangeStore(store) {
-      @Override
-      public SequenceState approximateState(SequenceDefinition sequence) {
-        read.add(sequence.name());
-        return super.approximateState(sequence);
-      }
-    };
+    RangeStore counting = recordingReads(read);
     // Quiet sequences read again as often as the budget allows: the budget alone decides here.
     Config config = ConfigFactory.parseMap(Map.of("idgen.metrics.store-reads-per-refresh", 50,
             "idgen.metrics.quiet-store-read-interval", "0s"))
@@ -197,13 +191,7 @@ class SequenceMonitorTest {
   @Test
   void should_read_a_quiet_sequence_again_only_after_the_quiet_interval() {
     List<String> read = new java.util.concurrent.CopyOnWriteArrayList<>();
-    RangeStore counting = new ForwardingRangeStore(store) {
-      @Override
-      public SequenceState approximateState(SequenceDefinition sequence) {
-        read.add(sequence.name());
-        return super.approximateState(sequence);
-      }
-    };
+    RangeStore counting = recordingReads(read);
     Config config = ConfigFactory.parseMap(Map.of("idgen.metrics.quiet-store-read-interval", "5m"))
         .withFallback(ConfigFactory.defaultReference()).resolve();
     OperationsSettings settings = OperationsSettings.from(config, Map.of());
@@ -246,6 +234,17 @@ class SequenceMonitorTest {
     assertThat(rate.updateDrain(10 * s, 900)).isEqualTo(900 / 10.0); // 10 IDs/s
     // Refilled meanwhile: the level rose, the rate stays 10/s.
     assertThat(rate.updateDrain(20 * s, 2_000)).isEqualTo(2_000 / 10.0);
+  }
+
+  /** The test's store, adding to {@code read} the name of each sequence whose state the monitor reads. */
+  private RangeStore recordingReads(List<String> read) {
+    return new ForwardingRangeStore(store) {
+      @Override
+      public SequenceState approximateState(SequenceDefinition sequence) {
+        read.add(sequence.name());
+        return super.approximateState(sequence);
+      }
+    };
   }
 
   private IdGenMetrics metrics(OperationsSettings settings) {
