@@ -232,7 +232,8 @@ final class SequenceMonitor implements ServerComponent {
         double earned = quiet.size() * ((double) elapsed / quietReadNanos);
         quietCredit = Math.min(Math.max(1, Math.ceil(earned)), quietCredit + earned);
       }
-      int quietReads = Math.min(storeReadsPerRefresh - current.size(), (int) Math.floor(quietCredit + 1e-9));
+      int room = Math.min(storeReadsPerRefresh - current.size(), quiet.size());
+      int quietReads = Math.min(room, (int) Math.floor(quietCredit + 1e-9));
       if (quietReads > 0) {
         quiet.sort(Comparator.comparingLong(t -> t.readNanos));
         current.addAll(quiet.subList(0, quietReads));
