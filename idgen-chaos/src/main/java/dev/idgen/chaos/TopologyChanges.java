@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -50,8 +49,8 @@ final class TopologyChanges {
   /** How many times a join (a bootstrap, a new datacenter's first node) is tried; cassandra.sh cleans up a failed one. */
   private static final int JOIN_ATTEMPTS = 2;
 
-  /** When each node's address left the ring (System.nanoTime()), for {@link #QUARANTINE}. */
-  private final Map<String, Long> leftAt = new HashMap<>();
+  /** When (System.nanoTime()) an address last left the ring, for {@link #QUARANTINE}; null: none yet. */
+  private Long lastLeftAt;
 
   private final CassandraCluster cluster;
   private final Duration timeout;
@@ -79,32 +78,31 @@ final class TopologyChanges {
   Change bootstrap(String dc) throws IOException, InterruptedException {
     String node = cluster.spare(dc).orElseThrow(() -> new IllegalStateException("no spare node of " + dc + " left"));
     long t0 = System.nanoTime();
-    List<String> notes = new ArrayList<>();
-    join(node, true, notes);
-    return new Change("bootstrap", node + " into " + dc, since(t0), "joined=" + seconds(since(t0))
-        + (notes.isEmpty() ? "" : " " + String.join(" ", notes)));
+    String notes = join(node, true);
+    return new Change("bootstrap", node + " into " + dc, since(t0), "joined=" + seconds(since(t0)) + notes);
   }
 
   /**
    * Starts spare {@code node} into the ring once no address has left it for {@link #QUARANTINE}, and again (at
    * most {@value #JOIN_ATTEMPTS} tries) when the join fails: cassandra.sh stops a node whose join failed and
-   * leaves it a spare, and a node that died at its start never joined, so an operator starts it again. Notes
-   * the waits and the failed tries in {@code notes}.
+   * leaves it a spare, and a node that died at its start never joined, so an operator starts it again. Returns
+   * the waits and the failed tries, each after a space, for the change's steps.
    */
-  private void join(String node, boolean bootstrap, List<String> notes) throws IOException, InterruptedException {
+  private String join(String node, boolean bootstrap) throws IOException, InterruptedException {
+    StringBuilder notes = new StringBuilder();
     for (int attempt = 1; ; attempt++) {
       Duration quarantine = awaitQuarantine();
       if (!quarantine.isZero()) {
-        notes.add("quarantine=" + seconds(quarantine));
+        notes.append(" quarantine=").append(seconds(quarantine));
       }
       try {
         cluster.join(node, bootstrap, timeout);
-        return;
+        return notes.toString();
       } catch (IOException e) {
         if (attempt == JOIN_ATTEMPTS) {
           throw e;
         }
-        notes.add("join-failed-" + attempt);
+        notes.append(" join-failed-").append(attempt);
       }
     }
   }
@@ -113,7 +111,7 @@ final class TopologyChanges {
   Change decommission(String node) throws IOException, InterruptedException {
     long t0 = System.nanoTime();
     cluster.decommission(node, timeout);
-    leftAt.put(node, System.nanoTime());
+    lastLeftAt = System.nanoTime();
     return new Change("decommission", node, since(t0), "left=" + seconds(since(t0)));
   }
 
@@ -136,7 +134,7 @@ final class TopologyChanges {
     long t1 = System.nanoTime();
     cluster.replace(node, fresh, timeout);
     if (!inPlace) {
-      leftAt.put(node, System.nanoTime());
+      lastLeftAt = System.nanoTime();
     }
     return new Change("replace", node + (inPlace ? " in place" : " by " + fresh), since(t0),
         "seen-down=" + seconds(down) + " replaced=" + seconds(since(t1))
@@ -198,10 +196,8 @@ final class TopologyChanges {
   Change joinDatacenter(String dc) throws IOException, InterruptedException {
     String node = cluster.spare(dc).orElseThrow(() -> new IllegalStateException("no spare node of " + dc + " left"));
     long t0 = System.nanoTime();
-    List<String> notes = new ArrayList<>();
-    join(node, false, notes);
-    return new Change("join-datacenter", node + " of " + dc, since(t0), "joined=" + seconds(since(t0))
-        + (notes.isEmpty() ? "" : " " + String.join(" ", notes)));
+    String notes = join(node, false);
+    return new Change("join-datacenter", node + " of " + dc, since(t0), "joined=" + seconds(since(t0)) + notes);
   }
 
   /**
@@ -258,11 +254,10 @@ final class TopologyChanges {
    * waited.
    */
   private Duration awaitQuarantine() throws InterruptedException {
-    if (leftAt.isEmpty()) {
+    if (lastLeftAt == null) {
       return Duration.ZERO;
     }
-    long left = leftAt.values().stream().reduce((a, b) -> b - a > 0 ? b : a).orElseThrow();
-    long wait = QUARANTINE.toNanos() - (System.nanoTime() - left);
+    long wait = QUARANTINE.toNanos() - (System.nanoTime() - lastLeftAt);
     if (wait <= 0) {
       return Duration.ZERO;
     }
@@ -316,7 +311,7 @@ final class TopologyChanges {
     for (String node : cluster.nodes(dc)) {
       long t = System.nanoTime();
       cluster.decommission(node, timeout);
-      leftAt.put(node, System.nanoTime());
+      lastLeftAt = System.nanoTime();
       steps.add(node + "-left=" + seconds(since(t)));
     }
     return new Change("remove-datacenter", dc + " from " + keyspaces, since(t0), String.join(" ", steps));
