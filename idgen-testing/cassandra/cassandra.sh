@@ -968,7 +968,10 @@ cmd_join() {
   # A joining node waits one ring delay for the ring's state before it checks that it has heard from a seed, and
   # sleeps it again for the pending ranges: the fast start's 1 s is too short for the first (measured: "Unable to
   # contact any seeds" after 2 s). A later -D wins, so this overrides launch_node's.
-  extra="-Dcassandra.ring_delay_ms=5000"
+  # It also waits for the schema of every version its peers announce, 30 s by default: on 2 cores saturated by a
+  # chaos run (the joining JVM paused 10 s at a time) that ran out twice in a row ("Could not achieve schema
+  # readiness in PT30S"), and the node died before it joined. 180 s: a wait, never a skip of the check.
+  extra="-Dcassandra.ring_delay_ms=5000 -Dcassandra.schema_delay_ms=180000"
   if [[ "$mode" == replace ]]; then extra+=" -Dcassandra.replace_address_first_boot=$(node_address "$dead")"; fi
   IDGEN_CASSANDRA_JVM_OPTS="${IDGEN_CASSANDRA_JVM_OPTS:-} $extra" launch_node "$base" "$node" "$heap"
   pid="$(<"$(pid_file "$base" "$node")")"

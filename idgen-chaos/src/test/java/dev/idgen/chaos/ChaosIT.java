@@ -61,8 +61,10 @@ class ChaosIT {
   static final Set<String> FULL_ONLY =
       Set.of("server-kill", "server-restart", "cassandra-kill", "clock-server", "reserve-range");
 
+  /** Tagged {@code netns}: where namespaces can be made it runs on them, with every kind (see .ci/run). */
   @Test
   @Order(1)
+  @Tag("netns")
   void should_never_hand_out_an_id_twice_nor_out_of_bounds_under_faults(ChaosCassandra cassandra) throws Exception {
     String seed = System.getProperty("chaosSeed", Long.toString(new SecureRandom().nextLong()));
     Path out = Path.of(property("idgenChaosOut"));

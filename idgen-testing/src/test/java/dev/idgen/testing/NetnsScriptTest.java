@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,7 +31,9 @@ import org.junit.jupiter.api.Test;
  * and CAP_SYS_ADMIN) and nftables: where {@code netns.sh check} says namespaces cannot be made, the tests that
  * make them are skipped with that reason, and the tests of the reasons (not root, nft missing) still run, on
  * any machine: they drop the rights with setpriv and hide nft from the PATH ({@code cassandra/without.sh}).
+ * Tagged {@code netns}: what runs depends on whether namespaces can be made ({@code .ci/run} runs it twice).
  */
+@Tag("netns")
 class NetnsScriptTest {
   private static final Path SCRIPT = Path.of("cassandra", "netns.sh").toAbsolutePath();
   private static final Path WITHOUT = Path.of("cassandra", "without.sh").toAbsolutePath();
