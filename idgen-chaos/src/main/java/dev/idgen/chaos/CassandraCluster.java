@@ -274,9 +274,9 @@ final class CassandraCluster implements ChaosCassandra {
   }
 
   /**
-   * {@code cassandra.sh start-node}: a restart takes 15 s on an idle machine, but one under a run's full load
-   * on 2 cores was seen still replaying its tables after 4 minutes (CI, a cassandra-kill); it was progressing,
-   * so the bound is long rather than a retry that would start over.
+   * {@code cassandra.sh start-node}: a restart takes 15 s on an idle machine, but under a run's full load on 2
+   * cores one was still opening its tables after 4 minutes (CI, a cassandra-kill) and others served again after
+   * 194 s and 332 s; they progress, so the bound is long rather than a retry that would start over.
    */
   private void startNode(String node, Map<String, String> env) throws IOException, InterruptedException {
     Scripts.inherit(command("start-node", node, "--timeout", Long.toString(START_NODE_TIMEOUT_SECONDS)), env,

@@ -30,7 +30,8 @@ final class CassandraKill extends BasicFault {
     all.addAll(cassandra.nodes("dc2"));
     String node = all.get(run.random().nextInt(all.size()));
     long down = 1_000 + run.random().nextInt(4_000);
-    // Held: the downtime, then the restart (its commit log replayed), which takes 10-30 s here.
+    // Held: the downtime, then the restart (its commit log replayed), which takes 10-30 s on an idle machine
+    // (minutes under a run's full load on 2 cores).
     run.hold(kind(), run.bounds().storeFault(run.fleet().size(), down + 30_000), node, node + " restart-after-ms="
         + down, down, occasion.withBurst(), () -> cassandra.kill(node), () -> cassandra.restart(node));
   }
