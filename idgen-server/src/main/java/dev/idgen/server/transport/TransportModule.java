@@ -32,7 +32,7 @@ public final class TransportModule extends AbstractModule {
     components.addBinding().to(WorkerPool.class);
     components.addBinding().to(TlsCredentials.class);
     if (timer == null) {
-      components.addBinding().to(CallDurationLimit.SchedulerTimer.class);
+      components.addBinding().to(CallDurationLimit.SweepingTimer.class);
     }
   }
 
@@ -50,14 +50,14 @@ public final class TransportModule extends AbstractModule {
 
   @Provides
   @Singleton
-  CallDurationLimit.SchedulerTimer schedulerTimer() {
-    return new CallDurationLimit.SchedulerTimer();
+  CallDurationLimit.SweepingTimer sweepingTimer() {
+    return CallDurationLimit.SweepingTimer.started();
   }
 
   @Provides
   @Singleton
   CallDurationLimit callDurationLimit(Injector injector) {
-    CallDurationLimit.Timer t = timer != null ? timer : injector.getInstance(CallDurationLimit.SchedulerTimer.class);
+    CallDurationLimit.Timer t = timer != null ? timer : injector.getInstance(CallDurationLimit.SweepingTimer.class);
     return new CallDurationLimit(settings.limits().maxCallDuration(), t);
   }
 }
