@@ -45,7 +45,7 @@ public final class CallDurationLimit implements ServerInterceptor {
    * and its delay plus a tick (a limit of tens of seconds needs no better). Scheduling is one append to a
    * lock-free queue and cancelling one volatile write: every Allocate call schedules and cancels a task on an
    * event loop, and a {@code ScheduledThreadPoolExecutor} there took a lock, a heap insertion and a heap removal
-   * per call (3 % of a server's samples under 1-ID calls in a JFR profile, BENCHMARKS.md).
+   * per call (about 3 % of a server's samples under 1-ID calls in a JFR profile, BENCHMARKS.md).
    *
    * <p>Threads: any thread schedules and cancels; only the sweeping thread reads the queue, keeps the tasks
    * not yet due, and runs the due ones. A cancelled task drops its reference at once, so a call that ended
