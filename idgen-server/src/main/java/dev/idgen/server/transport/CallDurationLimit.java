@@ -3,6 +3,7 @@ package dev.idgen.server.transport;
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.idgen.api.v1.ErrorReason;
+import dev.idgen.core.Ticker;
 import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.lifecycle.ServerComponent;
 import dev.idgen.server.status.ErrorStatus;
@@ -17,7 +18,6 @@ import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.function.LongSupplier;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,20 +55,20 @@ public final class CallDurationLimit implements ServerInterceptor {
     static final Duration TICK = Duration.ofMillis(250);
     private static final Logger log = LoggerFactory.getLogger(SweepingTimer.class);
 
-    private final LongSupplier ticker;
+    private final Ticker ticker;
     private final ConcurrentLinkedQueue<Task> added = new ConcurrentLinkedQueue<>();
     /** Tasks a sweep found neither cancelled nor due; only the sweeping thread touches it. */
     private final ArrayList<Task> waiting = new ArrayList<>();
     @Nullable private final Thread thread;
     private volatile boolean closed;
 
-    /** With its sweeping thread, on {@code System.nanoTime}. */
+    /** With its sweeping thread, on the system ticker. */
     static SweepingTimer started() {
-      return new SweepingTimer(System::nanoTime, true);
+      return new SweepingTimer(Ticker.system(), true);
     }
 
     /** {@code withThread} false: nothing sweeps but {@link #sweep} calls (tests). */
-    SweepingTimer(LongSupplier ticker, boolean withThread) {
+    SweepingTimer(Ticker ticker, boolean withThread) {
       this.ticker = ticker;
       if (withThread) {
         thread = new Thread(this::sweepUntilClosed, "idgen-call-deadline");
@@ -81,7 +81,7 @@ public final class CallDurationLimit implements ServerInterceptor {
 
     @Override
     public Runnable schedule(Runnable task, Duration delay) {
-      Task t = new Task(task, ticker.getAsLong() + delay.toNanos());
+      Task t = new Task(task, ticker.nanos() + delay.toNanos());
       added.add(t);
       return t;
     }
@@ -127,7 +127,7 @@ public final class CallDurationLimit implements ServerInterceptor {
         } catch (InterruptedException e) {
           return; // close()
         }
-        sweep(ticker.getAsLong());
+        sweep(ticker.nanos());
       }
     }
 
