@@ -64,7 +64,9 @@ final class DiskSoak {
   private static final long CALL_DEADLINE_SECONDS = 5;
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
   /** Sequences created while a disk is full, at most (each one a store write that may need a new page). */
-  private static final int MAX_CREATES_WHILE_FULL = 2_000;
+  private static final int MAX_CREATES_WHILE_FULL = 20_000;
+  /** How long a full disk is held at most while waiting for the store to fail for it. */
+  private static final Duration FULL_HOLD_BOUND = Duration.ofSeconds(45);
 
   /** The fault kinds, each with what the descriptions of the calls it fails must say (null: none expected). */
   enum Kind {
@@ -294,7 +296,13 @@ final class DiskSoak {
     long t = System.nanoTime();
     long bytes = disk.fill(ballast);
     long holdEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(holdMillis);
-    for (int i = 0; i < MAX_CREATES_WHILE_FULL && System.nanoTime() < holdEnd; i++) {
+    long holdBound = t + FULL_HOLD_BOUND.toNanos();
+    // Held until the drawn time is up and the store has failed for the full disk: a store whose write-ahead log
+    // is already as long as it gets rewrites it in place and fails only once a checkpoint cannot grow the file,
+    // which on a slow machine can take longer than the drawn hold (a CI run ended its only disk-full episode
+    // before that, and so proved nothing of it).
+    for (int i = 0; i < MAX_CREATES_WHILE_FULL && System.nanoTime() < holdBound
+        && (System.nanoTime() < holdEnd || e.saying.get() == 0); i++) {
       create(e, server, "disk-fill-" + n + "-" + i);
     }
     sleepQuietly(TimeUnit.NANOSECONDS.toMillis(holdEnd - System.nanoTime()));
