@@ -431,15 +431,15 @@ launch_node() {
   local prefix=()
   if [[ -n "$ns" ]]; then prefix=(ip netns exec "$ns"); fi
   # A faked wall clock (the chaos harness's clock faults): with IDGEN_CASSANDRA_FAKETIME_DIR set and a file
-  # named after the node in it, the node runs under libfaketime with that file's offset ("+600", "-0.5"),
-  # re-read every second; only CLOCK_REALTIME moves. FAKETIME_WAIT_MS: libfaketime 0.9.10 (Debian 12) ends
-  # every timed wait on a monotonic condition variable at once when the monotonic clock is not faked (a
-  # spinning JVM); this makes each wait 10 ms instead, a wake-up the JVM treats as spurious.
+  # named after the node in it, the node runs with IDGEN_WALLCLOCK_LIB (idgen's wall-clock shim, which the
+  # harness builds) preloaded, which adds that file's offset ("+600", "-0.5"), re-read every second, to the
+  # real-time clock only: the monotonic clock, sleeps and timed waits stay the kernel's.
   local ftfile="${IDGEN_CASSANDRA_FAKETIME_DIR:-/nonexistent}/$node"
   if [[ -f "$ftfile" ]]; then
-    prefix+=(env "LD_PRELOAD=${IDGEN_FAKETIME_LIB:-/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1}"
-      "FAKETIME_TIMESTAMP_FILE=$ftfile" FAKETIME_CACHE_DURATION=1
-      FAKETIME_DONT_FAKE_MONOTONIC=1 FAKETIME_FORCE_MONOTONIC_FIX=1 FAKETIME_WAIT_MS=10)
+    if [[ ! -r "${IDGEN_WALLCLOCK_LIB:-}" ]]; then
+      die "$ftfile asks for a fake wall clock, but IDGEN_WALLCLOCK_LIB ('${IDGEN_WALLCLOCK_LIB:-}') is not a readable library"
+    fi
+    prefix+=(env "LD_PRELOAD=$IDGEN_WALLCLOCK_LIB" "IDGEN_WALLCLOCK_FILE=$ftfile")
   fi
   jamm="$(compgen -G "$LIB_DIR/jamm-*.jar" | head -n 1)"
   local opts=(
@@ -630,7 +630,7 @@ Environment:
   MVN                       Maven command for fetch (default: ./mvnw at the repository root, else mvn)
   JAVA_HOME                 Java 11 or 17 to run Cassandra with (default: java on the PATH)
   IDGEN_CASSANDRA_FAKETIME_DIR
-                            a node with a file of its name here runs under libfaketime (IDGEN_FAKETIME_LIB)
+                            a node with a file of its name here runs on a fake wall clock (IDGEN_WALLCLOCK_LIB)
                             with that file's wall-clock offset, e.g. +600 or -0.5 (the clock fault tests)
 
 Ports: CQL $CQL_PORT and storage $STORAGE_PORT on each node's address; JMX 7199 (dc1) and 7299 (dc2) on

@@ -10,12 +10,12 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The Cassandra nodes a run restarted under a fake clock for {@code clock-cassandra} ({@link ClockCassandra}):
- * at most {@link #MAX_NODES}, restarted ({@code kill -9}, then started on its data under libfaketime) at the
+ * at most {@link #MAX_NODES}, restarted ({@code kill -9}, then started on its data on a fake wall clock) at the
  * start of a run with that kind, so that a run without it pays nothing. A node under a fake clock stays
  * under it when another fault kills and restarts it ({@link CassandraCluster#restart(String)}); membership
  * changes leave it alone ({@link MembershipPlan#untouchable()}). At the end ({@link #close}) every clock is put
  * back on the real time and, on a cluster the run did not start, each node is restarted on the real clock, as the
- * run found it (libfaketime's workaround wakes its timed waits every 10 ms: a cost for whoever uses it next).
+ * run found it.
  *
  * <p>Threads: the fault thread adds and steps; the shutdown hook may put every clock back at any time
  * ({@link #zeroAll}), hence a concurrent map.
@@ -51,7 +51,7 @@ final class CassandraClocks {
     if (clock == null) {
       for (String other : List.copyOf(clocks.keySet())) {
         if (clocks.size() >= MAX_NODES) {
-          clocks.remove(other).set(Duration.ZERO); // still under libfaketime, on the real time: harmless
+          clocks.remove(other).set(Duration.ZERO); // still on a fake wall clock, on the real time: harmless
         }
       }
       clock = ClockFault.underFakeClock(cluster, node, dir);
@@ -73,7 +73,7 @@ final class CassandraClocks {
 
   /**
    * Every clock back on the real time, and if {@code restartOnRealClock} every faked node restarted without
-   * libfaketime (a cluster that outlives the run).
+   * the shim (a cluster that outlives the run).
    */
   void close(boolean restartOnRealClock) throws IOException, InterruptedException {
     zeroAll();

@@ -68,14 +68,14 @@ final class ClockFault {
       throws IOException, InterruptedException {
     if (!cluster.canKill()) {
       throw new IllegalStateException("cannot fake the clock of cassandra " + node + ": it must be started again"
-          + " under libfaketime, and " + cluster.whyNoKill());
+          + " on a fake wall clock, and " + cluster.whyNoKill());
     }
     Path library = FakeClock.library().orElseThrow(() -> new IllegalStateException(
-        FakeClock.unavailable().orElse("libfaketime is not installed")));
+        FakeClock.unavailable().orElse("the wall-clock shim is missing")));
     FakeClock clock = new FakeClock(library, dir.resolve(node));
     cluster.kill(node);
     cluster.restart(node, Map.of("IDGEN_CASSANDRA_FAKETIME_DIR", dir.toAbsolutePath().toString(),
-        "IDGEN_FAKETIME_LIB", library.toString()));
+        "IDGEN_WALLCLOCK_LIB", library.toString()));
     return clock;
   }
 

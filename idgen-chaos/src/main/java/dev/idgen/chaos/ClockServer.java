@@ -6,7 +6,7 @@ import java.util.Set;
 
 /**
  * {@code clock-server}: an idgen server's wall clock stepped 10 minutes ahead or behind (drawn) for 3 s to
- * {@code --max-hold}, then put back ({@link ClockFault}, libfaketime). A run with this kind starts every server
+ * {@code --max-hold}, then put back ({@link ClockFault}, {@link FakeClock}). A run with this kind starts every server
  * under a {@link FakeClock} of its own ({@link Fleet#startAll}); a run without it starts none so. The window
  * covers the step's and the heal's settling ({@link ClockFault#SETTLE}). Its bound: what the server may drop as
  * if killed, and what its unsettled compare-and-sets may cost while it holds.

@@ -70,10 +70,10 @@ final class Fleet {
     log.line("note", "server-jar", settings.serverJar(), "sha256", sha256);
     narrator.say("servers run from a copy of " + settings.serverJar() + " (sha256 " + sha256 + ")");
     Optional<ChaosNetwork> network = cassandra.network();
-    // Only a run that steps the servers' clocks starts them under libfaketime (its waits' workaround costs CPU).
+    // Only a run that steps the servers' clocks starts them on a fake wall clock.
     Optional<Path> faketime = settings.faultKinds().contains(ClockServer.KIND)
         ? Optional.of(FakeClock.library().orElseThrow(() -> new IllegalStateException(
-            ClockServer.KIND + ": " + FakeClock.unavailable().orElse("libfaketime is not installed"))))
+            ClockServer.KIND + ": " + FakeClock.unavailable().orElse("the wall-clock shim is missing"))))
         : Optional.empty();
     for (int i = 0; i < settings.servers(); i++) {
       String dc = i % 2 == 0 ? "dc1" : "dc2";

@@ -55,7 +55,7 @@ class ChaosIT {
    * 10-60 s of the run. A restarted server or Cassandra node takes that long to serve again on 2 cores
    * (server-kill, server-restart, cassandra-kill: owner-kill still kills a server with {@code kill -9} in the
    * default set, and the full set's second run restarts every server); servers
-   * under libfaketime start and serve slower (clock-server); CassandraReserveRangeIT covers reservations
+   * on a fake wall clock start and serve slower (clock-server); CassandraReserveRangeIT covers reservations
    * (reserve-range).
    */
   static final Set<String> FULL_ONLY =

@@ -45,7 +45,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Wall clocks stepped while idgen serves: an idgen server's by ±10 min, a Cassandra node's by ±500 ms and
- * ±10 min ({@link ClockFault}, libfaketime), with clients allocating from a default and a strict sequence
+ * ±10 min ({@link ClockFault}, {@link FakeClock}), with clients allocating from a default and a strict sequence
  * through two servers of dc1 and an {@code AdvanceSequence} during a step. Asserts that no ID is handed out
  * twice, none at or below a floor after its advance returned, every strict call above every call that
  * completed before it started, and that both servers serve both sequences again once the clocks are back;
@@ -53,8 +53,8 @@ import org.junit.jupiter.api.io.TempDir;
  * measures, through the skewed node and a correct one, what a Cassandra node 10 minutes ahead or behind does
  * to compare-and-sets, write timestamps and TTLs (docs/design.md, "Clocks").
  *
- * <p>Needs libfaketime ({@link FakeClock#unavailable()}: without it the test is skipped, saying why). The
- * Cassandra steps need a node that can be started again under libfaketime: the netns cluster
+ * <p>Needs the wall-clock shim ({@link FakeClock#unavailable()}: without it the test is skipped, saying why). The
+ * Cassandra steps need a node that can be started again on a fake wall clock: the netns cluster
  * ({@link ChaosClusterExtension}: root); on the two-datacenter cluster they are skipped with the reason and
  * the server steps still run. Tagged {@code full}: about 5 minutes.
  */
@@ -85,7 +85,7 @@ class ClockFaultsIT {
     String skewed = null;
     FakeClock nodeClock = null;
     if (cluster == null) {
-      say("the Cassandra clock steps are not injected: the node must be started again under libfaketime, and "
+      say("the Cassandra clock steps are not injected: the node must be started again on a fake wall clock, and "
           + (cassandra instanceof CassandraCluster c ? c.whyNoKill() : new CassandraCluster(Path.of(".")).whyNoKill()));
     }
     List<ServerNode> servers = new ArrayList<>();
@@ -96,7 +96,7 @@ class ClockFaultsIT {
     try {
       if (cluster != null) {
         skewed = cluster.nodes("dc1").get(cluster.nodes("dc1").size() > 1 ? 1 : 0);
-        say("starting cassandra " + skewed + " again under libfaketime");
+        say("starting cassandra " + skewed + " again on a fake wall clock");
         nodeClock = ClockFault.underFakeClock(cluster, skewed, dir.resolve("cassandra-clocks"));
       }
       String keyspace = "clock_it_" + Long.toString(System.currentTimeMillis() % 1_000_000, 36);

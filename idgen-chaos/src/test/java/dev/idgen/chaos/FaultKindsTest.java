@@ -93,7 +93,7 @@ class FaultKindsTest {
     String noNetwork = "no network namespaces: " + twoDc.whyNoNetwork();
     String noThree = "no datacenter has three replicas (one node per datacenter)";
 
-    Map<String, String> not = withFaketime(Files.createFile(tmp.resolve("libfaketime.so.1")).toString(),
+    Map<String, String> not = withFaketime(Files.createFile(tmp.resolve("wallclock.so")).toString(),
         () -> FaultKinds.injectable(twoDc));
 
     assertThat(not.keySet()).containsExactly("dc-partition", "dc-oneway", "server-isolate", "replica-one",
@@ -101,23 +101,23 @@ class FaultKindsTest {
         "repair-cleanup", "add-dc");
     assertThat(not).containsEntry("dc-partition", noNetwork).containsEntry("owner-isolate", noNetwork)
         .containsEntry("replica-two", noThree).containsEntry("cassandra-kill", twoDc.whyNoKill())
-        .containsEntry("clock-cassandra", "a node must be started again under libfaketime, and " + twoDc.whyNoKill())
+        .containsEntry("clock-cassandra", "a node must be started again on a fake wall clock, and " + twoDc.whyNoKill())
         .containsEntry("bootstrap", "membership changes need a netns topology: " + twoDc.whyNoNetwork())
         .containsEntry("add-dc", "membership changes need a netns topology: " + twoDc.whyNoNetwork());
-    assertThat(withFaketime(tmp.resolve("libfaketime.so.1").toString(), () -> FaultKinds.defaultKinds(twoDc)))
+    assertThat(withFaketime(tmp.resolve("wallclock.so").toString(), () -> FaultKinds.defaultKinds(twoDc)))
         .containsExactly("server-kill", "cassandra-pause", "client-kill", "advance-burst", "server-restart",
             "owner-kill", "fresh-advance", "reserve-range", "redefine", "clock-server");
   }
 
   @Test
-  void should_rule_out_the_clock_kinds_where_libfaketime_is_missing_saying_so() throws Exception {
+  void should_rule_out_the_clock_kinds_where_the_shim_is_missing_saying_so() throws Exception {
     ChaosCassandra threeInDc1 = cluster(3, true);
 
-    Map<String, String> not = withFaketime("/nonexistent/libfaketime.so.1", () -> FaultKinds.injectable(threeInDc1));
+    Map<String, String> not = withFaketime("/nonexistent/wallclock.so", () -> FaultKinds.injectable(threeInDc1));
 
     assertThat(not).containsEntry("clock-server", "-D" + FakeClock.LIBRARY_PROPERTY
-        + "=/nonexistent/libfaketime.so.1 is not a readable file");
-    // Killable, but not the launcher's cluster: its nodes cannot be restarted under libfaketime.
+        + "=/nonexistent/wallclock.so is not a readable file");
+    // Killable, but not the launcher's cluster: its nodes cannot be restarted on a fake wall clock.
     assertThat(not).containsKey("clock-cassandra");
   }
 
@@ -137,9 +137,9 @@ class FaultKindsTest {
     // The launcher's netns cluster as the run sees it before its start: its layout, its namespaces.
     CassandraCluster netns = new CassandraCluster(Path.of("."), "netns-3x1", tmp);
 
-    Map<String, String> not = withFaketime(Files.createFile(tmp.resolve("libfaketime.so.1")).toString(),
+    Map<String, String> not = withFaketime(Files.createFile(tmp.resolve("wallclock.so")).toString(),
         () -> FaultKinds.injectable(netns));
-    List<String> defaults = withFaketime(tmp.resolve("libfaketime.so.1").toString(),
+    List<String> defaults = withFaketime(tmp.resolve("wallclock.so").toString(),
         () -> FaultKinds.defaultKinds(netns));
 
     assertThat(not).isEmpty();

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * An {@code AdvanceSequence} must not depend on Cassandra nodes' wall clocks agreeing (docs/design.md, "What
- * idgen needs of Cassandra's clocks"): one of dc1's three nodes runs a minute ahead (libfaketime), more than
+ * idgen needs of Cassandra's clocks"): one of dc1's three nodes runs a minute ahead ({@link FakeClock}), more than
  * the servers' lease (40 s here, so that a modest step suffices). Server {@code lag} reads the floor log only
  * every 10 s, so an advance through server {@code adv} has to wait for it; the advance's reads of the
  * announcements go through each node in turn, the skewed one among them. Asserts that no call that {@code lag}
@@ -41,7 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * (written through a correct node, TTL one lease) as expired, the advance returned at once without its
  * confirmation, and {@code lag} handed out IDs below the floor until its next floor refresh.
  *
- * <p>Needs the netns cluster (root: a node started again under libfaketime) and libfaketime; skipped, saying
+ * <p>Needs the netns cluster (root: a node started again on a fake wall clock) and the wall-clock shim (a C compiler); skipped, saying
  * why, without them. Tagged {@code full}: about 3 minutes.
  */
 @ExtendWith(ChaosClusterExtension.class)
@@ -63,7 +63,7 @@ class SkewedConfirmationIT {
     Path dir = out == null ? tmp : Files.createDirectories(Path.of(out, "skewed-confirmation-it"));
     assumeTrue(FakeClock.unavailable().isEmpty(), () -> "clock faults not injected: " + FakeClock.unavailable().get());
     assumeTrue(cassandra instanceof CassandraCluster c && c.canKill() && c.nodes("dc1").size() >= 3,
-        () -> "needs the netns cluster (a node started again under libfaketime): " + cassandra.whyNoKill());
+        () -> "needs the netns cluster (a node started again on a fake wall clock): " + cassandra.whyNoKill());
     CassandraCluster cluster = (CassandraCluster) cassandra;
     String skewed = cluster.nodes("dc1").get(1);
     FakeClock nodeClock = null;
@@ -72,7 +72,7 @@ class SkewedConfirmationIT {
     AtomicBoolean stop = new AtomicBoolean();
     List<long[]> advances = new ArrayList<>(); // {floor, returned nanos}
     try {
-      say("starting cassandra " + skewed + " again under libfaketime");
+      say("starting cassandra " + skewed + " again on a fake wall clock");
       nodeClock = ClockFault.underFakeClock(cluster, skewed, dir.resolve("cassandra-clocks"));
       String keyspace = "skew_it_" + Long.toString(System.currentTimeMillis() % 1_000_000, 36);
       Path jar = Path.of(System.getProperty("idgenServerJar", "idgen-server/target/idgen-server-all.jar"));
