@@ -99,7 +99,8 @@ final class FakeClock {
     }
     String configured = System.getProperty(LIBRARY_PROPERTY, "").trim();
     return Optional.of(configured.isEmpty()
-        ? "the wall-clock shim could not be built: " + whyNotBuilt
+        ? "the wall-clock shim could not be built: "
+            + (whyNotBuilt == null ? "its build was interrupted" : whyNotBuilt)
         : "-D" + LIBRARY_PROPERTY + "=" + configured + " is not a readable file");
   }
 
