@@ -57,6 +57,14 @@ final class Runtimes {
    * has seen replaced. Only sequences changed while this server ran are in it.
    */
   private final ConcurrentMap<String, Long> changedTo = new ConcurrentHashMap<>();
+  /** Striped locks that order a load's publication against a change's record of the same name (no I/O inside). */
+  private final Object[] nameLocks = new Object[64];
+
+  {
+    for (int i = 0; i < nameLocks.length; i++) {
+      nameLocks[i] = new Object();
+    }
+  }
   /** Runtimes out of {@link #sequences} whose pools are not closed yet (an idle unload in progress). */
   private final Set<SequenceRuntime> unloading = ConcurrentHashMap.newKeySet();
   /** When (ticker nanos) a sequence was last unloaded, or this allocator started: see {@link #leasesUntil}. */
@@ -138,7 +146,25 @@ final class Runtimes {
     // Nothing handed out from it yet; an earlier runtime of it handed out before it was unloaded.
     SequenceRuntime created = new SequenceRuntime(stored, k, store, poolSettings, identity, ticker, lastUnloadNanos);
     created.raiseFloor(k.floor());
-    SequenceRuntime raced = sequences.putIfAbsent(name, created);
+    // A change applied here while this load read the store finds nothing loaded to unload, so this load must
+    // not publish a runtime made from the definition the change replaced (a deleted sequence served until it
+    // went idle: the full ChaosIT, seed -7150607335844139643). Under the name's lock, redefine() records the
+    // change and then looks in the map, and this load looks at the record and then puts: one sees the other.
+    boolean replaced;
+    SequenceRuntime raced = null;
+    synchronized (lockOf(name)) {
+      Long after = changedTo.get(name);
+      replaced = after != null && after > stored.version();
+      if (!replaced) {
+        raced = sequences.putIfAbsent(name, created);
+      }
+    }
+    if (replaced) {
+      for (StripePool p : created.pools) {
+        p.close(); // never published: nothing was handed out from it
+      }
+      return load(name); // reads again where changes are decided: deleted, or the new definition
+    }
     if (raced != null) {
       return raced;
     }
@@ -148,6 +174,10 @@ final class Runtimes {
       }
     }
     return created;
+  }
+
+  private Object lockOf(String name) {
+    return nameLocks[(name.hashCode() & 0x7fffffff) % nameLocks.length];
   }
 
   /** A sequence's definition and creation time from the store; {@link SequenceNotFoundException} if none. */
@@ -168,12 +198,15 @@ final class Runtimes {
    */
   void redefine(String name) {
     java.util.Optional<StoredSequence> stored = store.findCurrent(name);
-    stored.ifPresent(s -> changedTo.merge(name, s.version(), Math::max));
+    SequenceRuntime rt;
+    synchronized (lockOf(name)) { // see load(): a load in flight either sees the record or is seen here
+      stored.ifPresent(s -> changedTo.merge(name, s.version(), Math::max));
+      rt = sequences.get(name);
+    }
     KnownSequence k = known.get(name);
     if (k != null && stored.isPresent()) {
       k.redefine(stored.get().definition());
     }
-    SequenceRuntime rt = sequences.get(name);
     if (rt == null || (stored.isPresent() && !stored.get().deleted() && stored.get().definition().equals(rt.definition))) {
       return;
     }

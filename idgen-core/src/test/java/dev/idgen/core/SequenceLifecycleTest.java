@@ -11,6 +11,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -366,6 +367,53 @@ class SequenceLifecycleTest {
       assertThat(got.stream().mapToLong(IdRange::count).sum()).as("IDs of a call of 150: %s", got).isEqualTo(150);
       release.countDown();
       assertThat(change.get(WAIT.toSeconds(), TimeUnit.SECONDS).definition().nodeBlockSize()).isEqualTo(200);
+    } finally {
+      release.countDown();
+      threads.shutdownNow();
+    }
+  }
+
+  @Test
+  void a_load_that_read_the_store_before_a_delete_was_applied_here_does_not_serve_after_the_delete()
+      throws Exception {
+    // Found by the full ChaosIT (seed -7150607335844139643): a call loading the sequence had read its
+    // definition before the delete's floor-log entry was applied on its server, and put its runtime in the
+    // map after that entry had found none to unload: the server served the deleted sequence until the runtime
+    // went idle.
+    CountDownLatch stalled = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean stall = new AtomicBoolean();
+    InMemoryRangeStore slow = new InMemoryRangeStore() {
+      @Override
+      public long floor(SequenceDefinition d) {
+        if (stall.getAndSet(false)) { // one load, stuck between its definition read and its runtime's start
+          stalled.countDown();
+          try {
+            release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        return super.floor(d);
+      }
+    }.shared(Duration.ofMillis(50));
+    Allocator a = server("a", Allocator.builder(slow));
+    a.create(new SequenceDefinition("racing", 1, Long.MAX_VALUE, 1, 100, 1_000_000));
+    stall.set(true);
+    ExecutorService threads = Executors.newFixedThreadPool(1);
+    try {
+      Future<List<IdRange>> loading = threads.submit(() -> a.allocate("racing", 1, WAIT));
+      assertThat(stalled.await(5, TimeUnit.SECONDS)).isTrue();
+      a.delete("racing", null, false); // applied here at once: nothing loaded yet to unload
+      release.countDown();
+      try {
+        loading.get(WAIT.toSeconds(), TimeUnit.SECONDS); // started before the delete: it may be served
+      } catch (ExecutionException e) {
+        assertThat(e.getCause()).isInstanceOf(SequenceDeletedException.class);
+      }
+
+      assertThatThrownBy(() -> a.allocate("racing", 1, WAIT)).as("a call that starts after the delete returned")
+          .isInstanceOf(SequenceDeletedException.class);
     } finally {
       release.countDown();
       threads.shutdownNow();
