@@ -339,14 +339,7 @@ class SequenceLifecycleTest {
     InMemoryRangeStore slow = new InMemoryRangeStore() {
       @Override
       protected void beforeReserve(SequenceDefinition d, int stripe, long size) {
-        if (stall.getAndSet(false)) { // one refill, stuck on a slow store until released
-          stalled.countDown();
-          try {
-            release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }
+        stallOnce(stall, stalled, release); // one refill, stuck on a slow store until released
       }
     }.shared(Duration.ofMillis(50));
     Allocator a = server("a", Allocator.builder(slow));
@@ -386,14 +379,7 @@ class SequenceLifecycleTest {
     InMemoryRangeStore slow = new InMemoryRangeStore() {
       @Override
       public long floor(SequenceDefinition d) {
-        if (stall.getAndSet(false)) { // one load, stuck between its definition read and its runtime's start
-          stalled.countDown();
-          try {
-            release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }
+        stallOnce(stall, stalled, release); // one load, stuck between its definition read and its runtime's start
         return super.floor(d);
       }
     }.shared(Duration.ofMillis(50));
@@ -417,6 +403,18 @@ class SequenceLifecycleTest {
     } finally {
       release.countDown();
       threads.shutdownNow();
+    }
+  }
+
+  /** If {@code stall} is set, clears it, says so on {@code stalled} and waits for {@code release}. */
+  private static void stallOnce(AtomicBoolean stall, CountDownLatch stalled, CountDownLatch release) {
+    if (stall.getAndSet(false)) {
+      stalled.countDown();
+      try {
+        release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 }
