@@ -163,7 +163,12 @@ final class Runtimes {
       for (StripePool p : created.pools) {
         p.close(); // never published: nothing was handed out from it
       }
-      return load(name); // reads again where changes are decided: deleted, or the new definition
+      // Where changes are decided: gone (purged), deleted, or the new definition, which the next load reads.
+      StoredSequence current = store.findCurrent(name).orElseThrow(() -> notFound(name));
+      if (current.deleted()) {
+        throw new SequenceDeletedException(current);
+      }
+      return load(name);
     }
     if (raced != null) {
       return raced;
@@ -183,8 +188,12 @@ final class Runtimes {
   /** A sequence's definition and creation time from the store; {@link SequenceNotFoundException} if none. */
   StoredSequence stored(String name) {
     SequenceDefinition.checkName(name);
-    return store.findStored(name).orElseThrow(() -> new SequenceNotFoundException("sequence '" + name
-        + "' does not exist (sequences are created explicitly with CreateSequence)"));
+    return store.findStored(name).orElseThrow(() -> notFound(name));
+  }
+
+  private static SequenceNotFoundException notFound(String name) {
+    return new SequenceNotFoundException("sequence '" + name
+        + "' does not exist (sequences are created explicitly with CreateSequence)");
   }
 
   /**
