@@ -1,5 +1,6 @@
 package dev.idgen.chaos;
 
+import java.io.ByteArrayInputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -7,10 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -114,7 +112,7 @@ final class FakeClock {
       source = in.readAllBytes();
     }
     Path dir = Path.of(System.getProperty("user.home"), ".cache", "idgen-wallclock");
-    Path lib = dir.resolve("wallclock-" + sha256(source).substring(0, 16) + ".so");
+    Path lib = dir.resolve("wallclock-" + Fleet.sha256(new ByteArrayInputStream(source)).substring(0, 16) + ".so");
     if (Files.isReadable(lib)) {
       return lib;
     }
@@ -150,14 +148,6 @@ final class FakeClock {
       }
     }
     return Optional.empty();
-  }
-
-  private static String sha256(byte[] bytes) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every JDK has SHA-256", e);
-    }
   }
 
   /** The variables a process must be started with so that this clock is its wall clock. */

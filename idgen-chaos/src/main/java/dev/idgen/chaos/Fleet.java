@@ -253,6 +253,13 @@ final class Fleet {
 
   private static String sha256(Path file) throws IOException {
     try (InputStream in = Files.newInputStream(file)) {
+      return sha256(in);
+    }
+  }
+
+  /** The SHA-256 of what {@code in} has left, in hex: the server jar's here, the shim's source in FakeClock. */
+  static String sha256(InputStream in) throws IOException {
+    try {
       MessageDigest digest = MessageDigest.getInstance("SHA-256");
       byte[] buffer = new byte[1 << 16];
       for (int n; (n = in.read(buffer)) > 0; ) {
