@@ -9,7 +9,7 @@ import dev.idgen.server.api.RequestParsing;
 import dev.idgen.server.api.SequenceAdminService;
 import dev.idgen.server.config.OperationsSettings;
 import dev.idgen.server.config.ServerSettings;
-import dev.idgen.server.metrics.AllocateMetricsInterceptor;
+import dev.idgen.server.metrics.GrpcCallMetrics;
 import dev.idgen.server.transport.CallDurationLimit;
 import dev.idgen.server.transport.OffloadInterceptor;
 import dev.idgen.server.transport.ServerTransport;
@@ -20,17 +20,15 @@ import io.grpc.ServerInterceptors;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionService;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
-import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 
 /**
  * Builds the {@link Server}: {@code idgen.v1.IdGen}, {@code idgen.v1.SequenceAdmin}, server reflection
  * (v1, and v1alpha for the many tools that still only speak it) and the standard health service.
  *
- * <p>Every call of every service first passes Micrometer's per-RPC meters
- * ({@link MetricCollectingServerInterceptor}: latency and status of each method). {@code IdGen} and
- * {@code SequenceAdmin} are then intercepted, outermost first: the request parsing guard
- * ({@link RequestParsing}: INVALID_ARGUMENT for bytes that are not the request message), call metrics (Allocate),
- * access rules, the call-duration limit (Allocate), the move to the worker pool (SequenceAdmin). Health
+ * <p>Every call of every service first passes the metrics layer ({@link GrpcCallMetrics}: latency and status of
+ * each method, and Allocate's counters by sequence). {@code IdGen} and {@code SequenceAdmin} are then
+ * intercepted, outermost first: the request parsing guard ({@link RequestParsing}: INVALID_ARGUMENT for bytes
+ * that are not the request message), the forwarding headers of strict calls (IdGen), access rules, the call-duration limit (Allocate), the move to the worker pool (SequenceAdmin). Health
  * and reflection are not: probes and tools work without credentials.
  *
  * <p>Threads: calls run on the Netty event loop that read them ({@code directExecutor}); gRPC's default,
@@ -73,7 +71,7 @@ final class GrpcModule extends AbstractModule {
   @SuppressWarnings("deprecation") // ProtoReflectionService is v1alpha, deprecated but still widely used
   Server server(ServerSettings settings, OperationsSettings operations, IdGenService idGen,
       SequenceAdminService admin, HealthStatusManager health, TlsCredentials tls, AccessInterceptor access,
-      AllocateMetricsInterceptor callMetrics, MetricCollectingServerInterceptor rpcMetrics,
+      GrpcCallMetrics rpcMetrics,
       CallDurationLimit callDuration, OffloadInterceptor offload) {
     OperationsSettings.Limits limits = operations.limits();
     // Both services' meters exist from the start (OK at zero): a dashboard's rate() has a series to read.
@@ -91,7 +89,7 @@ final class GrpcModule extends AbstractModule {
         .intercept(rpcMetrics)
         // ServerInterceptors.intercept: the last one listed runs first.
         // RequestParsing outermost: bytes that are not the request message get INVALID_ARGUMENT.
-        .addService(RequestParsing.guard(ServerInterceptors.intercept(idGen, callDuration, access, callMetrics,
+        .addService(RequestParsing.guard(ServerInterceptors.intercept(idGen, callDuration, access,
             dev.idgen.server.api.StrictForwarder.headers())))
         .addService(RequestParsing.guard(ServerInterceptors.intercept(admin, offload, access)))
         .addService(ProtoReflectionServiceV1.newInstance())

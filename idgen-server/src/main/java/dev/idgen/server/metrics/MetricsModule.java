@@ -13,7 +13,6 @@ import dev.idgen.server.config.OperationsSettings;
 import dev.idgen.server.lifecycle.ServerComponent;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -23,7 +22,6 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.grpc.Status;
 import java.time.Duration;
 import java.util.Map;
 import java.util.function.Function;
@@ -31,8 +29,8 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * Binds the meters ({@code idgen.metrics}, {@code idgen.alarms}): the Prometheus registry (with the JVM's
- * meters), {@link IdGenMetrics}, the per-RPC meters of every method (Micrometer's
- * {@link MetricCollectingServerInterceptor}), the Allocate call meters ({@link AllocateMetricsInterceptor}), the
+ * meters), {@link IdGenMetrics}, the metrics layer of every gRPC call ({@link GrpcCallMetrics}: Micrometer's per-RPC
+ * meters, and the Allocate counters by sequence), the
  * counters read from the allocator and the store at each scrape, the {@link SequenceMonitor} and the
  * {@code /metrics} endpoint ({@link MetricsHttpServer}), the last two as {@link ServerComponent}s.
  */
@@ -87,28 +85,19 @@ public final class MetricsModule extends AbstractModule {
   }
 
   /**
-   * Per-RPC meters of every method of every service (health and reflection too), from Micrometer's gRPC
-   * binder: {@code grpc_server_processing_duration_seconds} (a histogram, by service, method, method type
-   * and status code), {@code grpc_server_requests_received_total} and
-   * {@code grpc_server_responses_sent_total}. A library's interceptor rather than ours: it follows gRPC's
-   * call life cycle (cancellations, streams) and names its meters as other gRPC services on Micrometer do.
+   * The metrics layer of every gRPC call ({@link GrpcCallMetrics}): Micrometer's per-RPC meters of every method
+   * of every service, and the Allocate counters by sequence. The latency histogram spans what a call can take:
+   * an Allocate served from memory takes tens of microseconds; a call waits at most
+   * {@code idgen.limits.max-call-duration} (30 s).
    */
   @Provides
   @Singleton
-  MetricCollectingServerInterceptor grpcMetrics(MeterRegistry registry) {
-    return new MetricCollectingServerInterceptor(registry, counter -> counter, timer -> timer
+  GrpcCallMetrics grpcMetrics(MeterRegistry registry, IdGenMetrics metrics, Allocator allocator) {
+    return new GrpcCallMetrics(registry, timer -> timer
         .publishPercentileHistogram()
-        // An Allocate served from memory takes tens of microseconds; a call waits at most
-        // idgen.limits.max-call-duration (30 s).
         .minimumExpectedValue(Duration.ofNanos(100_000))
         .maximumExpectedValue(Duration.ofSeconds(30)),
-        Status.Code.OK);
-  }
-
-  @Provides
-  @Singleton
-  AllocateMetricsInterceptor allocateMetrics(IdGenMetrics metrics, Allocator allocator) {
-    return new AllocateMetricsInterceptor(metrics, allocator);
+        metrics, allocator);
   }
 
   /** Also registers the meters that read the allocator's and the store's counters at each scrape. */

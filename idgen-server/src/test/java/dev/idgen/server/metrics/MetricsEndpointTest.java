@@ -6,8 +6,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idgen.api.v1.AdvanceSequenceRequest;
 import dev.idgen.api.v1.GetSequenceRequest;
+import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.server.TestServer;
+import io.grpc.CallOptions;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.URI;
@@ -143,6 +148,34 @@ class MetricsEndpointTest {
     // A latency histogram, and the methods not called yet are there at zero.
     assertThat(metrics).contains("grpc_server_processing_duration_seconds_bucket{method=\"Allocate\"")
         .contains("grpc_server_processing_duration_seconds_count{method=\"AdvanceSequence\"");
+  }
+
+  @Test
+  void should_record_each_allocate_call_once_in_every_meter_even_when_its_request_does_not_parse()
+      throws Exception {
+    server.create("orders");
+    int ranges = server.allocate("orders", 7).size();
+    MethodDescriptor<byte[], byte[]> raw = IdGenGrpc.getAllocateMethod().toBuilder(TestServer.BYTES, TestServer.BYTES)
+        .build();
+    // Field 1 (sequence) says 5 bytes follow, and 1 does: refused by the request parsing guard.
+    StatusRuntimeException malformed = failure(() -> ClientCalls.blockingServerStreamingCall(server.channel, raw,
+        CallOptions.DEFAULT, new byte[] {0x0a, 0x05, 'a'}).forEachRemaining(r -> { }));
+
+    String timer = "grpc_server_processing_duration_seconds_count{method=\"Allocate\",methodType=\"SERVER_STREAMING\","
+        + "service=\"idgen.v1.IdGen\",statusCode=\"";
+    String metrics = scrapeUntil(m -> m.contains(timer + "INVALID_ARGUMENT\"} 1"));
+
+    assertThat(malformed.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+    assertThat(sample(metrics, timer + "OK\"}")).isEqualTo(1);
+    assertThat(sample(metrics, timer + "INVALID_ARGUMENT\"}")).isEqualTo(1);
+    String method = "{method=\"Allocate\",methodType=\"SERVER_STREAMING\",service=\"idgen.v1.IdGen\"}";
+    // The malformed request arrived too (as no message the service could read); only the good call answered.
+    assertThat(sample(metrics, "grpc_server_requests_received_messages_total" + method)).isEqualTo(2);
+    assertThat(sample(metrics, "grpc_server_responses_sent_messages_total" + method)).isEqualTo(ranges);
+    assertThat(sample(metrics, "idgen_allocate_calls_total{sequence=\"orders\",status=\"OK\"}")).isEqualTo(1);
+    assertThat(sample(metrics, "idgen_ids_allocated_total{sequence=\"orders\"}")).isEqualTo(7);
+    assertThat(sample(metrics, "idgen_allocate_calls_total{sequence=\"_other\",status=\"INVALID_ARGUMENT\"}"))
+        .isEqualTo(1);
   }
 
   @Test
