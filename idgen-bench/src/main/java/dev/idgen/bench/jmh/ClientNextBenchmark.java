@@ -53,8 +53,8 @@ public class ClientNextBenchmark {
     @Param({"10000", "1000000"})
     public long nodeBlockSize;
 
-    /** The client's largest lease (its default: 100,000). */
-    @Param({"100000"})
+    /** The client's largest lease (its default, and the servers' default per-call limit: 1,000,000). */
+    @Param({"1000000"})
     public long maxLeaseSize;
 
     Path dir;
