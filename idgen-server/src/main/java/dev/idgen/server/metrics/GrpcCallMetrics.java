@@ -43,7 +43,7 @@ import java.util.function.UnaryOperator;
  * <p>Thread-safe. gRPC calls a listener's methods one at a time, and the service calls a call's methods one at a
  * time, but the two may run on different threads (a call served on the worker pool is closed there while the
  * client's cancellation arrives on the network thread). So a call ends exactly once, by a compare-and-set, and
- * the count of IDs it sent is published with release/acquire (no fence per message on the hot path).
+ * the count of IDs it sent is published with release/acquire rather than a volatile write per range.
  */
 @ThreadSafe
 public final class GrpcCallMetrics extends MetricCollectingServerInterceptor {
