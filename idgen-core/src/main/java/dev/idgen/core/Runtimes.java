@@ -160,9 +160,7 @@ final class Runtimes {
       }
     }
     if (replaced) {
-      for (StripePool p : created.pools) {
-        p.close(); // never published: nothing was handed out from it
-      }
+      closePools(created); // never published: nothing was handed out from it
       // Where changes are decided: gone (purged), deleted, or the new definition, which the next load reads.
       StoredSequence current = store.findCurrent(name).orElseThrow(() -> notFound(name));
       if (current.deleted()) {
@@ -174,11 +172,16 @@ final class Runtimes {
       return raced;
     }
     if (closed) {
-      for (StripePool p : created.pools) {
-        p.close(); // closeAll() may have missed it; pools of a closed allocator never refill
-      }
+      closePools(created); // closeAll() may have missed it; pools of a closed allocator never refill
     }
     return created;
+  }
+
+  /** Closes a runtime's pools without giving anything back: for one that no call has taken from. */
+  private static void closePools(SequenceRuntime rt) {
+    for (StripePool p : rt.pools) {
+      p.close();
+    }
   }
 
   private Object lockOf(String name) {

@@ -303,20 +303,9 @@ class SequenceLifecycleTest {
     Allocator b = server("b");
     a.create(new SequenceDefinition("slow", 1, 1_000, 1, 100, 1_000_000));
     exhaust(b, "slow");
-    CountDownLatch stalled = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
-    AtomicBoolean stall = new AtomicBoolean(true);
-    b.beforeFloorSync(() -> {
-      if (stall.getAndSet(false)) {
-        stalled.countDown();
-        try {
-          release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS); // a poller stuck on a slow store read
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-    });
-    assertThat(stalled.await(5, TimeUnit.SECONDS)).isTrue();
+    Stall stall = new Stall().arm();
+    b.beforeFloorSync(stall::here); // a poller stuck on a slow store read
+    assertThat(stall.awaitStalled()).isTrue();
 
     assertThatThrownBy(() -> a.update("slow", null, SequenceUpdate.NONE.withMax(3_000)))
         .isInstanceOfSatisfying(ChangeNotConfirmedException.class,
@@ -325,7 +314,7 @@ class SequenceLifecycleTest {
         .hasMessageContaining("make the same call again");
     assertThat(store.findStored("slow").orElseThrow().definition().max()).as("in force in the store").isEqualTo(3_000);
 
-    release.countDown();
+    stall.release();
     assertThat(a.update("slow", null, SequenceUpdate.NONE.withMax(3_000)).version()).isEqualTo(2);
     allocate(b, "slow", 100);
   }
@@ -333,24 +322,22 @@ class SequenceLifecycleTest {
   @Test
   void a_call_waiting_for_a_refill_when_a_change_unloads_its_runtime_gets_exactly_what_it_asked_for()
       throws Exception {
-    CountDownLatch stalled = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
-    AtomicBoolean stall = new AtomicBoolean();
+    Stall stall = new Stall();
     InMemoryRangeStore slow = new InMemoryRangeStore() {
       @Override
       protected void beforeReserve(SequenceDefinition d, int stripe, long size) {
-        stallOnce(stall, stalled, release); // one refill, stuck on a slow store until released
+        stall.here(); // one refill, stuck on a slow store until released
       }
     }.shared(Duration.ofMillis(50));
     Allocator a = server("a", Allocator.builder(slow));
     a.create(new SequenceDefinition("busy", 1, Long.MAX_VALUE, 1, 100, 1_000_000));
     allocate(a, "busy", 10); // a node block of 100: 90 left in memory
-    stall.set(true);
+    stall.arm();
     ExecutorService threads = Executors.newFixedThreadPool(2);
     try {
       // Takes what the pool holds, then waits for the stuck refill for the rest.
       Future<List<IdRange>> call = threads.submit(() -> a.allocate("busy", 150, WAIT));
-      assertThat(stalled.await(5, TimeUnit.SECONDS)).isTrue();
+      assertThat(stall.awaitStalled()).isTrue();
       // The change unloads the runtime under the call, which goes on with the sequence loaded anew.
       Future<StoredSequence> change = threads.submit(
           () -> a.update("busy", null, SequenceUpdate.NONE.withNodeBlockSize(200)));
@@ -358,10 +345,10 @@ class SequenceLifecycleTest {
       List<IdRange> got = call.get(WAIT.toSeconds(), TimeUnit.SECONDS);
 
       assertThat(got.stream().mapToLong(IdRange::count).sum()).as("IDs of a call of 150: %s", got).isEqualTo(150);
-      release.countDown();
+      stall.release();
       assertThat(change.get(WAIT.toSeconds(), TimeUnit.SECONDS).definition().nodeBlockSize()).isEqualTo(200);
     } finally {
-      release.countDown();
+      stall.release();
       threads.shutdownNow();
     }
   }
@@ -373,25 +360,23 @@ class SequenceLifecycleTest {
     // definition before the delete's floor-log entry was applied on its server, and put its runtime in the
     // map after that entry had found none to unload: the server served the deleted sequence until the runtime
     // went idle.
-    CountDownLatch stalled = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
-    AtomicBoolean stall = new AtomicBoolean();
+    Stall stall = new Stall();
     InMemoryRangeStore slow = new InMemoryRangeStore() {
       @Override
       public long floor(SequenceDefinition d) {
-        stallOnce(stall, stalled, release); // one load, stuck between its definition read and its runtime's start
+        stall.here(); // one load, stuck between its definition read and its runtime's start
         return super.floor(d);
       }
     }.shared(Duration.ofMillis(50));
     Allocator a = server("a", Allocator.builder(slow));
     a.create(new SequenceDefinition("racing", 1, Long.MAX_VALUE, 1, 100, 1_000_000));
-    stall.set(true);
+    stall.arm();
     ExecutorService threads = Executors.newFixedThreadPool(1);
     try {
       Future<List<IdRange>> loading = threads.submit(() -> a.allocate("racing", 1, WAIT));
-      assertThat(stalled.await(5, TimeUnit.SECONDS)).isTrue();
+      assertThat(stall.awaitStalled()).isTrue();
       a.delete("racing", null, false); // applied here at once: nothing loaded yet to unload
-      release.countDown();
+      stall.release();
       try {
         loading.get(WAIT.toSeconds(), TimeUnit.SECONDS); // started before the delete: it may be served
       } catch (ExecutionException e) {
@@ -401,20 +386,42 @@ class SequenceLifecycleTest {
       assertThatThrownBy(() -> a.allocate("racing", 1, WAIT)).as("a call that starts after the delete returned")
           .isInstanceOf(SequenceDeletedException.class);
     } finally {
-      release.countDown();
+      stall.release();
       threads.shutdownNow();
     }
   }
 
-  /** If {@code stall} is set, clears it, says so on {@code stalled} and waits for {@code release}. */
-  private static void stallOnce(AtomicBoolean stall, CountDownLatch stalled, CountDownLatch release) {
-    if (stall.getAndSet(false)) {
-      stalled.countDown();
-      try {
-        release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+  /**
+   * One thread held at a point of a slow store or server: the first {@link #here()} after {@link #arm()} says so
+   * ({@link #awaitStalled()}) and waits for {@link #release()}, at most {@code WAIT}; later calls pass.
+   */
+  private static final class Stall {
+    private final AtomicBoolean armed = new AtomicBoolean();
+    private final CountDownLatch stalled = new CountDownLatch(1);
+    private final CountDownLatch released = new CountDownLatch(1);
+
+    Stall arm() {
+      armed.set(true);
+      return this;
+    }
+
+    void here() {
+      if (armed.getAndSet(false)) {
+        stalled.countDown();
+        try {
+          released.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
       }
+    }
+
+    boolean awaitStalled() throws InterruptedException {
+      return stalled.await(5, TimeUnit.SECONDS);
+    }
+
+    void release() {
+      released.countDown();
     }
   }
 }

@@ -28,8 +28,9 @@ import io.grpc.protobuf.services.ProtoReflectionServiceV1;
  * <p>Every call of every service first passes the metrics layer ({@link GrpcCallMetrics}: latency and status of
  * each method, and Allocate's counters by sequence). {@code IdGen} and {@code SequenceAdmin} are then
  * intercepted, outermost first: the request parsing guard ({@link RequestParsing}: INVALID_ARGUMENT for bytes
- * that are not the request message), the forwarding headers of strict calls (IdGen), access rules, the call-duration limit (Allocate), the move to the worker pool (SequenceAdmin). Health
- * and reflection are not: probes and tools work without credentials.
+ * that are not the request message), the forwarding headers of strict calls (IdGen), access rules, the
+ * call-duration limit (Allocate), the move to the worker pool (SequenceAdmin). Health and reflection are not:
+ * probes and tools work without credentials.
  *
  * <p>Threads: calls run on the Netty event loop that read them ({@code directExecutor}); gRPC's default,
  * a hand-off of every call to a cached thread pool, cost more CPU than serving an Allocate (BENCHMARKS.md).
