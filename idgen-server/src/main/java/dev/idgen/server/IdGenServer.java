@@ -7,7 +7,6 @@ import com.google.inject.Singleton;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.RangeStore;
 import dev.idgen.server.config.ServerSettings;
-import dev.idgen.server.api.PeerService;
 import dev.idgen.server.lifecycle.ServerComponent;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
@@ -41,8 +40,7 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #beginShutdown()}: health reports NOT_SERVING for every service and for the server as a
  *       whole (""), while calls are still served, so that balancers and probes notice first;
  *   <li>the quiet period ({@code idgen.shutdown.quiet-period});
- *   <li>{@link #stopAccepting()}: new calls are refused, open calls (streams) go on, but forwarding servers'
- *       streams ({@link PeerService}) end once the request each serves is answered;
+ *   <li>{@link #stopAccepting()}: new calls are refused, open calls (streams) go on;
  *   <li>{@link #finishShutdown()}: open calls get up to {@code idgen.shutdown.timeout} to finish, then
  *       are cancelled; the allocator (its reserves become a counted gap) and the store are closed.
  * </ol>
@@ -69,7 +67,6 @@ final class IdGenServer {
   private final RangeStore store;
   private final ServerSettings settings;
   private final Set<ServerComponent> components;
-  private final PeerService peers;
   private final Object lock = new Object();
   /** Serializes whole {@link #shutdown()}s; taken before {@code lock}, never after. */
   private final Object shutdownLock = new Object();
@@ -86,8 +83,7 @@ final class IdGenServer {
 
   @Inject
   IdGenServer(Server server, HealthStatusManager health, Allocator allocator, RangeStore store,
-      ServerSettings settings, Set<ServerComponent> components, PeerService peers) {
-    this.peers = peers;
+      ServerSettings settings, Set<ServerComponent> components) {
     this.components = components;
     this.server = server;
     this.health = health;
@@ -173,8 +169,6 @@ final class IdGenServer {
   void stopAccepting() {
     beginShutdown();
     server.shutdown();
-    // Forwarding servers' streams would never end by themselves: each ends once its request in hand is answered.
-    peers.drain();
   }
 
   /**
