@@ -5,6 +5,7 @@ import com.google.inject.Provides;
 import com.google.inject.Singleton;
 import dev.idgen.server.access.AccessInterceptor;
 import dev.idgen.server.api.IdGenService;
+import dev.idgen.server.api.PeerService;
 import dev.idgen.server.api.RequestParsing;
 import dev.idgen.server.api.SequenceAdminService;
 import dev.idgen.server.config.OperationsSettings;
@@ -22,7 +23,8 @@ import io.grpc.protobuf.services.ProtoReflectionService;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 
 /**
- * Builds the {@link Server}: {@code idgen.v1.IdGen}, {@code idgen.v1.SequenceAdmin}, server reflection
+ * Builds the {@link Server}: {@code idgen.v1.IdGen}, {@code idgen.v1.SequenceAdmin}, {@code idgen.v1.IdGenPeer}
+ * (strict forwarding between servers), server reflection
  * (v1, and v1alpha for the many tools that still only speak it) and the standard health service.
  *
  * <p>Every call of every service first passes the metrics layer ({@link GrpcCallMetrics}: latency and status of
@@ -71,7 +73,7 @@ final class GrpcModule extends AbstractModule {
   @Singleton
   @SuppressWarnings("deprecation") // ProtoReflectionService is v1alpha, deprecated but still widely used
   Server server(ServerSettings settings, OperationsSettings operations, IdGenService idGen,
-      SequenceAdminService admin, HealthStatusManager health, TlsCredentials tls, AccessInterceptor access,
+      SequenceAdminService admin, PeerService peers, HealthStatusManager health, TlsCredentials tls, AccessInterceptor access,
       GrpcCallMetrics rpcMetrics,
       CallDurationLimit callDuration, OffloadInterceptor offload) {
     OperationsSettings.Limits limits = operations.limits();
@@ -93,6 +95,9 @@ final class GrpcModule extends AbstractModule {
         .addService(RequestParsing.guard(ServerInterceptors.intercept(idGen, callDuration, access,
             dev.idgen.server.api.StrictForwarder.headers())))
         .addService(RequestParsing.guard(ServerInterceptors.intercept(admin, offload, access)))
+        // Strict forwarding between servers: the same access rules as Allocate; a long-lived stream, so not
+        // under the call-duration limit (StrictForwarder retires its streams itself).
+        .addService(RequestParsing.guard(ServerInterceptors.intercept(peers, access)))
         .addService(ProtoReflectionServiceV1.newInstance())
         .addService(ProtoReflectionService.newInstance())
         .addService(health.getHealthService())

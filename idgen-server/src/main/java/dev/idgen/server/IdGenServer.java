@@ -7,6 +7,7 @@ import com.google.inject.Singleton;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.RangeStore;
 import dev.idgen.server.config.ServerSettings;
+import dev.idgen.server.api.PeerService;
 import dev.idgen.server.lifecycle.ServerComponent;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
@@ -40,7 +41,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #beginShutdown()}: health reports NOT_SERVING for every service and for the server as a
  *       whole (""), while calls are still served, so that balancers and probes notice first;
  *   <li>the quiet period ({@code idgen.shutdown.quiet-period});
- *   <li>{@link #stopAccepting()}: new calls are refused, open calls (streams) go on;
+ *   <li>{@link #stopAccepting()}: new calls are refused, open calls (streams) go on, but forwarding servers'
+ *       streams ({@link PeerService}) end once the request each serves is answered;
  *   <li>{@link #finishShutdown()}: open calls get up to {@code idgen.shutdown.timeout} to finish, then
  *       are cancelled; the allocator (its reserves become a counted gap) and the store are closed.
  * </ol>
@@ -67,6 +69,7 @@ final class IdGenServer {
   private final RangeStore store;
   private final ServerSettings settings;
   private final Set<ServerComponent> components;
+  private final PeerService peers;
   private final Object lock = new Object();
   /** Serializes whole {@link #shutdown()}s; taken before {@code lock}, never after. */
   private final Object shutdownLock = new Object();
@@ -83,7 +86,8 @@ final class IdGenServer {
 
   @Inject
   IdGenServer(Server server, HealthStatusManager health, Allocator allocator, RangeStore store,
-      ServerSettings settings, Set<ServerComponent> components) {
+      ServerSettings settings, Set<ServerComponent> components, PeerService peers) {
+    this.peers = peers;
     this.components = components;
     this.server = server;
     this.health = health;
@@ -169,6 +173,8 @@ final class IdGenServer {
   void stopAccepting() {
     beginShutdown();
     server.shutdown();
+    // Forwarding servers' streams would never end by themselves: each ends once its request in hand is answered.
+    peers.drain();
   }
 
   /**

@@ -6,8 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.CreateSequenceRequest;
 import dev.idgen.api.v1.ErrorReason;
+import dev.idgen.api.v1.ForwardedAnswer;
 import dev.idgen.api.v1.GetSequenceRequest;
 import dev.idgen.api.v1.IdGenGrpc;
+import dev.idgen.api.v1.IdGenPeerGrpc;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Ordering;
 import dev.idgen.api.v1.Sequence;
@@ -140,5 +142,86 @@ class StrictForwardingTest {
     assertThat(first(fromB)).isGreaterThan(last);
     assertThat(b.admin().getSequence(GetSequenceRequest.newBuilder().setName("orders").build()).getOwner())
         .isEqualTo("127.0.0.1:" + b.daemon.port());
+  }
+
+  /** A ForwardAllocate stream opened the way a forwarding server opens it, with what it received. */
+  private static final class PeerStream implements io.grpc.stub.StreamObserver<ForwardedAnswer> {
+    final java.util.concurrent.BlockingQueue<Object> received = new java.util.concurrent.LinkedBlockingQueue<>();
+    final io.grpc.stub.StreamObserver<AllocateRequest> requests;
+
+    PeerStream(NettyServer to) {
+      Metadata forwarded = new Metadata();
+      forwarded.put(Metadata.Key.of("idgen-forwarded-by", Metadata.ASCII_STRING_MARSHALLER), "test");
+      requests = IdGenPeerGrpc.newStub(to.channel)
+          .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(forwarded)).forwardAllocate(this);
+    }
+
+    ForwardedAnswer ask(long count) throws InterruptedException {
+      requests.onNext(AllocateRequest.newBuilder().setSequence("orders").setCount(count).build());
+      Object o = received.poll(30, TimeUnit.SECONDS);
+      assertThat(o).isInstanceOf(ForwardedAnswer.class);
+      return (ForwardedAnswer) o;
+    }
+
+    @Override
+    public void onNext(ForwardedAnswer a) {
+      received.add(a);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      received.add(t);
+    }
+
+    @Override
+    public void onCompleted() {
+      received.add("completed");
+    }
+  }
+
+  private static String reason(com.google.rpc.Status status) {
+    return ErrorDetails.of(io.grpc.protobuf.StatusProto.toStatusRuntimeException(status)).reason();
+  }
+
+  @Test
+  void should_answer_each_request_of_a_forwarding_stream_in_order_with_its_own_status() throws Exception {
+    NettyServer a = server();
+    NettyServer b = server();
+    a.admin().createSequence(CreateSequenceRequest.newBuilder().setName("orders")
+        .setOrdering(Ordering.ORDERING_STRICT).build());
+    long last = last(a.allocate("orders", 5)); // a owns it
+
+    PeerStream toOwner = new PeerStream(a);
+    ForwardedAnswer two = toOwner.ask(2);
+    assertThat(two.hasStatus()).isFalse();
+    assertThat(two.getRangesList()).extracting(IdRange::getCount).containsExactly(2L);
+    assertThat(first(two.getRangesList())).isGreaterThan(last);
+    // A bad request fails its own answer, not the stream.
+    ForwardedAnswer none = toOwner.ask(0);
+    assertThat(none.getRangesList()).isEmpty();
+    assertThat(reason(none.getStatus())).isEqualTo(ErrorReason.INVALID_COUNT.name());
+    ForwardedAnswer one = toOwner.ask(1);
+    assertThat(one.hasStatus()).isFalse();
+    assertThat(first(one.getRangesList())).isGreaterThan(last(two.getRangesList()));
+    assertThat(first(a.allocate("orders", 1))).isGreaterThan(last(one.getRangesList()));
+
+    // A server that does not own the sequence says so in the answer.
+    PeerStream toOther = new PeerStream(b);
+    ForwardedAnswer notMine = toOther.ask(1);
+    assertThat(notMine.getRangesList()).isEmpty();
+    assertThat(reason(notMine.getStatus())).isEqualTo(ErrorReason.NOT_OWNER.name());
+    toOther.requests.onCompleted();
+    assertThat(toOther.received.poll(30, TimeUnit.SECONDS)).isEqualTo("completed");
+
+    // A graceful stop ends the owner's stream at once, so that it does not hold the stop up.
+    Thread stop = new Thread(a.daemon::close); // the daemon only: the stream's channel stays open
+    stop.start();
+    Object end = toOwner.received.poll(30, TimeUnit.SECONDS);
+    assertThat(end).isInstanceOf(StatusRuntimeException.class);
+    assertThat(ErrorDetails.of((StatusRuntimeException) end).reason())
+        .isEqualTo(ErrorReason.SERVER_SHUTTING_DOWN.name());
+    stop.join(60_000);
+    a.close();
+    servers.remove(a);
   }
 }

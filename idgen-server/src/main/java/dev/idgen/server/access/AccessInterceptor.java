@@ -9,6 +9,7 @@ import dev.idgen.api.v1.DeleteSequenceRequest;
 import dev.idgen.api.v1.ErrorReason;
 import dev.idgen.api.v1.GetSequenceRequest;
 import dev.idgen.api.v1.IdGenGrpc;
+import dev.idgen.api.v1.IdGenPeerGrpc;
 import dev.idgen.api.v1.ListReservationsRequest;
 import dev.idgen.api.v1.ListSequencesRequest;
 import dev.idgen.api.v1.ReserveRangeRequest;
@@ -47,7 +48,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Enforces {@code idgen.access}: who may allocate from, and administer, which sequences. Installed on
- * {@code idgen.v1.IdGen} and {@code idgen.v1.SequenceAdmin} only: health and reflection stay open.
+ * {@code idgen.v1.IdGen}, {@code idgen.v1.IdGenPeer} (allocation, for forwarding servers) and
+ * {@code idgen.v1.SequenceAdmin} only: health and reflection stay open.
  *
  * <p>A caller's identities are those of its verified client certificate (the subject's CN, the whole
  * subject in RFC 2253 form, each DNS and URI subject alternative name) and the identity of its bearer
@@ -128,7 +130,7 @@ public final class AccessInterceptor implements ServerInterceptor {
   /** What calls of {@code service} do; null for services this interceptor does not guard. */
   @Nullable
   private static Operation operationOf(String service) {
-    if (IdGenGrpc.SERVICE_NAME.equals(service)) {
+    if (IdGenGrpc.SERVICE_NAME.equals(service) || IdGenPeerGrpc.SERVICE_NAME.equals(service)) {
       return Operation.ALLOCATE;
     }
     if (SequenceAdminGrpc.SERVICE_NAME.equals(service)) {

@@ -121,32 +121,46 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     if (stream.isCancelled()) {
       return; // the client gave up while the call waited for a thread: allocate nothing
     }
-    List<dev.idgen.core.IdRange> ranges;
-    StatusRuntimeException error;
-    StatusMapper.Subject subject = StatusMapper.Subject.allocate(request.getSequence());
+    boolean forwarded = StrictForwarder.FORWARDED.get() != null;
+    Outcome outcome = allocateBlocking(request.getSequence(), request.getCount(),
+        waitBudget(deadline, System.nanoTime() - arrivedNanos), deadline, forwarded);
+    if (outcome.owner() != null) {
+      forward(outcome.owner(), request, stream, Context.current(), mayReroute);
+      return;
+    }
+    stream.send(outcome.ranges(), outcome.error());
+  }
+
+  /**
+   * What the blocking path gives one call: ranges, then OK ({@code error} null) or an error; or, only when
+   * {@code owner} is set, nothing yet: the call is to be forwarded there.
+   */
+  record Outcome(List<dev.idgen.core.IdRange> ranges, @Nullable StatusRuntimeException error,
+      @Nullable String owner) {}
+
+  /**
+   * {@link Allocator#allocate} with its exceptions mapped to statuses. A strict sequence owned elsewhere gives
+   * its owner, for a client's call ({@code forwarded} false) that this server may forward; NOT_OWNER for a
+   * call that a server forwarded here.
+   */
+  Outcome allocateBlocking(String sequence, long count, Duration budget, @Nullable Deadline deadline,
+      boolean forwarded) {
+    StatusMapper.Subject subject = StatusMapper.Subject.allocate(sequence);
     try {
-      ranges = allocator.allocate(request.getSequence(), request.getCount(),
-          waitBudget(deadline, System.nanoTime() - arrivedNanos));
-      error = null;
+      return new Outcome(allocator.allocate(sequence, count, budget), null, null);
     } catch (NotOwnerException e) {
-      boolean forwarded = StrictForwarder.FORWARDED.get() != null;
       if (!forwarded && forwarder != null && e.ownerTarget().isPresent()) {
-        forward(e.ownerTarget().get(), request, stream, Context.current(), mayReroute);
-        return;
+        return new Outcome(List.of(), null, e.ownerTarget().get());
       }
-      ranges = List.of();
       // A forwarded call reached a server that does not own the sequence (any more): the forwarding
       // server looks the owner up again. A client's call: nobody can serve it now, retry later.
-      error = StatusMapper.notOwner(e, forwarded, subject);
+      return new Outcome(List.of(), StatusMapper.notOwner(e, forwarded, subject), null);
     } catch (SequenceExhaustedException e) {
       // What was obtained before the end of the space is the caller's: it goes out before the error.
-      ranges = e.delivered();
-      error = StatusMapper.toException(e, deadline, subject);
+      return new Outcome(e.delivered(), StatusMapper.toException(e, deadline, subject), null);
     } catch (RuntimeException e) {
-      ranges = List.of();
-      error = StatusMapper.toException(e, deadline, subject);
+      return new Outcome(List.of(), StatusMapper.toException(e, deadline, subject), null);
     }
-    stream.send(ranges, error);
   }
 
   /**
@@ -335,15 +349,28 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
     @GuardedBy("lock")
     @Nullable
     private String withdrawn(dev.idgen.core.IdRange r) {
-      if (known != null && r.first() <= known.floor()) {
-        return "sequence '" + sequence + "': an AdvanceSequence moved the floor to " + known.floor() + " after this"
-            + " call's IDs were taken and before they were sent; they were dropped (nothing at or below a floor is"
-            + " ever handed out). Retry the call";
+      String belowFloor = belowFloor(sequence, known, r);
+      if (belowFloor != null) {
+        return belowFloor;
       }
       if (validForNanos > 0 && ticker.nanos() - startNanos >= validForNanos) {
         return "sequence '" + sequence + "': the call's remaining ranges waited longer than their valid_for ("
             + java.time.Duration.ofNanos(validForNanos) + ") for the client to read them, so they were dropped:"
             + " read the stream promptly, or ask for fewer IDs per call. Retry the call";
+      }
+      return null;
+    }
+
+    /**
+     * Why {@code r} must not be sent: an AdvanceSequence moved the floor of {@code known} (what the allocator
+     * knows of the sequence; null: nothing) to or above it after it was taken. Null if it may be sent.
+     */
+    @Nullable
+    static String belowFloor(String sequence, @Nullable KnownSequence known, dev.idgen.core.IdRange r) {
+      if (known != null && r.first() <= known.floor()) {
+        return "sequence '" + sequence + "': an AdvanceSequence moved the floor to " + known.floor() + " after this"
+            + " call's IDs were taken and before they were sent; they were dropped (nothing at or below a floor is"
+            + " ever handed out). Retry the call";
       }
       return null;
     }

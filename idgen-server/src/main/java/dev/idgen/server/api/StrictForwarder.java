@@ -6,11 +6,14 @@ import com.google.inject.Inject;
 import com.google.inject.Singleton;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.ErrorReason;
+import dev.idgen.api.v1.ForwardedAnswer;
 import dev.idgen.api.v1.IdGenGrpc;
+import dev.idgen.api.v1.IdGenPeerGrpc;
 import dev.idgen.core.Allocator;
 import dev.idgen.core.IdRange;
 import dev.idgen.server.config.OperationsSettings;
 import dev.idgen.server.config.ServerSettings;
+import dev.idgen.server.lifecycle.PeriodicTask;
 import dev.idgen.server.lifecycle.ServerComponent;
 import dev.idgen.server.status.ErrorStatus;
 import io.grpc.CallOptions;
@@ -35,7 +38,9 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -84,8 +89,21 @@ public final class StrictForwarder implements ServerComponent {
   /** The call's {@code authorization} header, or null: passed on to the owner. */
   static final Context.Key<String> CALLER_AUTHORIZATION = Context.key("idgen-authorization");
 
-  /** The longest a forwarded call may take when its callers set no deadline. */
+  /**
+   * The longest a forwarded call may take: a unary one when its callers set no deadline; on a pipe, the oldest
+   * batch not answered (the pipe is then cancelled, and its batches fail).
+   */
   private static final Duration MAX_FORWARD_TIME = Duration.ofSeconds(10);
+  /**
+   * A pipe is half-closed after this long without a batch, and replaced once this old, so that the caller
+   * token it carries is checked again by the owner now and then and pipes of sequences no longer called end.
+   */
+  private static final Duration PIPE_IDLE = Duration.ofSeconds(30);
+  private static final Duration PIPE_MAX_AGE = Duration.ofMinutes(5);
+  /** How long forwarded calls go unary to an owner that answered a pipe UNIMPLEMENTED, before a pipe is tried again. */
+  private static final Duration UNARY_AFTER_REFUSAL = Duration.ofMinutes(1);
+  /** How often pipes are checked for an owner that does not answer, and for idleness. */
+  private static final Duration SWEEP_EVERY = Duration.ofSeconds(1);
 
   private final Allocator allocator;
   private final String self;
@@ -96,6 +114,9 @@ public final class StrictForwarder implements ServerComponent {
   private final ConcurrentMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Batch> batches = new ConcurrentHashMap<>();
   private volatile boolean closed;
+  /** Owners that answered a pipe UNIMPLEMENTED, with when ({@link System#nanoTime}). */
+  private final ConcurrentMap<String, Long> pipesRefusedAt = new ConcurrentHashMap<>();
+  @Nullable private volatile PeriodicTask sweep;
   /** Told of every forwarded call, with how many callers it carries. */
   private final java.util.function.IntConsumer sent;
 
@@ -187,6 +208,44 @@ public final class StrictForwarder implements ServerComponent {
         .build());
   }
 
+  /** A forwarded call's headers: who forwards it, and the token of the caller it carries, if any. */
+  private Metadata headersFor(@Nullable String authorization) {
+    Metadata headers = new Metadata();
+    headers.put(FORWARDED_BY, self);
+    if (authorization != null) {
+      headers.put(AUTHORIZATION, authorization);
+    }
+    return headers;
+  }
+
+  private boolean pipesRefused(String target) {
+    Long at = pipesRefusedAt.get(target);
+    if (at == null) {
+      return false;
+    }
+    if (System.nanoTime() - at > UNARY_AFTER_REFUSAL.toNanos()) {
+      pipesRefusedAt.remove(target, at);
+      return false;
+    }
+    return true;
+  }
+
+  private void refusePipes(String target) {
+    if (pipesRefusedAt.put(target, System.nanoTime()) == null) {
+      log.info("the owner {} does not serve idgen.v1.IdGenPeer (an older version?): forwarding one call per batch"
+          + " to it for {} s", target, UNARY_AFTER_REFUSAL.toSeconds());
+    }
+  }
+
+  private void sweep() {
+    long now = System.nanoTime();
+    for (Batch b : batches.values()) {
+      for (Batch.Pipe p : b.pipes()) {
+        p.sweep(now);
+      }
+    }
+  }
+
   private record Waiter(long count, @Nullable Deadline deadline, @Nullable String authorization, Callback callback,
       @Nullable Runnable reroute) {}
 
@@ -196,6 +255,8 @@ public final class StrictForwarder implements ServerComponent {
     private final String sequence;
     @GuardedBy("this") private final ArrayDeque<Waiter> waiting = new ArrayDeque<>();
     @GuardedBy("this") private int inFlight;
+    /** Open pipes to the owner, by the caller token they carry ("" for none). */
+    @GuardedBy("this") private final Map<String, Pipe> pipes = new HashMap<>(2);
 
     Batch(String target, String sequence) {
       this.target = target;
@@ -229,33 +290,65 @@ public final class StrictForwarder implements ServerComponent {
       return out;
     }
 
+    // Every Pipe is made by (and only ever held by) this Batch, so its lock Batch.this is this: Error Prone
+    // cannot relate the two.
+    @SuppressWarnings("GuardedBy")
     private void send(List<Waiter> batch) {
       if (batch.isEmpty()) {
         return;
       }
       long total = 0;
-      Deadline deadline = Deadline.after(MAX_FORWARD_TIME.toNanos(), TimeUnit.NANOSECONDS);
       String authorization = null;
       for (Waiter w : batch) {
         total += w.count();
-        if (w.deadline() != null && w.deadline().isBefore(deadline)) {
-          deadline = w.deadline();
-        }
         if (authorization == null) {
           authorization = w.authorization();
         }
       }
-      Metadata headers = new Metadata();
-      headers.put(FORWARDED_BY, self);
-      if (authorization != null) {
-        headers.put(AUTHORIZATION, authorization);
-      }
       AllocateRequest request = AllocateRequest.newBuilder().setSequence(sequence).setCount(total).build();
       sent.accept(batch.size());
+      if (pipesRefused(target)) {
+        sendUnary(batch, request, authorization);
+        return;
+      }
+      Pipe pipe;
+      Pipe retired = null;
+      long now = System.nanoTime();
+      synchronized (this) {
+        String key = authorization == null ? "" : authorization;
+        pipe = pipes.get(key);
+        if (pipe != null && now - pipe.openedNanos > PIPE_MAX_AGE.toNanos()) {
+          retired = pipe;
+          retired.retireLocked();
+          pipe = null;
+        }
+        if (pipe == null) {
+          pipe = new Pipe(authorization, now);
+          pipes.put(key, pipe);
+        }
+        pipe.enqueueLocked(batch, request, now);
+      }
+      if (retired != null) {
+        retired.flush();
+      }
+      pipe.flush();
+    }
+
+    /**
+     * The way forwarded calls went before {@code IdGenPeer} (and go to an owner that does not serve it): one
+     * {@code Allocate} call per batch, with the forwarding headers and the earliest deadline of its callers.
+     */
+    private void sendUnary(List<Waiter> batch, AllocateRequest request, @Nullable String authorization) {
+      Deadline deadline = Deadline.after(MAX_FORWARD_TIME.toNanos(), TimeUnit.NANOSECONDS);
+      for (Waiter w : batch) {
+        if (w.deadline() != null && w.deadline().isBefore(deadline)) {
+          deadline = w.deadline();
+        }
+      }
+      Metadata headers = headersFor(authorization);
       // Outside the callers' contexts (a call takes the current one when it is made): the first caller's call
       // ending (or being cancelled) must not cancel the forwarded call that serves the others too. Its
-      // deadline is set above. A bare ClientCall rather than a stub: no stub and header interceptor to make
-      // per forwarded call, on the path every forwarded caller pays for.
+      // deadline is set above.
       Answer answer = new Answer(batch);
       Context previous = Context.ROOT.attach();
       ClientCall<AllocateRequest, dev.idgen.api.v1.IdRange> call = null;
@@ -274,6 +367,189 @@ public final class StrictForwarder implements ServerComponent {
       } finally {
         Context.ROOT.detach(previous);
       }
+    }
+
+    /**
+     * One {@code IdGenPeer.ForwardAllocate} stream to the owner, carrying one caller token (the first caller's of
+     * the batch that opened it, which the owner checks again): each batch is one request, and the owner answers
+     * them in order, so the oldest batch not answered yet is the one an answer is for.
+     *
+     * <p>Threads: batches are enqueued under the {@link Batch}'s monitor and written by {@link #flush}, which one
+     * thread at a time runs (gRPC's outbound calls must not run concurrently), outside the monitor; a start that
+     * fails at once closes the call on the same thread, which the monitor allows. Answers and the close arrive on
+     * the channel's network thread.
+     */
+    private final class Pipe extends ClientCall.Listener<ForwardedAnswer> {
+      @Nullable private final String authorization;
+      final long openedNanos;
+      private final ClientCall<AllocateRequest, ForwardedAnswer> call;
+      /** Batches sent (or about to be), oldest first, each with when it was enqueued. */
+      @GuardedBy("Batch.this") private final ArrayDeque<Sent> outstanding = new ArrayDeque<>();
+      @GuardedBy("Batch.this") private final ArrayDeque<AllocateRequest> unsent = new ArrayDeque<>();
+      @GuardedBy("Batch.this") private boolean started;
+      @GuardedBy("Batch.this") private boolean flushing;
+      /** No batch goes on this pipe any more: it is half-closed once what was enqueued is written. */
+      @GuardedBy("Batch.this") private boolean retired;
+      @GuardedBy("Batch.this") private boolean halfClosed;
+      @GuardedBy("Batch.this") private long lastUsedNanos;
+
+      Pipe(@Nullable String authorization, long now) {
+        this.authorization = authorization;
+        this.openedNanos = now;
+        this.lastUsedNanos = now;
+        // Made outside the callers' contexts: a caller's call ending must not cancel the stream the others use.
+        Context previous = Context.ROOT.attach();
+        try {
+          call = channel(target).newCall(IdGenPeerGrpc.getForwardAllocateMethod(), CallOptions.DEFAULT);
+        } finally {
+          Context.ROOT.detach(previous);
+        }
+      }
+
+      @GuardedBy("Batch.this")
+      void enqueueLocked(List<Waiter> batch, AllocateRequest request, long now) {
+        outstanding.addLast(new Sent(batch, request, now));
+        unsent.addLast(request);
+        lastUsedNanos = now;
+      }
+
+      /** From now on no batch is enqueued here; {@link #flush} half-closes it. */
+      @GuardedBy("Batch.this")
+      void retireLocked() {
+        retired = true;
+        pipes.remove(authorization == null ? "" : authorization, this);
+      }
+
+      /** Starts the call if it is new, writes what was enqueued, half-closes it once retired. */
+      void flush() {
+        synchronized (Batch.this) {
+          if (flushing) {
+            return; // the thread that flushes now writes what this one enqueued too
+          }
+          flushing = true;
+        }
+        for (;;) {
+          boolean start;
+          AllocateRequest request;
+          boolean halfClose;
+          synchronized (Batch.this) {
+            start = !started;
+            started = true;
+            request = start ? null : unsent.pollFirst();
+            halfClose = !start && request == null && retired && !halfClosed;
+            if (!start && request == null && !halfClose) {
+              flushing = false;
+              return;
+            }
+            halfClosed |= halfClose;
+          }
+          try {
+            if (start) {
+              call.start(this, headersFor(authorization));
+              call.request(Integer.MAX_VALUE); // one small answer per request, and at most maxInFlight requests
+            } else if (request != null) {
+              call.sendMessage(request);
+            } else {
+              call.halfClose();
+            }
+          } catch (RuntimeException e) {
+            call.cancel("forwarding failed", e); // its close fails what was enqueued
+          }
+        }
+      }
+
+      @Override
+      public void onMessage(ForwardedAnswer answer) {
+        Sent s;
+        synchronized (Batch.this) {
+          s = outstanding.pollFirst();
+        }
+        if (s == null) {
+          call.cancel("the owner answered a request that was not sent", null);
+          return;
+        }
+        List<IdRange> ranges = new ArrayList<>(answer.getRangesCount());
+        for (dev.idgen.api.v1.IdRange r : answer.getRangesList()) {
+          ranges.add(new IdRange(r.getFirst(), r.getCount(), r.getStride()));
+        }
+        if (!answer.hasStatus() || answer.getStatus().getCode() == Status.Code.OK.value()) {
+          finished(s.batch(), ranges, null);
+          return;
+        }
+        StatusRuntimeException t = StatusProto.toStatusRuntimeException(answer.getStatus());
+        if (ranges.isEmpty() && misrouted(t)) {
+          rerouted(s.batch(), t);
+        } else {
+          finished(s.batch(), ranges, failure(t));
+        }
+      }
+
+      @Override
+      public void onClose(Status status, Metadata trailers) {
+        List<Sent> unanswered;
+        synchronized (Batch.this) {
+          retireLocked();
+          unanswered = new ArrayList<>(outstanding);
+          outstanding.clear();
+          unsent.clear();
+        }
+        if (unanswered.isEmpty()) {
+          return;
+        }
+        if (status.getCode() == Status.Code.UNIMPLEMENTED) {
+          // An owner that does not serve IdGenPeer (an older version, during a rolling upgrade): one call per
+          // batch to it for a while. Nothing was handed out for these batches.
+          refusePipes(target);
+          for (Sent s : unanswered) {
+            sendUnary(s.batch(), s.request(), authorization);
+          }
+          return;
+        }
+        StatusRuntimeException t = status.asRuntimeException(trailers);
+        Optional<String> reason = reason(t);
+        if (status.isOk() || reason.map(ErrorReason.SERVER_SHUTTING_DOWN.name()::equals).orElse(false)) {
+          // The owner ended the stream without answering these (it is stopping): they were not served, and the
+          // owner is not to be asked again before its row is read again.
+          t = Status.UNAVAILABLE.withDescription("the owner ended the forwarding stream: " + status.getCode() + " "
+              + status.getDescription()).asRuntimeException();
+        }
+        for (Sent s : unanswered) {
+          if (misrouted(t)) {
+            rerouted(s.batch(), t);
+          } else {
+            finished(s.batch(), List.of(), failure(t));
+          }
+        }
+      }
+
+      /** For the sweep: cancels a pipe whose oldest batch waited too long, retires an idle or old one. */
+      void sweep(long now) {
+        boolean cancel = false;
+        boolean retire = false;
+        synchronized (Batch.this) {
+          Sent oldest = outstanding.peekFirst();
+          if (oldest != null) {
+            cancel = now - oldest.enqueuedNanos() > MAX_FORWARD_TIME.toNanos();
+          } else if (!retired && (now - lastUsedNanos > PIPE_IDLE.toNanos()
+              || now - openedNanos > PIPE_MAX_AGE.toNanos())) {
+            retireLocked();
+            retire = true;
+          }
+        }
+        if (cancel) {
+          call.cancel("the owner did not answer a forwarded call within " + MAX_FORWARD_TIME.toSeconds() + " s",
+              null);
+        } else if (retire) {
+          flush();
+        }
+      }
+    }
+
+    private record Sent(List<Waiter> batch, AllocateRequest request, long enqueuedNanos) {}
+
+    /** The pipes open now, for the sweep. */
+    synchronized List<Pipe> pipes() {
+      return new ArrayList<>(pipes.values());
     }
 
     /** The owner's answer to one forwarded call, on the channel's network thread. */
@@ -411,12 +687,21 @@ public final class StrictForwarder implements ServerComponent {
   }
 
   @Override
-  public void start() {}
+  public void start() {
+    sweep = PeriodicTask.every(SWEEP_EVERY, "idgen-strict-forwarder", () -> {
+      try {
+        sweep();
+      } catch (RuntimeException e) {
+        log.warn("the sweep of forwarding streams failed", e);
+      }
+    });
+  }
 
   /** Closes the channels to owners; forwarded calls in flight fail. */
   @Override
   public void close() {
     closed = true;
+    PeriodicTask.closeIfStarted(sweep);
     for (ManagedChannel c : channels.values()) {
       c.shutdownNow();
     }

@@ -116,6 +116,15 @@ public final class IdGenMetrics {
     forwardedCalls.increment(callers);
   }
 
+  /**
+   * The owner answered one request of a forwarding server's {@code IdGenPeer.ForwardAllocate} stream: counted
+   * as the Allocate call it stands for ({@code idgen_allocate_calls_total} and the IDs and leases beside it),
+   * as when forwarding servers sent one call each.
+   */
+  public void forwardedAnswered(String sequence, Status.Code status, long ids) {
+    allocateCall(sequence, status, ids);
+  }
+
   MeterRegistry registry() {
     return registry;
   }
