@@ -10,6 +10,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.stream.Collectors;
 
 /**
@@ -20,8 +22,25 @@ final class Schema {
   private Schema() {}
 
   static void apply(CqlSession session, CassandraSettings settings) {
+    // The keyspace first, then its tables all at once. The driver answers a schema change only after its
+    // debounced metadata refresh (a 1 s window): one after the other, the tables cost a second each; sent
+    // together, one refresh answers them all. The coordinator applies its schema changes one at a time
+    // either way, and each statement is IF NOT EXISTS.
+    List<CompletableFuture<?>> tables = new ArrayList<>();
     for (String statement : statements(settings)) {
-      session.execute(SimpleStatement.newInstance(statement).setTimeout(Duration.ofSeconds(30)));
+      SimpleStatement st = SimpleStatement.newInstance(statement).setTimeout(Duration.ofSeconds(30));
+      if (statement.startsWith("CREATE KEYSPACE")) {
+        session.execute(st);
+      } else {
+        tables.add(session.executeAsync(st).toCompletableFuture());
+      }
+    }
+    for (CompletableFuture<?> table : tables) {
+      try {
+        table.join();
+      } catch (CompletionException e) {
+        throw e.getCause() instanceof RuntimeException r ? r : e;
+      }
     }
     session.checkSchemaAgreement();
     for (String upgrade : missingColumns(session, settings)) {
