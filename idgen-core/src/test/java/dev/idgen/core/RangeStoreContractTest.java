@@ -411,7 +411,7 @@ public abstract class RangeStoreContractTest {
     SequenceDefinition dense = created(prefix + "busy-dense", 1, Long.MAX_VALUE, 1);
     SequenceDefinition striped = created(prefix + "busy-striped", 1, Long.MAX_VALUE, 3);
     int threads = 8;
-    int reservesPerThread = 500;
+    int reservesPerThread = concurrentReservesPerThread();
     ConcurrentLinkedQueue<IdRange> denseRanges = new ConcurrentLinkedQueue<>();
     ConcurrentLinkedQueue<IdRange> stripedRanges = new ConcurrentLinkedQueue<>();
 
@@ -578,6 +578,11 @@ public abstract class RangeStoreContractTest {
   // ---- helpers
 
   /** Creates a sequence with default block sizes. */
+  /** Reservations each of the 8 threads makes in {@link #should_never_hand_out_an_id_twice_to_concurrent_threads}. */
+  protected int concurrentReservesPerThread() {
+    return 500;
+  }
+
   protected SequenceDefinition created(String name, long start, long max, int stripes) {
     SequenceDefinition d = new SequenceDefinition(name, start, max, stripes,
         SequenceDefinition.DEFAULT_NODE_BLOCK_SIZE, SequenceDefinition.DEFAULT_DC_BLOCK_SIZE);
