@@ -34,6 +34,11 @@ final class SequenceMessages {
     return b.build();
   }
 
+  /** A range as the core holds it: its IDs only (the stamps are for clients). */
+  static dev.idgen.core.IdRange fromProto(IdRange range) {
+    return new dev.idgen.core.IdRange(range.getFirst(), range.getCount(), range.getStride());
+  }
+
   /** The client lease lifetime as {@code IdRange.valid_for}; null (unset: no limit) when zero. */
   @Nullable
   static com.google.protobuf.Duration validFor(java.time.Duration lifetime) {

@@ -482,18 +482,10 @@ public final class StrictForwarder implements ServerComponent {
         }
         List<IdRange> ranges = new ArrayList<>(answer.getRangesCount());
         for (dev.idgen.api.v1.IdRange r : answer.getRangesList()) {
-          ranges.add(new IdRange(r.getFirst(), r.getCount(), r.getStride()));
+          ranges.add(SequenceMessages.fromProto(r));
         }
-        if (!answer.hasStatus() || answer.getStatus().getCode() == Status.Code.OK.value()) {
-          finished(s.batch(), ranges, null);
-          return;
-        }
-        StatusRuntimeException t = StatusProto.toStatusRuntimeException(answer.getStatus());
-        if (ranges.isEmpty() && misrouted(t)) {
-          rerouted(s.batch(), t);
-        } else {
-          finished(s.batch(), ranges, failure(t));
-        }
+        boolean ok = !answer.hasStatus() || answer.getStatus().getCode() == Status.Code.OK.value();
+        concluded(s.batch(), ranges, ok ? null : StatusProto.toStatusRuntimeException(answer.getStatus()));
       }
 
       @Override
@@ -526,11 +518,7 @@ public final class StrictForwarder implements ServerComponent {
               + status.getDescription()).asRuntimeException();
         }
         for (Sent s : unanswered) {
-          if (misrouted(t)) {
-            rerouted(s.batch(), t);
-          } else {
-            finished(s.batch(), List.of(), failure(t));
-          }
+          concluded(s.batch(), List.of(), t);
         }
       }
 
@@ -577,7 +565,7 @@ public final class StrictForwarder implements ServerComponent {
 
       @Override
       public void onMessage(dev.idgen.api.v1.IdRange r) {
-        received.add(new IdRange(r.getFirst(), r.getCount(), r.getStride()));
+        received.add(SequenceMessages.fromProto(r));
       }
 
       @Override
@@ -585,16 +573,21 @@ public final class StrictForwarder implements ServerComponent {
         if (!answered.compareAndSet(false, true)) {
           return;
         }
-        if (status.isOk()) {
-          finished(batch, received, null);
-          return;
-        }
-        StatusRuntimeException t = status.asRuntimeException(trailers);
-        if (received.isEmpty() && misrouted(t)) {
-          rerouted(batch, t);
-        } else {
-          finished(batch, received, failure(t));
-        }
+        concluded(batch, received, status.isOk() ? null : status.asRuntimeException(trailers));
+      }
+    }
+
+    /**
+     * One forwarded call's outcome, unary or on a pipe: its ranges are cut among its callers; after an error
+     * ({@code error} non-null), callers that got nothing from an owner that is not where it was look again.
+     */
+    private void concluded(List<Waiter> batch, List<IdRange> ranges, @Nullable StatusRuntimeException error) {
+      if (error == null) {
+        finished(batch, ranges, null);
+      } else if (ranges.isEmpty() && misrouted(error)) {
+        rerouted(batch, error);
+      } else {
+        finished(batch, ranges, failure(error));
       }
     }
 
