@@ -173,7 +173,8 @@ public final class PeerService extends IdGenPeerGrpc.IdGenPeerImplBase {
         requestNext = !endIfDueLocked() && call.isReady();
         readPending = !requestNext && !ended;
       }
-      metrics.forwardedAnswered(sequence, error == null ? Status.Code.OK : error.getStatus().getCode(), ids);
+      metrics.forwardedAnswered(sequence, allocator.isLoaded(sequence),
+          error == null ? Status.Code.OK : error.getStatus().getCode(), ids);
       if (withdrawnIds > 0) {
         metrics.abandonedInCall(withdrawnIds);
       }

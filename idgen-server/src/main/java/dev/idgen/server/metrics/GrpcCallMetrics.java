@@ -139,8 +139,7 @@ public final class GrpcCallMetrics extends MetricCollectingServerInterceptor {
       if (!ended && ENDED.compareAndSet(this, false, true)) {
         timing.accept(code);
         String name = sequence;
-        metrics.allocateCall(allocator.isLoaded(name) ? name : IdGenMetrics.OTHER_SEQUENCE, code,
-            (long) IDS.getAcquire(this));
+        metrics.allocateCall(name, allocator.isLoaded(name), code, (long) IDS.getAcquire(this));
       }
     }
   }

@@ -121,8 +121,8 @@ public final class IdGenMetrics {
    * as the Allocate call it stands for ({@code idgen_allocate_calls_total} and the IDs and leases beside it),
    * as when forwarding servers sent one call each.
    */
-  public void forwardedAnswered(String sequence, Status.Code status, long ids) {
-    allocateCall(sequence, status, ids);
+  public void forwardedAnswered(String sequence, boolean loaded, Status.Code status, long ids) {
+    allocateCall(sequence, loaded, status, ids);
   }
 
   MeterRegistry registry() {
@@ -139,6 +139,14 @@ public final class IdGenMetrics {
    */
   public RangeStore metered(RangeStore store) {
     return new MeteredRangeStore(store, this, Ticker.system());
+  }
+
+  /**
+   * One Allocate call ended with {@code status}, after sending {@code ids} IDs; counted under {@value
+   * #OTHER_SEQUENCE} unless this server has {@code loaded} the sequence.
+   */
+  void allocateCall(String sequence, boolean loaded, Status.Code status, long ids) {
+    allocateCall(loaded ? sequence : OTHER_SEQUENCE, status, ids);
   }
 
   /** One Allocate call ended with {@code status}, after sending {@code ids} IDs. */

@@ -88,6 +88,20 @@ class SequenceSeriesBoundTest {
   }
 
   @Test
+  void should_count_a_forwarded_request_for_a_name_not_loaded_here_under_other() {
+    bound(2);
+
+    metrics.forwardedAnswered("made-up", false, Status.Code.NOT_FOUND, 0);
+    metrics.forwardedAnswered("s1", true, Status.Code.OK, 7);
+
+    // A peer's made-up names take no slot: s1 still gets the first of its own.
+    assertThat(allSequenceTags()).containsExactlyInAnyOrder("s1", "_other");
+    assertThat(registry.get(IdGenMetrics.ALLOCATE_CALLS).tag("sequence", "_other").tag("status", "NOT_FOUND")
+        .counter().count()).isEqualTo(1);
+    assertThat(counter(IdGenMetrics.IDS_ALLOCATED, "s1")).isEqualTo(7);
+  }
+
+  @Test
   void should_fold_counters_beyond_the_bound_into_other() {
     bound(2);
     long allocated = 0;
