@@ -17,7 +17,8 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,23 +43,32 @@ public final class CallDurationLimit implements ServerInterceptor {
 
   /**
    * The production timer: one daemon thread that sweeps every {@link #TICK}, so a task runs between its delay
-   * and its delay plus a tick (a limit of tens of seconds needs no better). Scheduling is one append to a
-   * lock-free queue and cancelling one volatile write: every Allocate call schedules and cancels a task on an
-   * event loop, and a {@code ScheduledThreadPoolExecutor} there took a lock, a heap insertion and a heap removal
-   * per call (about 3 % of a server's samples under 1-ID calls in a JFR profile, BENCHMARKS.md).
+   * and its delay plus a tick (a limit of tens of seconds needs no better). Every Allocate call schedules a task
+   * on its event loop and cancels it microseconds later, so what scheduling costs is paid per call: a
+   * {@code ScheduledThreadPoolExecutor} there took a lock, a heap insertion and a heap removal per call (about 3 %
+   * of a server's samples under 1-ID calls in a JFR profile), and one lock-free queue shared by every event loop
+   * still cost 1.7 % (the queue's tail moving between cores on every append, and the sweeping thread reading
+   * every task ever scheduled, each from another core's cache; BENCHMARKS.md).
    *
-   * <p>Threads: any thread schedules and cancels; only the sweeping thread reads the queue, keeps the tasks
-   * not yet due, and runs the due ones. A cancelled task drops its reference at once, so a call that ended
-   * is not kept reachable until the next sweep.
+   * <p>So each scheduling thread has its own {@link Shard}: scheduling appends to it under its lock, which only the
+   * sweep ever contends for (four times a second), and cancelling is one volatile write. The thread that appends
+   * also drops its cancelled tasks whenever its shard has doubled since it last did, so a shard holds about twice
+   * the tasks still open, and the sweep reads only those.
+   *
+   * <p>Threads: any thread schedules (into its own shard) and cancels; the sweeping thread visits every shard
+   * under the shard's lock, keeps the tasks not yet due, and runs the due ones outside any lock. A cancelled
+   * task drops its reference at once, so a call that ended is not kept reachable until the next compaction. A
+   * shard whose thread has ended is forgotten once it is empty.
    */
   static final class SweepingTimer implements Timer, ServerComponent {
     static final Duration TICK = Duration.ofMillis(250);
+    /** A shard never compacts below this size: compacting a handful of tasks costs more than keeping them. */
+    private static final int MIN_COMPACT = 64;
     private static final Logger log = LoggerFactory.getLogger(SweepingTimer.class);
 
     private final Ticker ticker;
-    private final ConcurrentLinkedQueue<Task> added = new ConcurrentLinkedQueue<>();
-    /** Tasks a sweep found neither cancelled nor due; only the sweeping thread touches it. */
-    private final ArrayList<Task> waiting = new ArrayList<>();
+    private final CopyOnWriteArrayList<Shard> shards = new CopyOnWriteArrayList<>();
+    private final ThreadLocal<Shard> own = ThreadLocal.withInitial(this::newShard);
     @Nullable private final Thread thread;
     private volatile boolean closed;
 
@@ -82,42 +92,55 @@ public final class CallDurationLimit implements ServerInterceptor {
     @Override
     public Runnable schedule(Runnable task, Duration delay) {
       Task t = new Task(task, ticker.nanos() + delay.toNanos());
-      added.add(t);
+      own.get().add(t);
       return t;
+    }
+
+    private Shard newShard() {
+      Shard shard = new Shard(Thread.currentThread());
+      shards.add(shard);
+      return shard;
     }
 
     /** Runs the tasks due at ticker time {@code now}, and forgets the cancelled ones. */
     void sweep(long now) {
-      for (Task t; (t = added.poll()) != null; ) {
-        if (t.task != null) {
-          waiting.add(t);
+      List<Runnable> due = new ArrayList<>();
+      for (Shard shard : shards) {
+        boolean empty = shard.takeDue(now, due);
+        if (empty && !shard.owner.isAlive()) {
+          shards.remove(shard); // its thread appends no more, and nothing in it is left to run
         }
       }
-      int kept = 0;
-      for (int i = 0; i < waiting.size(); i++) {
-        Task t = waiting.get(i);
-        Runnable r = t.task;
-        if (r == null) {
-          continue;
+      for (Runnable r : due) {
+        try {
+          r.run();
+        } catch (RuntimeException e) {
+          log.warn("a call-duration task failed", e);
         }
-        if (now - t.due >= 0) {
-          t.task = null;
-          try {
-            r.run();
-          } catch (RuntimeException e) {
-            log.warn("a call-duration task failed", e);
-          }
-          continue;
-        }
-        waiting.set(kept++, t);
       }
-      waiting.subList(kept, waiting.size()).clear();
     }
 
-    /** Tasks scheduled and not yet cancelled, run or dropped by a sweep (tests). */
+    /** Tasks scheduled and not yet cancelled or run (tests). */
     int pending() {
-      return (int) (added.stream().filter(t -> t.task != null).count()
-          + waiting.stream().filter(t -> t.task != null).count());
+      int n = 0;
+      for (Shard shard : shards) {
+        n += shard.pending();
+      }
+      return n;
+    }
+
+    /** Shards this timer keeps (tests). */
+    int shards() {
+      return shards.size();
+    }
+
+    /** Tasks the shards hold, cancelled ones not yet dropped included (tests). */
+    int held() {
+      int n = 0;
+      for (Shard shard : shards) {
+        n += shard.held();
+      }
+      return n;
     }
 
     private void sweepUntilClosed() {
@@ -148,6 +171,63 @@ public final class CallDurationLimit implements ServerInterceptor {
       return "call deadline timer";
     }
 
+    /** The tasks one thread scheduled. */
+    private static final class Shard {
+      final Thread owner;
+
+      @GuardedBy("this")
+      private final ArrayList<Task> tasks = new ArrayList<>();
+
+      /** The size at which {@link #add} drops the cancelled tasks. */
+      @GuardedBy("this")
+      private int compactAt = MIN_COMPACT;
+
+      Shard(Thread owner) {
+        this.owner = owner;
+      }
+
+      synchronized void add(Task t) {
+        tasks.add(t);
+        if (tasks.size() >= compactAt) {
+          tasks.removeIf(Task::done);
+          compactAt = Math.max(MIN_COMPACT, 2 * tasks.size());
+        }
+      }
+
+      /** Moves the tasks due at {@code now} to {@code due}, drops the cancelled ones; true if none is left. */
+      synchronized boolean takeDue(long now, List<Runnable> due) {
+        int kept = 0;
+        for (int i = 0; i < tasks.size(); i++) {
+          Task t = tasks.get(i);
+          Runnable r = t.task;
+          if (r == null) {
+            continue;
+          }
+          if (now - t.due >= 0) {
+            t.task = null;
+            due.add(r);
+            continue;
+          }
+          tasks.set(kept++, t);
+        }
+        tasks.subList(kept, tasks.size()).clear();
+        compactAt = Math.max(MIN_COMPACT, 2 * kept);
+        return kept == 0;
+      }
+
+      synchronized int held() {
+        return tasks.size();
+      }
+
+      synchronized int pending() {
+        int n = 0;
+        for (Task t : tasks) {
+          n += t.done() ? 0 : 1;
+        }
+        return n;
+      }
+    }
+
     /** A scheduled task; running it cancels it. */
     private static final class Task implements Runnable {
       final long due;
@@ -157,6 +237,10 @@ public final class CallDurationLimit implements ServerInterceptor {
       Task(Runnable task, long due) {
         this.task = task;
         this.due = due;
+      }
+
+      boolean done() {
+        return task == null;
       }
 
       @Override

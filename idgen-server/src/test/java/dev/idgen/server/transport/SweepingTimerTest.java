@@ -68,6 +68,42 @@ class SweepingTimerTest {
   }
 
   @Test
+  void should_run_the_tasks_of_every_scheduling_thread_and_forget_a_shard_whose_thread_ended() throws Exception {
+    List<String> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+    Thread other = new Thread(() -> timer.schedule(() -> seen.add("other"), Duration.ofNanos(100)));
+    other.start();
+    other.join(30_000);
+    assertThat(other.isAlive()).isFalse();
+    timer.schedule(() -> seen.add("mine"), Duration.ofNanos(200));
+    assertThat(timer.shards()).isEqualTo(2);
+    timer.sweep(1_100);
+    assertThat(seen).containsExactly("other");
+    assertThat(timer.shards()).isEqualTo(1); // the other thread ended and its shard is empty
+    timer.sweep(1_200);
+    assertThat(seen).containsExactly("other", "mine");
+    assertThat(timer.shards()).isEqualTo(1); // this thread is alive: its shard stays for its next task
+  }
+
+  @Test
+  void should_drop_cancelled_tasks_as_it_schedules_so_that_a_busy_thread_holds_about_twice_what_is_open() {
+    List<Runnable> open = new ArrayList<>();
+    for (int i = 0; i < 100_000; i++) {
+      Runnable cancel = timer.schedule(() -> ran.add("open"), Duration.ofNanos(10_000));
+      if (i % 1_000 == 0) {
+        open.add(cancel); // a call still open
+      } else {
+        cancel.run(); // a call that ended at once, as an Allocate served from memory does
+      }
+    }
+    assertThat(timer.pending()).isEqualTo(open.size());
+    // No sweep ran: the scheduling thread itself dropped the cancelled ones.
+    assertThat(timer.held()).isLessThanOrEqualTo(Math.max(64, 2 * open.size()) + 1);
+    timer.sweep(now.get() + 10_000);
+    assertThat(ran).hasSize(open.size());
+    assertThat(timer.held()).isZero();
+  }
+
+  @Test
   void should_run_due_tasks_on_its_own_thread_and_stop_when_closed() throws InterruptedException {
     CallDurationLimit.SweepingTimer live = CallDurationLimit.SweepingTimer.started();
     try {
