@@ -299,8 +299,8 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
           report(ranges, 0);
           return;
         }
+        drainLocked(); // under the same lock: one lock per call served from memory, not two
       }
-      drain();
     }
 
     boolean isCancelled() {
@@ -311,36 +311,41 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
 
     private void drain() {
       synchronized (lock) {
-        if (ranges == null) {
-          return; // onReady before the outcome: send() drains
-        }
-        if (next < ranges.size() && ordering == null) {
-          // From the definition: a sequence unloaded by the idle sweep while its range was in flight (a
-          // forwarder's strict sequence, say) is still strict.
-          known = allocator == null ? null : allocator.known(sequence);
-          ordering = known != null && known.definition().strict() ? Ordering.ORDERING_STRICT
-              : Ordering.ORDERING_PER_SERVER;
-        }
-        while (!finished && next < ranges.size() && call.isReady()) {
-          dev.idgen.core.IdRange r = ranges.get(next);
-          String withdrawn = withdrawn(r);
-          if (withdrawn != null) {
-            finished = true;
-            report(ranges, next);
-            call.onError(ErrorStatus.of(ErrorReason.RANGES_WITHDRAWN, withdrawn)
-                .put("sequence", sequence).exception());
-            return;
-          }
-          next++;
-          call.onNext(SequenceMessages.toProto(r, validFor, ordering));
-        }
-        if (!finished && next == ranges.size()) {
+        drainLocked();
+      }
+    }
+
+    @GuardedBy("lock")
+    private void drainLocked() {
+      if (ranges == null) {
+        return; // onReady before the outcome: send() drains
+      }
+      if (next < ranges.size() && ordering == null) {
+        // From the definition: a sequence unloaded by the idle sweep while its range was in flight (a
+        // forwarder's strict sequence, say) is still strict.
+        known = allocator == null ? null : allocator.known(sequence);
+        ordering = known != null && known.definition().strict() ? Ordering.ORDERING_STRICT
+            : Ordering.ORDERING_PER_SERVER;
+      }
+      while (!finished && next < ranges.size() && call.isReady()) {
+        dev.idgen.core.IdRange r = ranges.get(next);
+        String withdrawn = withdrawn(r);
+        if (withdrawn != null) {
           finished = true;
-          if (error == null) {
-            call.onCompleted();
-          } else {
-            call.onError(error); // its trailers carry the error details
-          }
+          report(ranges, next);
+          call.onError(ErrorStatus.of(ErrorReason.RANGES_WITHDRAWN, withdrawn)
+              .put("sequence", sequence).exception());
+          return;
+        }
+        next++;
+        call.onNext(SequenceMessages.toProto(r, validFor, ordering));
+      }
+      if (!finished && next == ranges.size()) {
+        finished = true;
+        if (error == null) {
+          call.onCompleted();
+        } else {
+          call.onError(error); // its trailers carry the error details
         }
       }
     }

@@ -284,12 +284,14 @@ public final class CallDurationLimit implements ServerInterceptor {
     };
   }
 
-  /** A call whose outbound operations are serialized, and dropped once it is closed. */
+  /**
+   * A call whose outbound operations are serialized with the timer's close, and dropped once it is closed.
+   * {@code closed} is written under the lock and read without it only where a stale value is harmless.
+   */
   private static final class GuardedCall<Q, A> extends SimpleForwardingServerCall<Q, A> {
     private final Object lock = new Object();
 
-    @GuardedBy("lock")
-    private boolean closed;
+    private volatile boolean closed;
 
     GuardedCall(ServerCall<Q, A> delegate) {
       super(delegate);
@@ -332,20 +334,19 @@ public final class CallDurationLimit implements ServerInterceptor {
       }
     }
 
+    // request and isReady need no lock: gRPC lets any thread call request(n), and isReady only reads state
+    // that the transport guards itself; a stale "ready" leads to a sendMessage, which the lock guards.
+
     @Override
     public void request(int numMessages) {
-      synchronized (lock) {
-        if (!closed) {
-          super.request(numMessages);
-        }
+      if (!closed) {
+        super.request(numMessages);
       }
     }
 
     @Override
     public boolean isReady() {
-      synchronized (lock) {
-        return !closed && super.isReady();
-      }
+      return !closed && super.isReady();
     }
   }
 }
