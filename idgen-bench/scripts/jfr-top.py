@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Summarizes JFR execution samples: share of samples per thread, per leaf frame, and (with a prefix) the
-first frame of that package in each stack; with --inclusive THREAD, every frame's inclusive share on the
+first frame of that package in each stack (several prefixes: comma-separated, e.g.
+dev.idgen.server,dev.idgen.core to leave out the generated dev.idgen.api classes that a bare server runs too);
+with --inclusive THREAD, every frame's inclusive share on the
 threads whose name contains THREAD.
 
   jfr print --events jdk.ExecutionSample --stack-depth 64 server.jfr > server.txt
@@ -35,7 +37,7 @@ def main(argv):
         print("samples", n)
         show("inclusive, threads named *" + argv[3] + "*", inc, max(n, 1), 50)
         return
-    prefix = argv[2] if len(argv) > 2 else None
+    prefix = tuple(argv[2].split(",")) if len(argv) > 2 else None
     threads, leaf, first, n = collections.Counter(), collections.Counter(), collections.Counter(), 0
     for thread, frames in events(path):
         n += 1
@@ -51,7 +53,8 @@ def main(argv):
     show("threads", threads, n, 8)
     show("leaf frames", leaf, n, 15)
     if prefix:
-        show("first frame under " + prefix, first, n, 12)
+        show("first frame under " + ",".join(prefix), first, n, 30)
+        print(f"{sum(first.values()) * 100 / n:5.1f}% of the samples have a frame under {','.join(prefix)}")
 
 
 if __name__ == "__main__":
