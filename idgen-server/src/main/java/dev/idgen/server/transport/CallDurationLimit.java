@@ -106,9 +106,11 @@ public final class CallDurationLimit implements ServerInterceptor {
     void sweep(long now) {
       List<Runnable> due = new ArrayList<>();
       for (Shard shard : shards) {
-        boolean empty = shard.takeDue(now, due);
-        if (empty && !shard.owner.isAlive()) {
-          shards.remove(shard); // its thread appends no more, and nothing in it is left to run
+        // Whether its thread ended, read before the shard: a thread seen ended appended all it ever will, so an
+        // empty shard then stays empty. Read after, a thread could append and end in between, and its task be lost.
+        boolean ended = !shard.owner.isAlive();
+        if (shard.takeDue(now, due) && ended) {
+          shards.remove(shard);
         }
       }
       for (Runnable r : due) {
