@@ -13,7 +13,7 @@
 # Environment (optional): IDGEN_SERVER_JAR, IDGEN_CLI_JAR, IDGEN_LOADGEN_JAR, OUT_DIR, WARMUP (seconds per server
 # and body before the rounds, default 15), IDGEN_BASE_JAR: a second idgen server jar (the build before a change, say)
 # measured in the same rounds beside the other two, so that a change's effect is read within each round rather than
-# across sessions, whose ratios move by up to 0.09 on shared cores (BENCHMARKS.md).
+# across sessions, whose ratios move by up to 0.13 on shared cores (BENCHMARKS.md).
 # Needs h2load (nghttp2-client), curl, python3, java 17; no Cassandra. Everything runs on 127.0.0.1 and is
 # stopped on exit. h2load counts gRPC errors as successes, so idgen's failed calls are read from its metrics and a
 # round with any says so.
@@ -64,19 +64,23 @@ wait_port() { # $1 port, $2 pid, $3 log
   fail "nothing listens on port $1 after 120 s ($3)"
 }
 
+# An idgen server on its embedded store, its defaults otherwise; the same heap settings as the bare server's.
+start_idgen() { # $1 jar, $2 gRPC port, $3 metrics port, $4 name (data directory and log); sets STARTED_PID
+  java -Xms512m -Xmx512m -Didgen.grpc.host=127.0.0.1 -Didgen.grpc.port="$2" -Didgen.metrics.host=127.0.0.1 \
+    -Didgen.metrics.port="$3" -Didgen.embedded.dir="$OUT/$4-data" -jar "$1" >"$OUT/$4.log" 2>&1 &
+  STARTED_PID=$!
+}
+
 GRPC="$(port)"; METRICS="$(port)"; BARE="$(port)"
-# Both JVMs with the same heap settings; the idgen server on its defaults otherwise.
-java -Xms512m -Xmx512m -Didgen.grpc.host=127.0.0.1 -Didgen.grpc.port="$GRPC" -Didgen.metrics.host=127.0.0.1 \
-  -Didgen.metrics.port="$METRICS" -Didgen.embedded.dir="$OUT/data" -jar "$SERVER_JAR" >"$OUT/idgen.log" 2>&1 &
-IDGEN_PID=$!
+start_idgen "$SERVER_JAR" "$GRPC" "$METRICS" idgen
+IDGEN_PID=$STARTED_PID
 java -Xms512m -Xmx512m -cp "$LOADGEN_JAR" dev.idgen.bench.limit.BareServer "$BARE" >"$OUT/bare.log" 2>&1 &
 BARE_PID=$!
 SERVERS="bare idgen"
 if [[ -n "$BASE_JAR" ]]; then
   BASE="$(port)"; BASE_METRICS="$(port)"
-  java -Xms512m -Xmx512m -Didgen.grpc.host=127.0.0.1 -Didgen.grpc.port="$BASE" -Didgen.metrics.host=127.0.0.1 \
-    -Didgen.metrics.port="$BASE_METRICS" -Didgen.embedded.dir="$OUT/base-data" -jar "$BASE_JAR" >"$OUT/base.log" 2>&1 &
-  BASE_PID=$!
+  start_idgen "$BASE_JAR" "$BASE" "$BASE_METRICS" base
+  BASE_PID=$STARTED_PID
   SERVERS="bare idgen base"
 fi
 wait_port "$GRPC" "$IDGEN_PID" "$OUT/idgen.log"
