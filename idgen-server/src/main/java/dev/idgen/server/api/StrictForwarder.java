@@ -16,6 +16,7 @@ import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.lifecycle.PeriodicTask;
 import dev.idgen.server.lifecycle.ServerComponent;
 import dev.idgen.server.status.ErrorStatus;
+import dev.idgen.server.transport.NetworkThreads;
 import io.grpc.CallOptions;
 import io.grpc.ChannelCredentials;
 import io.grpc.ClientCall;
@@ -44,6 +45,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.annotation.Nullable;
@@ -84,7 +87,9 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: {@link #forward} may run on a network thread: it never blocks. Each (owner, sequence) has a
  * {@link Batch} queue guarded by its monitor, held only to move waiters and enqueue batches on pipes; one thread
  * at a time writes a pipe, outside the monitor. The answers arrive on the channel's network thread (a direct
- * executor), which cuts the ranges and completes the callers' streams; a periodic sweep cancels and retires pipes.
+ * executor), which cuts the ranges and completes the callers' streams: those that called on that thread at once,
+ * the others with one task per network thread they called on (a write from another thread wakes the connection's
+ * thread on its own); a periodic sweep cancels and retires pipes.
  */
 @ThreadSafe
 @Singleton
@@ -208,7 +213,7 @@ public final class StrictForwarder implements ServerComponent {
       return;
     }
     batches.computeIfAbsent(target + '\u0000' + sequence, k -> new Batch(target, sequence))
-        .submit(new Waiter(count, deadline, authorization, callback, reroute));
+        .submit(new Waiter(count, deadline, authorization, callback, reroute, NetworkThreads.current()));
   }
 
   private ManagedChannel channel(String target) {
@@ -258,8 +263,9 @@ public final class StrictForwarder implements ServerComponent {
     }
   }
 
+  /** One caller; {@code loop}: the network thread it called on (null: none), where its answer is sent from. */
   private record Waiter(long count, @Nullable Deadline deadline, @Nullable String authorization, Callback callback,
-      @Nullable Runnable reroute) {}
+      @Nullable Runnable reroute, @Nullable Executor loop) {}
 
   /** The forwarded calls of one sequence to one owner. */
   private final class Batch {
@@ -619,6 +625,8 @@ public final class StrictForwarder implements ServerComponent {
     private void finished(List<Waiter> batch, List<IdRange> ranges, @Nullable StatusRuntimeException error) {
       int next = 0;
       IdRange rest = null;
+      Executor here = NetworkThreads.current();
+      Map<Executor, List<Runnable>> elsewhere = null;
       for (Waiter w : batch) {
         List<IdRange> mine = new ArrayList<>(1);
         long need = w.count();
@@ -640,7 +648,17 @@ public final class StrictForwarder implements ServerComponent {
           log.error("the owner {} of sequence '{}' answered a forwarded call with fewer IDs than asked", target,
               sequence);
         }
-        w.callback().done(mine, own);
+        if (w.loop() == null || w.loop() == here) {
+          w.callback().done(mine, own);
+        } else {
+          if (elsewhere == null) {
+            elsewhere = new HashMap<>(4);
+          }
+          elsewhere.computeIfAbsent(w.loop(), l -> new ArrayList<>(4)).add(() -> w.callback().done(mine, own));
+        }
+      }
+      if (elsewhere != null) {
+        handBack(elsewhere);
       }
       List<Waiter> send;
       synchronized (this) {
@@ -648,6 +666,22 @@ public final class StrictForwarder implements ServerComponent {
         send = takeBatch();
       }
       send(send);
+    }
+
+    /**
+     * Completes callers on the network threads they called on, one task per thread: their answers are then
+     * written and flushed there as a served call's are, instead of each write waking that thread on its own.
+     */
+    private void handBack(Map<Executor, List<Runnable>> byLoop) {
+      for (Map.Entry<Executor, List<Runnable>> e : byLoop.entrySet()) {
+        List<Runnable> answers = e.getValue();
+        Runnable all = () -> answers.forEach(Runnable::run);
+        try {
+          e.getKey().execute(all);
+        } catch (RejectedExecutionException shutDown) {
+          all.run(); // the loop is closing with its connections: the streams fail their writes themselves
+        }
+      }
     }
 
     /** What callers see when the forwarded call failed. */

@@ -4,12 +4,14 @@
  * ({@link dev.idgen.server.transport.TlsCredentials}, reloaded when the files change), the server-side
  * call deadline ({@link dev.idgen.server.transport.CallDurationLimit}), and the threads: the
  * {@link dev.idgen.server.transport.WorkerPool} for work that may block and the
- * {@link dev.idgen.server.transport.OffloadInterceptor} that moves a service's calls there.
+ * {@link dev.idgen.server.transport.OffloadInterceptor} that moves a service's calls there, and
+ * {@link dev.idgen.server.transport.NetworkThreads}, the network thread a call runs on.
  * {@link dev.idgen.server.transport.TransportModule} binds them.
  *
  * <p>Uses {@code config}, {@code status} (the statuses of a refused or overlong call) and {@code lifecycle}
  * only; knows nothing of the services, access rules or
  * meters. Public: what the gRPC module composes (the transport, the credentials, the interceptors, the
- * pool, which {@code api} hands waiting calls to) and the module.
+ * pool, which {@code api} hands waiting calls to, the network threads, which {@code api} hands answers back to)
+ * and the module.
  */
 package dev.idgen.server.transport;

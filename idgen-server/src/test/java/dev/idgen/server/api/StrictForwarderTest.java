@@ -187,6 +187,40 @@ class StrictForwarderTest {
   }
 
   @Test
+  void should_answer_each_caller_on_the_network_thread_it_called_on() throws Exception {
+    String target = serve(new Peer());
+    io.grpc.netty.shaded.io.netty.channel.DefaultEventLoopGroup loops =
+        new io.grpc.netty.shaded.io.netty.channel.DefaultEventLoopGroup(2);
+    try {
+      List<io.grpc.netty.shaded.io.netty.channel.EventLoop> both = List.of(loops.next(), loops.next());
+      List<Thread> loopThreads = new ArrayList<>();
+      for (io.grpc.netty.shaded.io.netty.channel.EventLoop l : both) {
+        loopThreads.add(l.submit(Thread::currentThread).get(10, TimeUnit.SECONDS));
+      }
+      assertThat(loopThreads.get(0)).isNotSameAs(loopThreads.get(1));
+      int callers = 40;
+      CountDownLatch done = new CountDownLatch(callers);
+      List<String> wrong = java.util.Collections.synchronizedList(new ArrayList<>());
+      for (int i = 0; i < callers; i++) {
+        int k = i;
+        both.get(k % 2).execute(() -> forwarder.forward(target, "orders", 1, null, null, (r, e) -> {
+          if (e != null || r.isEmpty()) {
+            wrong.add("caller " + k + " got " + r + ", " + e);
+          } else if (Thread.currentThread() != loopThreads.get(k % 2)) {
+            wrong.add("caller " + k + " answered on " + Thread.currentThread().getName());
+          }
+          done.countDown();
+        }, null));
+      }
+      assertThat(done.await(20, TimeUnit.SECONDS)).as("answered").isTrue();
+      // Batches mix the callers of both threads; each caller still gets its answer on its own.
+      assertThat(wrong).isEmpty();
+    } finally {
+      loops.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
   void should_send_callers_to_look_again_when_an_answer_says_not_owner_and_keep_the_stream() throws Exception {
     Peer peer = new Peer() {
       @Override
