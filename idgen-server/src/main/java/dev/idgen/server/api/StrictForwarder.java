@@ -675,7 +675,16 @@ public final class StrictForwarder implements ServerComponent {
     private void handBack(Map<Executor, List<Runnable>> byLoop) {
       for (Map.Entry<Executor, List<Runnable>> e : byLoop.entrySet()) {
         List<Runnable> answers = e.getValue();
-        Runnable all = () -> answers.forEach(Runnable::run);
+        Runnable all = () -> {
+          for (Runnable answer : answers) {
+            try {
+              answer.run();
+            } catch (RuntimeException ex) {
+              // One caller's failure must not leave the others of its thread unanswered.
+              log.error("answering a forwarded caller of sequence '{}' failed", sequence, ex);
+            }
+          }
+        };
         try {
           e.getKey().execute(all);
         } catch (RejectedExecutionException shutDown) {
