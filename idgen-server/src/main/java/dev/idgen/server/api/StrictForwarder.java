@@ -649,12 +649,12 @@ public final class StrictForwarder implements ServerComponent {
               sequence);
         }
         if (w.loop() == null || w.loop() == here) {
-          w.callback().done(mine, own);
+          answer(w, mine, own);
         } else {
           if (elsewhere == null) {
             elsewhere = new HashMap<>(4);
           }
-          elsewhere.computeIfAbsent(w.loop(), l -> new ArrayList<>(4)).add(() -> w.callback().done(mine, own));
+          elsewhere.computeIfAbsent(w.loop(), l -> new ArrayList<>(4)).add(() -> answer(w, mine, own));
         }
       }
       if (elsewhere != null) {
@@ -675,21 +675,24 @@ public final class StrictForwarder implements ServerComponent {
     private void handBack(Map<Executor, List<Runnable>> byLoop) {
       for (Map.Entry<Executor, List<Runnable>> e : byLoop.entrySet()) {
         List<Runnable> answers = e.getValue();
-        Runnable all = () -> {
-          for (Runnable answer : answers) {
-            try {
-              answer.run();
-            } catch (RuntimeException ex) {
-              // One caller's failure must not leave the others of its thread unanswered.
-              log.error("answering a forwarded caller of sequence '{}' failed", sequence, ex);
-            }
-          }
-        };
+        Runnable all = () -> answers.forEach(Runnable::run);
         try {
           e.getKey().execute(all);
         } catch (RejectedExecutionException shutDown) {
           all.run(); // the loop is closing with its connections: the streams fail their writes themselves
         }
+      }
+    }
+
+    /**
+     * Hands one caller its outcome. A caller whose answer fails must leave neither the other callers of its batch
+     * unanswered nor the batch counted in flight (which would stop the sequence's forwarding here).
+     */
+    private void answer(Waiter w, List<IdRange> mine, @Nullable StatusRuntimeException own) {
+      try {
+        w.callback().done(mine, own);
+      } catch (RuntimeException e) {
+        log.error("answering a forwarded caller of sequence '{}' failed", sequence, e);
       }
     }
 
