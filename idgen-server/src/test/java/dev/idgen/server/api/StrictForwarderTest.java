@@ -19,9 +19,12 @@ import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.netty.channel.DefaultEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.EventLoop;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -189,18 +192,17 @@ class StrictForwarderTest {
   @Test
   void should_answer_each_caller_on_the_network_thread_it_called_on() throws Exception {
     String target = serve(new Peer());
-    io.grpc.netty.shaded.io.netty.channel.DefaultEventLoopGroup loops =
-        new io.grpc.netty.shaded.io.netty.channel.DefaultEventLoopGroup(2);
+    DefaultEventLoopGroup loops = new DefaultEventLoopGroup(2);
     try {
-      List<io.grpc.netty.shaded.io.netty.channel.EventLoop> both = List.of(loops.next(), loops.next());
+      List<EventLoop> both = List.of(loops.next(), loops.next());
       List<Thread> loopThreads = new ArrayList<>();
-      for (io.grpc.netty.shaded.io.netty.channel.EventLoop l : both) {
+      for (EventLoop l : both) {
         loopThreads.add(l.submit(Thread::currentThread).get(10, TimeUnit.SECONDS));
       }
       assertThat(loopThreads.get(0)).isNotSameAs(loopThreads.get(1));
       int callers = 40;
       CountDownLatch done = new CountDownLatch(callers);
-      List<String> wrong = java.util.Collections.synchronizedList(new ArrayList<>());
+      List<String> wrong = Collections.synchronizedList(new ArrayList<>());
       for (int i = 0; i < callers; i++) {
         int k = i;
         both.get(k % 2).execute(() -> forwarder.forward(target, "orders", 1, null, null, (r, e) -> {
