@@ -6,6 +6,7 @@ import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
 import dev.idgen.api.v1.Ordering;
 import dev.idgen.server.config.OperationsSettings;
+import dev.idgen.server.transport.LeakDetection;
 import io.grpc.InsecureServerCredentials;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -17,7 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The limit idgen's hot path is measured against: the same generated {@code idgen.v1.IdGen} service on the same
  * transport (grpc-netty-shaded, {@code directExecutor()}, the connection limits of idgen's
- * {@code reference.conf}), answering every {@code Allocate} with one range cut from a counter and nothing else:
+ * {@code reference.conf}, Netty's leak detector off unless asked for), answering every {@code Allocate} with one range cut from a counter and nothing else:
  * no store, no pools, no interceptors, no metrics. What idgen costs above it is what idgen adds.
  *
  * <pre>java -cp idgen-bench-all.jar dev.idgen.bench.limit.BareServer PORT</pre>
@@ -36,6 +37,7 @@ public final class BareServer {
     int port = Integer.parseInt(args[0]);
     OperationsSettings.Limits limits = OperationsSettings.from(ConfigFactory.load()).limits();
     AtomicLong next = new AtomicLong(1);
+    LeakDetection.offUnlessAsked(); // as idgen's server does: the same transport settings
     Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port),
             InsecureServerCredentials.create())
         .maxConcurrentCallsPerConnection(limits.maxConcurrentCallsPerConnection())

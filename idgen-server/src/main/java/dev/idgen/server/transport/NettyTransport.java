@@ -15,6 +15,7 @@ final class NettyTransport {
 
   static NettyServerBuilder serverBuilder(ServerSettings settings, OperationsSettings.Limits limits,
       ServerCredentials credentials) {
+    LeakDetection.offUnlessAsked(); // before the first buffer: for the server and the forwarder's channels
     NettyServerBuilder b = NettyServerBuilder.forAddress(
         new InetSocketAddress(settings.grpcHost(), settings.grpcPort()), credentials);
     b.maxConcurrentCallsPerConnection(limits.maxConcurrentCallsPerConnection());
