@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Compares two perf profiles of a server per call: for every frame (Java, JVM or kernel), the CPU time per call of
+the samples that have it on their stack, in the first profile, in the second, and the difference, largest first.
+With --only, the frames whose names contain one of the given strings, in that order.
+
+JFR's execution samples leave out threads in native code (syscalls, the JVM), which is a third of a gRPC server's
+time; perf's cpu-clock samples take everything. Record each profile over a window of known calls/s:
+
+  java -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints -jar ...   # the server
+  perf record -F 997 -g -p PID -o a.data -- sleep 30       # during the load
+  jcmd PID Compiler.perfmap                                 # /tmp/perf-PID.map: names for the JIT's code
+  perf script -i a.data -F comm,tid,ip,sym > a.txt
+
+  scripts/perf-diff.py a.txt CALLS_A b.txt CALLS_B [--hz 997] [--top 60] [--only NAME ...]
+
+CALLS_A, CALLS_B: the calls the process served while perf recorded (calls/s x seconds).
+"""
+import collections
+import sys
+
+
+def stacks(path):
+    """Each sample's frames, innermost first."""
+    frames = None
+    with open(path, errors="replace") as f:
+        for line in f:
+            if not line.strip():
+                if frames is not None:
+                    yield frames
+                frames = None
+            elif not line[0].isspace():
+                frames = []  # the sample's header: thread name and id
+            elif frames is not None:
+                parts = line.strip().split(" ", 1)
+                frames.append(parts[1] if len(parts) > 1 else "?")
+    if frames:
+        yield frames
+
+
+def inclusive(path):
+    """Samples per frame (a frame counted once per sample), and all samples."""
+    per_frame, n = collections.Counter(), 0
+    for frames in stacks(path):
+        n += 1
+        per_frame.update(set(frames))
+    return per_frame, n
+
+
+def main(argv):
+    args, opts = [], {"--hz": "997", "--top": "60"}
+    only = []
+    i = 1
+    while i < len(argv):
+        if argv[i] in opts:
+            opts[argv[i]] = argv[i + 1]
+            i += 2
+        elif argv[i] == "--only":
+            only = argv[i + 1:]
+            break
+        else:
+            args.append(argv[i])
+            i += 1
+    if len(args) != 4:
+        sys.exit(__doc__)
+    period_us = 1e6 / float(opts["--hz"])
+    a, na = inclusive(args[0])
+    b, nb = inclusive(args[2])
+    per_a, per_b = period_us / float(args[1]), period_us / float(args[3])
+    print(f"all samples: {na * per_a:7.1f} {nb * per_b:7.1f} us per call")
+    print(f"{'diff':>7} {'first':>7} {'second':>7}  frame (us of CPU per call)")
+    if only:
+        rows = []
+        for name in only:
+            ca = sum(1 for s in stacks(args[0]) if any(name in f for f in s))
+            cb = sum(1 for s in stacks(args[2]) if any(name in f for f in s))
+            rows.append((ca * per_a - cb * per_b, ca * per_a, cb * per_b, name))
+    else:
+        rows = sorted(((a[k] * per_a - b[k] * per_b, a[k] * per_a, b[k] * per_b, k) for k in set(a) | set(b)),
+                      reverse=True)[: int(opts["--top"])]
+    for d, x, y, name in rows:
+        print(f"{d:7.2f} {x:7.2f} {y:7.2f}  {name[:160]}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
