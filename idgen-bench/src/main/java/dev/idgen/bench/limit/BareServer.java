@@ -18,8 +18,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The limit idgen's hot path is measured against: the same generated {@code idgen.v1.IdGen} service on the same
  * transport (grpc-netty-shaded, {@code directExecutor()}, the connection limits of idgen's
- * {@code reference.conf}, Netty's leak detector off unless asked for), answering every {@code Allocate} with one range cut from a counter and nothing else:
- * no store, no pools, no interceptors, no metrics. What idgen costs above it is what idgen adds.
+ * {@code reference.conf}, Netty's leak detector off unless asked for), answering every {@code Allocate} with one
+ * range cut from a counter and nothing else: no store, no pools, no interceptors, no metrics. What idgen costs
+ * above it is what idgen adds.
  *
  * <pre>java -cp idgen-bench-all.jar dev.idgen.bench.limit.BareServer PORT</pre>
  *
