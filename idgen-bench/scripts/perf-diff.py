@@ -15,6 +15,7 @@ time; perf's cpu-clock samples take everything. Record each profile over a windo
 
 CALLS_A, CALLS_B: the calls the process served while perf recorded (calls/s x seconds).
 """
+import argparse
 import collections
 import sys
 
@@ -37,46 +38,40 @@ def stacks(path):
         yield frames
 
 
-def inclusive(path):
-    """Samples per frame (a frame counted once per sample), and all samples."""
-    per_frame, n = collections.Counter(), 0
+def inclusive(path, names):
+    """Samples per frame (a frame counted once per sample), samples with a frame containing each of names, and all
+    samples: one pass over the file."""
+    per_frame, per_name, n = collections.Counter(), collections.Counter(), 0
     for frames in stacks(path):
         n += 1
-        per_frame.update(set(frames))
-    return per_frame, n
+        unique = set(frames)
+        per_frame.update(unique)
+        per_name.update(name for name in names if any(name in f for f in unique))
+    return per_frame, per_name, n
 
 
 def main(argv):
-    args, opts = [], {"--hz": "997", "--top": "60"}
-    only = []
-    i = 1
-    while i < len(argv):
-        if argv[i] in opts:
-            opts[argv[i]] = argv[i + 1]
-            i += 2
-        elif argv[i] == "--only":
-            only = argv[i + 1:]
-            break
-        else:
-            args.append(argv[i])
-            i += 1
-    if len(args) != 4:
-        sys.exit(__doc__)
-    period_us = 1e6 / float(opts["--hz"])
-    a, na = inclusive(args[0])
-    b, nb = inclusive(args[2])
-    per_a, per_b = period_us / float(args[1]), period_us / float(args[3])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("first")
+    parser.add_argument("first_calls", type=float)
+    parser.add_argument("second")
+    parser.add_argument("second_calls", type=float)
+    parser.add_argument("--hz", type=float, default=997)
+    parser.add_argument("--top", type=int, default=60)
+    parser.add_argument("--only", nargs="+", default=[], metavar="NAME")
+    args = parser.parse_args(argv[1:])
+    period_us = 1e6 / args.hz
+    a, a_named, na = inclusive(args.first, args.only)
+    b, b_named, nb = inclusive(args.second, args.only)
+    per_a, per_b = period_us / args.first_calls, period_us / args.second_calls
     print(f"all samples: {na * per_a:7.1f} {nb * per_b:7.1f} us per call")
     print(f"{'diff':>7} {'first':>7} {'second':>7}  frame (us of CPU per call)")
-    if only:
-        rows = []
-        for name in only:
-            ca = sum(1 for s in stacks(args[0]) if any(name in f for f in s))
-            cb = sum(1 for s in stacks(args[2]) if any(name in f for f in s))
-            rows.append((ca * per_a - cb * per_b, ca * per_a, cb * per_b, name))
+    if args.only:
+        rows = [(a_named[k] * per_a - b_named[k] * per_b, a_named[k] * per_a, b_named[k] * per_b, k)
+                for k in args.only]
     else:
         rows = sorted(((a[k] * per_a - b[k] * per_b, a[k] * per_a, b[k] * per_b, k) for k in set(a) | set(b)),
-                      reverse=True)[: int(opts["--top"])]
+                      reverse=True)[: args.top]
     for d, x, y, name in rows:
         print(f"{d:7.2f} {x:7.2f} {y:7.2f}  {name[:160]}")
 
