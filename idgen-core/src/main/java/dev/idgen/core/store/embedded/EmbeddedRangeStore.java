@@ -138,8 +138,15 @@ public final class EmbeddedRangeStore implements RangeStore {
 
   /** {@code check}: run after every commit; null: {@link CommitCheck#of} the store's directory. */
   static EmbeddedRangeStore open(Path dir, ConnectionSetup setup, @Nullable CommitCheck check, WallClock wall) {
+    return open(dir, setup, check, Commit.SQLITE, wall);
+  }
+
+  /** {@code commit}: ends every write transaction ({@link Commit#SQLITE} but in tests). */
+  static EmbeddedRangeStore open(Path dir, ConnectionSetup setup, @Nullable CommitCheck check, Commit commit,
+      WallClock wall) {
     Objects.requireNonNull(dir, "dir");
     Objects.requireNonNull(setup, "setup");
+    Objects.requireNonNull(commit, "commit");
     Objects.requireNonNull(wall, "wall");
     Path absoluteDir = dir.toAbsolutePath();
     try {
@@ -156,8 +163,8 @@ public final class EmbeddedRangeStore implements RangeStore {
     }
     Path file = absoluteDir.resolve(FILE_NAME);
     CommitCheck afterCommit = check != null ? check : CommitCheck.of(absoluteDir);
-    return new EmbeddedRangeStore(file, new Transactions(file, setup, afterCommit, Connections.first(file, setup)),
-        wall);
+    return new EmbeddedRangeStore(file,
+        new Transactions(file, setup, afterCommit, commit, Connections.first(file, setup)), wall);
   }
 
   // ---- definitions

@@ -32,6 +32,7 @@ final class Transactions {
   private final Path file;
   private final ConnectionSetup setup;
   private final CommitCheck commitCheck;
+  private final Commit commit;
   private final Object lock = new Object();
 
   /**
@@ -55,10 +56,11 @@ final class Transactions {
   @Nullable
   private String writeFault;
 
-  Transactions(Path file, ConnectionSetup setup, CommitCheck commitCheck, Connection first) {
+  Transactions(Path file, ConnectionSetup setup, CommitCheck commitCheck, Commit commit, Connection first) {
     this.file = file;
     this.setup = setup;
     this.commitCheck = commitCheck;
+    this.commit = commit;
     this.session = new Session(first);
   }
 
@@ -75,7 +77,7 @@ final class Transactions {
         T result;
         try {
           result = work.run(db);
-          db.execute("COMMIT");
+          commit.run(db);
         } catch (Throwable t) {
           rollback(db, t);
           throw t;
