@@ -15,8 +15,8 @@ import org.sqlite.SQLiteOpenMode;
  * Opening connections to the store's file with its settings: the file locked for this process alone
  * ({@code locking_mode=EXCLUSIVE}, see {@link #configure}), write-ahead logging, {@code synchronous=FULL} (a
  * commit returns once fsync'd), a {@code busy_timeout} for a process that still holds the file, foreign keys.
- * The first connection of a store also checks the file ({@link IntegrityCheck}) and brings its schema up to
- * date ({@link Schema}).
+ * The first connection of a store also checks the file ({@link IntegrityCheck}), proves its write-ahead log on
+ * disk ({@link Checkpoint}) and brings its schema up to date ({@link Schema}).
  *
  * <p>Stateless and thread-safe.
  */
@@ -27,7 +27,8 @@ final class Connections {
   private Connections() {}
 
   /**
-   * The first connection of a store: opened (creating the file if missing), checked and migrated.
+   * The first connection of a store: opened (creating the file if missing), checked, proven on disk and
+   * migrated.
    *
    * @throws StoreUnavailableException why the file is refused, for the operator
    */
@@ -41,6 +42,8 @@ final class Connections {
     try {
       // Before anything is read from the file, and before a migration writes to it.
       IntegrityCheck.verify(file, connection);
+      // A process that stopped after a commit whose fsync failed left no word of it: prove the log on disk.
+      Checkpoint.prove(file, connection);
       Schema.migrate(file, connection);
     } catch (SQLException | RuntimeException e) {
       closeAfter(connection, e);

@@ -45,9 +45,10 @@ import javax.annotation.Nullable;
  * anyone sees it: after {@code kill -9} or power loss, a new process resumes at or past it. If a commit
  * fails its outcome is unknown; the method throws and the range is never handed out, so at worst it is
  * lost (a gap), never issued twice. No cursor is kept in memory: every reservation reads its cursor
- * from the file under the write lock, so whether a failed commit reached the disk or not (SQLite
- * may even recover its write-ahead log frames at the next open), the next reservation starts above
- * whatever the file holds.
+ * from the file under the write lock. A failed commit may still be read from the file though it is not on
+ * disk (its fsync failed, the page cache kept it), so no connection serves after one, nor at open, until
+ * a {@link Checkpoint} has proven on disk what it reads: the next reservation never builds on a write whose
+ * durability was not confirmed.
  *
  * <p><b>Disk faults.</b> A write that fails (a full disk, a read-only file system, an I/O error) fails the
  * operation with {@link StoreUnavailableException} naming the file and the cause ({@link DiskFaults}), and
@@ -80,7 +81,7 @@ import javax.annotation.Nullable;
  * {@link FloorLogTable} ({@code floor_log}), {@link ServerTable} ({@code servers}: announcements and
  * confirmations, on an injectable {@link WallClock}) and {@link Reservations} ({@code reservations}: ranges
  * reserved for one caller); {@link DiskFaults} and {@link IntegrityCheck} say what
- * a failure or a damaged file means for the operator.
+ * a failure or a damaged file means for the operator, {@link Checkpoint} proves the file on disk.
  */
 @ThreadSafe
 public final class EmbeddedRangeStore implements RangeStore {

@@ -20,7 +20,8 @@ import org.sqlite.SQLiteException;
  * Also what a failure means ({@link #failure}): a disk fault ({@link DiskFaults}) or a lock held too long is
  * {@link StoreUnavailableException}, and the connection is discarded so that the next operation opens a new
  * one (the store serves again as soon as the disk does); a damaged file makes the store refuse every later
- * operation.
+ * operation. A write whose commit failed has an unknown outcome: it may be in the page cache and not on disk,
+ * so no new connection serves until a {@link Checkpoint} has proven the file on disk.
  *
  * <p>Threads: the threads of one process share the connection, serialised by {@code lock}, which is held for
  * the whole of each transaction and hands the {@link Session} to the work it runs.
@@ -51,6 +52,14 @@ final class Transactions {
   @Nullable
   private String damage;
 
+  /**
+   * The write whose outcome is unknown (its commit failed, or the check after it did), until a {@link
+   * Checkpoint} on a new connection proves the file on disk; null while every commit is confirmed.
+   */
+  @GuardedBy("lock")
+  @Nullable
+  private String unconfirmed;
+
   /** The disk fault that failed the last write, logged once; null once a write succeeded again. */
   @GuardedBy("lock")
   @Nullable
@@ -77,14 +86,22 @@ final class Transactions {
         T result;
         try {
           result = work.run(db);
-          commit.run(db);
         } catch (Throwable t) {
           rollback(db, t);
           throw t;
         }
         try {
+          commit.run(db);
+        } catch (Throwable t) {
+          // Its log may be written (a later connection reads it) but not on disk: see Checkpoint.
+          unconfirmed = operation;
+          discardSession(t); // closing rolls back what is left of the transaction
+          throw t;
+        }
+        try {
           commitCheck.afterCommit();
         } catch (IOException | RuntimeException e) {
+          unconfirmed = operation;
           throw uncertainCommit(operation, e);
         }
         if (writeFault != null) {
@@ -141,10 +158,32 @@ final class Transactions {
           + damage);
     }
     if (session == null) {
-      session = new Session(Connections.connect(file, setup, false));
+      Connection connection = Connections.connect(file, setup, false);
+      if (unconfirmed != null) {
+        prove(connection);
+      }
+      session = new Session(connection);
       logger.debug("Embedded store {}: opened a new connection after a failure", file);
     }
     return session;
+  }
+
+  /** Proves the file on disk on a new connection after an unknown outcome; closes it if that fails. */
+  @GuardedBy("lock")
+  private void prove(Connection connection) throws SQLException {
+    try {
+      Checkpoint.prove(file, connection);
+    } catch (SQLException | RuntimeException e) {
+      try {
+        connection.close();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+    logger.info("Embedded store {}: the file is proven on disk again ({} completed after the outcome of '{}'"
+        + " was unknown)", file, Checkpoint.PRAGMA, unconfirmed);
+    unconfirmed = null;
   }
 
   @GuardedBy("lock")
