@@ -342,7 +342,8 @@ public final class CassandraRangeStore implements RangeStore {
   /**
    * The definition row first (compare-and-set at SERIAL on its op id, the version checked), then an entry in
    * every datacenter's floor log, each through a coordinator of its own datacenter, as an advance appends
-   * its floor: a server that reads the entry reads the definition again ({@code findCurrent}). A datacenter
+   * its floor, with the definition's new version: a server that reads the entry reads the definition again
+   * ({@code findCurrent}, at SERIAL) and confirms only once it shows that version. A datacenter
    * with no reachable node fails the call ({@link dev.idgen.core.StoreUnavailableException}); the change is
    * then in force in the definition, and the same change again (the row already shows it) logs it.
    */
@@ -354,7 +355,7 @@ public final class CassandraRangeStore implements RangeStore {
     Map<String, Long> versions = new TreeMap<>();
     for (String datacenter : datacenters.toCover()) {
       Node coordinator = datacenter.equals(dc) ? null : datacenters.coordinatorIn(datacenter, d);
-      versions.put(datacenter, floorLogs.append(datacenter, coordinator, d.name(), FloorLog.DEFINITION_CHANGED,
+      versions.put(datacenter, floorLogs.appendDefinitionChange(datacenter, coordinator, d.name(), next.version(),
           deadline));
     }
     return new AdvanceReceipt(versions);
