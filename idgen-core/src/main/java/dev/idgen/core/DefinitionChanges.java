@@ -163,7 +163,14 @@ final class DefinitionChanges {
   private StoredSequence change(StoredSequence current, StoredSequence next, String what) {
     String name = current.definition().name();
     AdvanceReceipt receipt = store.redefine(current, next);
-    runtimes.redefine(name, next.version()); // this server at once, also where no floor sync runs
+    try {
+      runtimes.redefine(name, next.version()); // this server at once, also where no floor sync runs
+    } catch (StoreUnavailableException e) {
+      if (!sync.enabled()) {
+        throw e;
+      }
+      // This server's floor sync reads it again below, and names this server if it still cannot.
+    }
     long unusedLeases = sync.confirm(receipt, System.nanoTime() + confirmTimeoutNanos, 0,
         pending -> new ChangeNotConfirmedException(name, what, pending));
     if (!next.sameAs(current)) {
