@@ -114,7 +114,7 @@ final class FloorLogTable {
       }
       long version = row == null ? 1 : row.getLong("version") + 1;
       List<String> changes = new ArrayList<>(row == null ? List.of() : row.getList("changes", String.class));
-      changes.add(version + " " + floor + " " + sequence + (definitionVersion > 0 ? " " + definitionVersion : ""));
+      changes.add(entry(new FloorLog.Change(version, sequence, floor, definitionVersion)));
       while (changes.size() > FLOOR_LOG_CAPACITY) {
         changes.remove(0);
       }
@@ -135,6 +135,22 @@ final class FloorLogTable {
     }
   }
 
+  /**
+   * A change as the log row keeps it: {@code "version floor name"}, and a definition change's version after
+   * them when it has one (names hold no space).
+   */
+  static String entry(FloorLog.Change c) {
+    return c.version() + " " + c.floor() + " " + c.sequence()
+        + (c.definitionVersion() > 0 ? " " + c.definitionVersion() : "");
+  }
+
+  /** {@link #entry}, read back; an entry of three fields has no definition version (0). */
+  static FloorLog.Change change(String entry) {
+    String[] f = entry.split(" ", 4);
+    return new FloorLog.Change(Long.parseLong(f[0]), f[2], Long.parseLong(f[1]),
+        f.length == 4 ? Long.parseLong(f[3]) : 0);
+  }
+
   FloorLog floorLog(long afterVersion) {
     // A plain local read of a LOCAL_SERIAL row: it may miss a commit in progress, which the next read
     // shows; what it reports as applied is then only lower, never wrong.
@@ -146,11 +162,10 @@ final class FloorLogTable {
     List<FloorLog.Change> changes = new ArrayList<>();
     long oldest = Long.MAX_VALUE;
     for (String entry : row.getList("changes", String.class)) {
-      String[] f = entry.split(" ", 4);
-      long v = Long.parseLong(f[0]);
-      oldest = Math.min(oldest, v);
-      if (v > afterVersion) {
-        changes.add(new FloorLog.Change(v, f[2], Long.parseLong(f[1]), f.length == 4 ? Long.parseLong(f[3]) : 0));
+      FloorLog.Change c = change(entry);
+      oldest = Math.min(oldest, c.version());
+      if (c.version() > afterVersion) {
+        changes.add(c);
       }
     }
     boolean complete = afterVersion >= version || oldest <= afterVersion + 1;
