@@ -139,8 +139,13 @@ public final class Allocator implements AutoCloseable {
       }
 
       @Override
-      public void redefine(String sequence) {
-        runtimes.redefine(sequence);
+      public void redefine(String sequence, long version) {
+        runtimes.redefine(sequence, version);
+      }
+
+      @Override
+      public void redefineAll() {
+        runtimes.redefineAll();
       }
     }, b.ticker, b.wall, b.serverName, b.serverLease, runtimes.leasesUntil(null));
     if (sync.enabled() && b.outageRunway.compareTo(b.serverLease.multipliedBy(3).dividedBy(4)) > 0) {

@@ -17,9 +17,10 @@ import org.slf4j.LoggerFactory;
  * log ({@link RangeStore#redefine}). That is the log every server's {@link FloorSync} already reads every
  * floor-refresh interval, in one read whatever the number of sequences, and whose confirmations an advance waits
  * for; the entry's floor is below every ID, so a server that knows nothing of definition changes applies a floor
- * that drops nothing. A server that reads the entry reads the sequence again ({@link Runtimes#redefine}) and,
- * if its runtime was made from another definition, unloads it as an idle sweep does, before it confirms that
- * log version. This server applies it at once, also where no floor sync runs (one process on the store); then
+ * that drops nothing. A server that reads the entry reads the sequence again where changes are decided
+ * ({@link Runtimes#redefine}) and, if its runtime was made from another definition, unloads it as an idle sweep
+ * does, before it confirms that log version; it confirms only once its read shows the entry's version (a read
+ * that fails confirms nothing, and is tried again next cycle), and gives the old reserve back afterwards. This server applies it at once, also where no floor sync runs (one process on the store); then
  * the call waits for every live server's confirmation ({@link FloorSync#confirm}), and a server that cannot
  * confirm stops serving by itself before its announcement expires, as for an advance. Where some live server
  * did not confirm in time, {@link ChangeNotConfirmedException} says so: the change is in force in the store,
@@ -162,7 +163,14 @@ final class DefinitionChanges {
   private StoredSequence change(StoredSequence current, StoredSequence next, String what) {
     String name = current.definition().name();
     AdvanceReceipt receipt = store.redefine(current, next);
-    runtimes.redefine(name); // this server at once, also where no floor sync runs
+    try {
+      runtimes.redefine(name, next.version()); // this server at once, also where no floor sync runs
+    } catch (StoreUnavailableException e) {
+      if (!sync.enabled()) {
+        throw e;
+      }
+      // This server's floor sync reads it again below, and names this server if it still cannot.
+    }
     long unusedLeases = sync.confirm(receipt, System.nanoTime() + confirmTimeoutNanos, 0,
         pending -> new ChangeNotConfirmedException(name, what, pending));
     if (!next.sameAs(current)) {

@@ -34,10 +34,22 @@ public record FloorLog(long version, List<Change> changes, boolean complete) {
 
   /**
    * One advance: the sequence's floor rose to {@code floor} at log version {@code version}; or, with
-   * {@code floor} {@link #DEFINITION_CHANGED}, a change of its definition.
+   * {@code floor} {@link #DEFINITION_CHANGED}, a change of its definition to {@code definitionVersion} (its
+   * stored version, the etag; 0 where the store records none: a store whose every read shows every change). A
+   * server confirms a change only once it has read that version where changes are decided.
    */
   @Immutable
-  public record Change(long version, String sequence, long floor) {
+  public record Change(long version, String sequence, long floor, long definitionVersion) {
+    /** An advance, or a definition change whose version the store does not record. */
+    public Change(long version, String sequence, long floor) {
+      this(version, sequence, floor, 0);
+    }
+
+    /** A change of the sequence's definition to its stored version {@code definitionVersion}. */
+    public static Change definitionChange(long version, String sequence, long definitionVersion) {
+      return new Change(version, sequence, DEFINITION_CHANGED, definitionVersion);
+    }
+
     /** Whether this entry is a change of the sequence's definition rather than a floor. */
     public boolean definitionChanged() {
       return floor == DEFINITION_CHANGED;

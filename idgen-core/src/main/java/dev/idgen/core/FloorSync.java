@@ -21,7 +21,9 @@ import org.slf4j.LoggerFactory;
  * <p>Every floor-refresh interval a {@link #cycle} reads the datacenter's floor log (one read, whatever
  * the number of sequences), drops cached IDs at or below the new floors, reads again the definitions that
  * changed ({@link FloorLog#DEFINITION_CHANGED}: an update, a delete), then announces "alive, applied up to
- * version v" with a lease. An advance records its floor in every datacenter's log and returns only when
+ * version v" with a lease; a definition change it could not read where changes are decided (or that showed an
+ * older version than the entry's) holds v below that entry, and is read again every cycle until it is applied.
+ * An advance records its floor in every datacenter's log and returns only when
  * every live announcement shows that version ({@link #confirm}); a definition change waits for those
  * confirmations as an advance does, and counts a server gone by its heartbeat the same way. A server
  * that cannot renew its announcement — store cut off, stalled poller, paused JVM — stops handing out IDs
@@ -70,11 +72,17 @@ final class FloorSync {
     long reloadAll();
 
     /**
-     * The sequence's definition changed in the store ({@link FloorLog#DEFINITION_CHANGED}): read it again and
-     * drop what is held under the old one, before this server confirms the log version. Throws what the store
-     * throws (the cycle then fails and applies the entry again next time).
+     * The sequence's definition changed in the store to {@code version} ({@link FloorLog#DEFINITION_CHANGED};
+     * 0: not said): read it where changes are decided and drop what is held under the old one, before this
+     * server confirms the log version.
+     *
+     * @throws StoreUnavailableException if that read fails or shows an older version: the change is not
+     *     applied, and this server confirms nothing from that entry on until it is (the cycle tries again)
      */
-    void redefine(String sequence);
+    void redefine(String sequence, long version);
+
+    /** {@link #redefine} of every sequence held (the log's entries since the last read are gone). */
+    void redefineAll();
   }
 
   /** Until when this server may serve, on both clocks; replaced whole, so one volatile read sees both. */
@@ -99,6 +107,8 @@ final class FloorSync {
   volatile Runnable beforeCycle = () -> {};
 
   @GuardedBy("this") private long applied;
+  /** The log version {@link #notApplied} last warned of (-1: a re-read of everything); 0: none. */
+  @GuardedBy("this") private long notAppliedLogged;
   /** Until when (ticker nanos) client leases of the floors applied so far may be used: announced. */
   @GuardedBy("this") private long leasesUntil;
   /** Until when this server may hand out IDs; meaningful only when enabled. */
@@ -185,27 +195,59 @@ final class FloorSync {
     long startMillis = wall.millis();
     beforeCycle.run();
     FloorLog floorLog = store.floorLog(applied);
+    // The version this cycle confirms: below the first change it could not read. The floors after it are
+    // applied all the same (they only rise), and the next cycle reads the log again from there.
+    long confirmed = floorLog.version();
     if (!floorLog.complete()) {
       log.info("the floor log moved past version {} since this server last read it: re-reading the floor"
           + " of every sequence it holds", applied);
+      try {
+        floors.redefineAll();
+      } catch (StoreUnavailableException e) {
+        confirmed = applied;
+        notApplied(-1, "the definitions of the sequences it holds", e);
+      }
       leasesUntil = later(leasesUntil, floors.reloadAll());
     } else {
       for (FloorLog.Change c : floorLog.changes()) {
-        if (c.definitionChanged()) {
-          floors.redefine(c.sequence());
-        } else {
+        if (!c.definitionChanged()) {
           leasesUntil = later(leasesUntil, floors.raise(c.sequence(), c.floor()));
+          continue;
+        }
+        try {
+          floors.redefine(c.sequence(), c.definitionVersion());
+        } catch (StoreUnavailableException e) {
+          if (confirmed >= c.version()) {
+            confirmed = c.version() - 1;
+            notApplied(c.version(), "the change of sequence '" + c.sequence() + "'", e);
+          }
         }
       }
     }
-    store.announce(server, incarnation, floorLog.version(), lease, lease.multipliedBy(KEPT_LEASES),
+    store.announce(server, incarnation, confirmed, lease, lease.multipliedBy(KEPT_LEASES),
         outstanding(leasesUntil));
-    applied = floorLog.version();
+    applied = confirmed;
     servingUntil = new Until(start + servingNanos, startMillis + servingNanos / 1_000_000);
     everServed = true;
     if (fencedLogged) {
       fencedLogged = false;
       log.info("server {} reached the store again and serves IDs", server);
+    }
+  }
+
+  /**
+   * Says, once per log version (then at DEBUG), that this server could not read a change and so does not
+   * confirm it: it keeps serving what it holds, and the change's call reports this server as not confirmed.
+   */
+  @GuardedBy("this")
+  private void notApplied(long version, String what, StoreUnavailableException e) {
+    if (version != notAppliedLogged) {
+      notAppliedLogged = version;
+      log.warn("server {} could not read {} where changes are decided, and does not confirm floor-log version {}"
+          + " until it does (it retries every cycle, and serves the definition it holds meanwhile): {}", server,
+          what, version < 0 ? "beyond " + applied : version, e.getMessage());
+    } else {
+      log.debug("server {} still cannot read {}: {}", server, what, e.getMessage());
     }
   }
 

@@ -53,9 +53,12 @@ public interface RangeStore extends AutoCloseable {
   }
 
   /**
-   * {@link #findStored}, read so that it shows every change of the sequence that completed before this call,
-   * where the store can (Cassandra: at SERIAL; when this datacenter is cut off from the others, from its own
-   * replicas, which may be behind). What a server reads when a definition changed, and before it changes one.
+   * {@link #findStored}, read so that it shows every change of the sequence that completed before this call
+   * (Cassandra: at SERIAL). What a server reads when a definition changed, and before it changes one. Never a
+   * weaker read in its place: a server confirms a change only once this read shows it.
+   *
+   * @throws StoreUnavailableException if the store cannot be read so (Cassandra: this datacenter cut off from
+   *     the others)
    */
   default Optional<StoredSequence> findCurrent(String name) {
     return findStored(name);

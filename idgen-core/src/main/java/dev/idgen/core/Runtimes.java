@@ -11,7 +11,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
@@ -27,6 +31,9 @@ import org.slf4j.LoggerFactory;
  * bins, and the first runtime put wins). One sweeper thread unloads, and a stop closes: a runtime leaves the
  * map first (a new call loads it anew) and stays in {@code unloading} until its pools are closed, so that a
  * floor raised meanwhile still reaches a call inside it. The retired totals are guarded by their own lock.
+ * A definition change ({@link #redefine}) closes the old runtime's pools on the caller's thread, which may hold
+ * the floor sync's lock, and gives their IDs back on a thread of its own ({@link #giveBacks}): a give-back is a
+ * store write that may wait, and advances and changes on this server wait for that lock.
  */
 @ThreadSafe
 final class Runtimes {
@@ -36,6 +43,11 @@ final class Runtimes {
   private static final int GIVE_BACK_THREADS = 32;
   /** How long a closing pool waits for a refill in flight, to give its range back too. */
   private static final long LATE_REFILL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(15);
+  /**
+   * How many times a load reads a definition that is older than one a change showed here before it gives up
+   * ({@link StoreUnavailableException}): more means the store lost a version, not that a change raced the load.
+   */
+  static final int LOAD_ATTEMPTS = 3;
 
   private final RangeStore store;
   private final StripePool.Settings poolSettings;
@@ -74,6 +86,12 @@ final class Runtimes {
   private volatile boolean closed;
   /** Runs {@link #unloadIdle} on a thread of its own; null when unloading is off. */
   @Nullable private final ScheduledExecutorService sweeper;
+  /**
+   * Gives back the reserves of runtimes a definition change unloaded, one at a time, on one thread that ends
+   * when idle: see {@link #redefine} for why outside the caller's thread. Drained by {@link #closeAll}.
+   */
+  private final ExecutorService giveBacks = new ThreadPoolExecutor(0, 1, 10, TimeUnit.SECONDS,
+      new LinkedBlockingQueue<>(), Allocator.daemonThreads("idgen-give-back-after-change-"));
 
   Runtimes(RangeStore store, StripePool.Settings poolSettings, StrictOwner.Identity identity, Ticker ticker,
       long unloadIdleAfterNanos, ClientLeases clientLeases) {
@@ -128,6 +146,31 @@ final class Runtimes {
    * depth, since the store's pools are cut at the floor too).
    */
   SequenceRuntime load(String name) {
+    // Bounded: each attempt reads the store afresh; only a change applied here during the attempt, or a store
+    // that shows an older version than one applied here, starts another.
+    for (int attempt = 1; ; attempt++) {
+      SequenceRuntime loaded = tryLoad(name);
+      if (loaded != null) {
+        return loaded;
+      }
+      if (attempt == LOAD_ATTEMPTS) {
+        StoredSequence current = current(name);
+        throw new StoreUnavailableException("sequence '" + name + "': this server applied version "
+            + changedTo.get(name) + " of its definition, but the store shows version " + current.version()
+            + " where changes are decided (read " + LOAD_ATTEMPTS + " times), and this server serves no older"
+            + " definition. If the store lost that change (restored from a backup?), move the sequence past what"
+            + " any server may have handed out (AdvanceSequence), then restart this server");
+      }
+      backOff(attempt);
+    }
+  }
+
+  /**
+   * One attempt of {@link #load}: the runtime, or null if the definition it read is older than one a change
+   * showed here meanwhile (nothing published; the caller reads again).
+   */
+  @Nullable
+  private SequenceRuntime tryLoad(String name) {
     SequenceRuntime rt = get(name);
     if (rt != null) {
       return rt;
@@ -161,12 +204,12 @@ final class Runtimes {
     }
     if (replaced) {
       closePools(created); // never published: nothing was handed out from it
-      // Where changes are decided: gone (purged), deleted, or the new definition, which the next load reads.
-      StoredSequence current = store.findCurrent(name).orElseThrow(() -> notFound(name));
+      // Where changes are decided: gone (purged), deleted, or the new definition, which the next attempt reads.
+      StoredSequence current = current(name);
       if (current.deleted()) {
         throw new SequenceDeletedException(current);
       }
-      return load(name);
+      return null;
     }
     if (raced != null) {
       return raced;
@@ -175,6 +218,21 @@ final class Runtimes {
       closePools(created); // closeAll() may have missed it; pools of a closed allocator never refill
     }
     return created;
+  }
+
+  /** The sequence where changes are decided; {@link SequenceNotFoundException} if it is gone. */
+  private StoredSequence current(String name) {
+    return store.findCurrent(name).orElseThrow(() -> notFound(name));
+  }
+
+  /** A short random pause between two attempts of a load, growing with the attempt (at most 100 ms). */
+  private static void backOff(int attempt) {
+    try {
+      TimeUnit.MILLISECONDS.sleep(ThreadLocalRandom.current().nextLong(10, 50L * attempt + 1));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StoreUnavailableException("interrupted while loading a sequence", e);
+    }
   }
 
   /** Closes a runtime's pools without giving anything back: for one that no call has taken from. */
@@ -200,16 +258,31 @@ final class Runtimes {
   }
 
   /**
-   * The sequence's definition changed in the store (an update, a delete, an undelete): reads it again
-   * ({@link RangeStore#findCurrent}) and, when the runtime loaded here was made from another one, unloads it
-   * as an idle sweep does: out of the map first (the next call loads the new definition, or finds the sequence
-   * deleted), then its pools are closed and what they hold goes back to the store. So a raised max serves at
-   * once on a sequence that had reached the old one, and a deleted sequence holds no reserve here. A call that
-   * was inside the old runtime keeps what it took (IDs of the old definition are IDs of the new one: a change
-   * never moves a position's ID). Throws what the store throws; the floor sync then applies it again.
+   * The sequence's definition changed in the store (an update, a delete, an undelete) to version
+   * {@code version} (0: not said): reads it again where changes are decided ({@link RangeStore#findCurrent})
+   * and, when the runtime loaded here was made from another one, unloads it as an idle sweep does: out of the
+   * map first (the next call loads the new definition, or finds the sequence deleted), then its pools are
+   * closed, and what they held goes back to the store on a thread of its own. So a raised max serves at once on
+   * a sequence that had reached the old one, and a deleted sequence holds no reserve here. A call that was
+   * inside the old runtime keeps what it took (IDs of the old definition are IDs of the new one: a change
+   * never moves a position's ID).
+   *
+   * <p>The give-back runs outside the caller's thread, which may hold the floor sync's lock: it is a store
+   * write that may wait (for a refill in flight, for the store), and is safe after this returns, since the
+   * pools are closed by then (nothing here hands their IDs out), it only adds IDs to the store, which cuts them
+   * at the floor it reads as every write that adds does, and one that does not complete leaves a counted gap.
+   *
+   * @throws StoreUnavailableException if the store cannot be read where changes are decided, or shows a version
+   *     older than {@code version}: this server then has not read the change, keeps what it has, and must not
+   *     confirm it (the floor sync tries again)
    */
-  void redefine(String name) {
+  void redefine(String name, long version) {
     java.util.Optional<StoredSequence> stored = store.findCurrent(name);
+    if (stored.isPresent() && stored.get().version() < version) {
+      throw new StoreUnavailableException("sequence '" + name + "': the store shows version "
+          + stored.get().version() + " of its definition where changes are decided, older than version " + version
+          + " that its change logged");
+    }
     SequenceRuntime rt;
     synchronized (lockOf(name)) { // see load(): a load in flight either sees the record or is seen here
       stored.ifPresent(s -> changedTo.merge(name, s.version(), Math::max));
@@ -224,11 +297,39 @@ final class Runtimes {
     }
     log.info("sequence '{}' {}: this server gives back its reserve of the old definition", name,
         stored.isEmpty() ? "no longer exists" : stored.get().deleted() ? "was deleted" : "was changed");
-    unload(rt);
+    unload(rt, true);
+  }
+
+  /**
+   * {@link #redefine} of every loaded sequence (this server's place in the floor log is gone: the entries it
+   * missed may have been definition changes). Tries them all, then throws the first failure, if any.
+   */
+  void redefineAll() {
+    StoreUnavailableException failed = null;
+    for (SequenceRuntime rt : List.copyOf(sequences.values())) {
+      try {
+        redefine(rt.definition.name(), 0);
+      } catch (StoreUnavailableException e) {
+        if (failed == null) {
+          failed = e;
+        }
+      }
+    }
+    if (failed != null) {
+      throw failed;
+    }
   }
 
   /** Unloads one runtime (see {@link #unloadIdle}); false if another thread unloaded it first. */
   private boolean unload(SequenceRuntime rt) {
+    return unload(rt, false);
+  }
+
+  /**
+   * {@link #unload(SequenceRuntime)}, giving the reserve back on {@link #giveBacks} when {@code later} (the
+   * pools are closed before this returns either way).
+   */
+  private boolean unload(SequenceRuntime rt, boolean later) {
     // Out of the map, but a call inside it may still take IDs until its pools are closed: floors raised
     // meanwhile reach it through unloading, and leasesUntil counts it as handing out now.
     unloading.add(rt);
@@ -236,17 +337,40 @@ final class Runtimes {
       unloading.remove(rt);
       return false;
     }
+    List<List<IdRange>> taken;
     try {
-      closeAndGiveBack(rt);
-    } finally {
-      lastUnloadNanos = ticker.nanos(); // its pools are closed: nothing handed out from it after this
-      unloading.remove(rt);
+      taken = close(rt);
+    } catch (RuntimeException e) {
+      unloaded(rt);
+      throw e;
     }
+    Runnable giveBack = () -> {
+      try {
+        giveBack(rt, taken);
+      } finally {
+        unloaded(rt);
+      }
+    };
+    if (!later) {
+      giveBack.run();
+      return true;
+    }
+    try {
+      giveBacks.execute(giveBack);
+    } catch (RejectedExecutionException e) {
+      giveBack.run(); // closing: closeAll() no longer waits for the thread
+    }
+    return true;
+  }
+
+  /** After an unload's give-back: nothing of the runtime hands out or holds IDs any more. */
+  private void unloaded(SequenceRuntime rt) {
+    lastUnloadNanos = ticker.nanos(); // its pools are closed: nothing handed out from it after this
+    unloading.remove(rt);
     PoolTotals t = rt.totals();
     synchronized (retired) {
       retired.add(t);
     }
-    return true;
   }
 
   /**
@@ -272,15 +396,12 @@ final class Runtimes {
   }
 
   /**
-   * Reads the definition and the floor of every loaded sequence from the store again (this server's place in
-   * the floor log is gone) and applies them. Returns the latest {@link #leasesUntil} of them all.
+   * Reads the floor of every loaded sequence from the store again (this server's place in the floor log is
+   * gone; {@link #redefineAll} reads their definitions) and applies them. Returns the latest
+   * {@link #leasesUntil} of them all.
    */
   long reloadFloors() {
     long until = leasesUntil(null);
-    // The log entries that were missed may have been definition changes too.
-    for (SequenceRuntime rt : List.copyOf(sequences.values())) {
-      redefine(rt.definition.name());
-    }
     for (SequenceRuntime rt : sequences.values()) {
       long floor = store.floor(rt.definition);
       if (floor != Long.MIN_VALUE) {
@@ -381,6 +502,15 @@ final class Runtimes {
       leases = later(leases, leasesUntil(rt));
     }
     giveBackAll(List.copyOf(sequences.values()));
+    // The give-backs of definition changes still under way: each is bounded by the store's timeouts.
+    giveBacks.shutdown();
+    try {
+      if (!giveBacks.awaitTermination(2 * LATE_REFILL_WAIT_NANOS, TimeUnit.NANOSECONDS)) {
+        log.warn("giving back the reserves of changed sequences did not finish in time (what is left is a gap)");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // what is not given back yet stays a gap
+    }
     return leases;
   }
 
@@ -420,17 +550,30 @@ final class Runtimes {
 
   /** Closes a runtime's pools (none hands out an ID any more), then gives what they held back to the store. */
   private void closeAndGiveBack(SequenceRuntime rt) {
+    giveBack(rt, close(rt));
+  }
+
+  /**
+   * Closes a runtime's pools: none hands out an ID any more. Returns what they held, per stripe, for
+   * {@link #giveBack}; nothing for a strict runtime, whose owner it releases.
+   */
+  private static List<List<IdRange>> close(SequenceRuntime rt) {
     rt.unloaded = true;
     if (rt.owner != null) {
       rt.owner.release(); // nothing goes back to a strict pool: what it held is a counted gap
-      return;
+      return List.of();
     }
     List<List<IdRange>> taken = new ArrayList<>(rt.pools.length);
     for (StripePool pool : rt.pools) {
       // All first: a call inside the sequence then fails over to a new runtime at once.
       taken.add(new ArrayList<>(pool.closeAndTake()));
     }
-    for (int k = 0; k < rt.pools.length; k++) {
+    return taken;
+  }
+
+  /** Gives what {@link #close} took, and what refills in flight bring after it, back to the store. */
+  private void giveBack(SequenceRuntime rt, List<List<IdRange>> taken) {
+    for (int k = 0; k < taken.size(); k++) {
       List<IdRange> held = taken.get(k);
       held.addAll(rt.pools[k].awaitLate(LATE_REFILL_WAIT_NANOS)); // a refill in flight lands after the close
       if (held.isEmpty()) {

@@ -38,7 +38,10 @@ class HeartbeatTest {
     }
 
     @Override
-    public void redefine(String sequence) {}
+    public void redefine(String sequence, long version) {}
+
+    @Override
+    public void redefineAll() {}
   };
 
   /** A FloorSync whose store reports {@code dc1/b} pending, with the heartbeat {@code beat} gives for each read. */

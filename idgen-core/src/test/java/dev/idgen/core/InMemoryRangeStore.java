@@ -57,7 +57,7 @@ public class InMemoryRangeStore implements RangeStore {
     }
     stored.put(name, next);
     definitions.put(name, next.definition());
-    floorLog.add(new FloorLog.Change(floorLog.size() + 1, name, FloorLog.DEFINITION_CHANGED));
+    floorLog.add(FloorLog.Change.definitionChange(floorLog.size() + 1, name, next.version()));
     return refresh.isZero() ? AdvanceReceipt.NONE : new AdvanceReceipt(Map.of("local", (long) floorLog.size()));
   }
 
@@ -120,7 +120,21 @@ public class InMemoryRangeStore implements RangeStore {
       n += r.count();
     }
     givenBack += n;
+    notifyAll();
     return n;
+  }
+
+  /** Waits until more than {@code ids} IDs were given back, ever, at most {@code max}; whether they were. */
+  public synchronized boolean awaitGivenBackAbove(long ids, Duration max) throws InterruptedException {
+    long end = System.nanoTime() + max.toNanos();
+    while (givenBack <= ids) {
+      long left = end - System.nanoTime();
+      if (left <= 0) {
+        return false;
+      }
+      java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, left);
+    }
+    return true;
   }
 
   /** A hook for tests: runs before each reservation, outside the lock (may block or throw). */

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -17,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -184,7 +186,7 @@ class SequenceLifecycleTest {
   }
 
   @Test
-  void a_deleted_sequence_serves_nowhere_and_an_undelete_continues_above_what_it_handed_out() {
+  void a_deleted_sequence_serves_nowhere_and_an_undelete_continues_above_what_it_handed_out() throws Exception {
     Allocator a = server("a");
     Allocator b = server("b");
     a.create(new SequenceDefinition("gone", 1, Long.MAX_VALUE, 1, 1_000, 1_000_000));
@@ -196,7 +198,8 @@ class SequenceLifecycleTest {
     assertThat(deleted.deleted()).isTrue();
     assertThat(deleted.expireTime().orElseThrow())
         .isEqualTo(deleted.deleteTime().orElseThrow().plus(Allocator.DEFAULT_UNDELETE_WINDOW));
-    assertThat(store.givenBack).as("b gave its reserve back").isGreaterThan(givenBackBefore);
+    // Given back on a thread of b's own, after b dropped it (so that no floor sync waits for the store write).
+    assertThat(store.awaitGivenBackAbove(givenBackBefore, WAIT)).as("b gave its reserve back").isTrue();
     assertThat(b.isLoaded("gone")).isFalse();
     assertThatThrownBy(() -> b.allocate("gone", 1, WAIT)).isInstanceOfSatisfying(SequenceDeletedException.class,
         e -> assertThat(e.purged()).isFalse())
@@ -392,6 +395,104 @@ class SequenceLifecycleTest {
   }
 
   /**
+   * A store of {@code store} whose definition reads show {@code behind} while it is set: replicas that missed a
+   * change, as Cassandra's read once showed when it fell back from SERIAL to this datacenter's replicas.
+   */
+  private RangeStore behind(AtomicReference<StoredSequence> behind) {
+    return new ForwardingRangeStore(store) {
+      @Override
+      public Optional<StoredSequence> findStored(String name) {
+        StoredSequence old = behind.get();
+        return old != null && old.definition().name().equals(name) ? Optional.of(old) : super.findStored(name);
+      }
+
+      @Override
+      public Optional<StoredSequence> findCurrent(String name) {
+        return findStored(name);
+      }
+    };
+  }
+
+  @Test
+  void a_server_whose_read_is_behind_a_change_does_not_confirm_it_until_it_reads_it() {
+    // Issue 43, case 5: b read the definition from replicas behind the delete, kept its runtime and confirmed;
+    // the delete returned OK while b went on serving the deleted sequence.
+    AtomicReference<StoredSequence> stale = new AtomicReference<>();
+    Allocator a = server("a", Allocator.builder(store).advanceConfirmTimeout(Duration.ofMillis(300)));
+    Allocator b = server("b", Allocator.builder(behind(stale)));
+    a.create(new SequenceDefinition("lagged", 1, Long.MAX_VALUE, 1, 100, 1_000_000));
+    allocate(b, "lagged", 1);
+    stale.set(store.findStored("lagged").orElseThrow());
+
+    assertThatThrownBy(() -> a.delete("lagged", null, false))
+        .isInstanceOfSatisfying(ChangeNotConfirmedException.class,
+            e -> assertThat(e.unconfirmed()).containsExactly("local/b"))
+        .hasMessageContaining("make the same call again");
+    assertThat(store.findStored("lagged").orElseThrow().deleted()).as("in force in the store").isTrue();
+
+    stale.set(null); // b's reads show the change now
+    assertThatThrownBy(() -> a.delete("lagged", null, false)).as("the same call again completes it")
+        .isInstanceOf(SequenceDeletedException.class);
+    assertThat(b.isLoaded("lagged")).isFalse();
+    assertThatThrownBy(() -> b.allocate("lagged", 1, WAIT)).isInstanceOf(SequenceDeletedException.class);
+  }
+
+  @Test
+  void a_load_that_reads_only_versions_older_than_one_applied_here_answers_unavailable() {
+    // Issue 43, case 6: a store that shows an older version than the one this server applied (restored from a
+    // snapshot, or read from replicas behind it) made Runtimes.load call itself until StackOverflowError.
+    AtomicReference<StoredSequence> restored = new AtomicReference<>();
+    Allocator a = server("a");
+    Allocator b = server("b", Allocator.builder(behind(restored)));
+    a.create(new SequenceDefinition("restored", 1, 1_000, 1, 100, 1_000_000));
+    allocate(b, "restored", 1);
+    StoredSequence v1 = store.findStored("restored").orElseThrow();
+    a.update("restored", null, SequenceUpdate.NONE.withMax(2_000)); // b applied version 2, and unloaded
+    restored.set(v1);
+
+    assertThatThrownBy(() -> b.allocate("restored", 1, WAIT))
+        .isInstanceOf(StoreUnavailableException.class)
+        .hasMessageContaining("sequence 'restored'")
+        .hasMessageContaining("version 2")
+        .hasMessageContaining("version 1");
+
+    restored.set(null);
+    assertThat(allocate(b, "restored", 1)).singleElement().satisfies(r -> assertThat(r.last()).isLessThanOrEqualTo(2_000));
+  }
+
+  @Test
+  void a_give_back_stuck_on_the_store_holds_up_no_change_or_advance_on_its_server() throws Exception {
+    // Issue 43, case 8d: the give-back of the old definition's reserve ran inside the floor sync's cycle, so a
+    // slow store write held up every change and advance that needed this server's confirmation.
+    Stall stall = new Stall();
+    InMemoryRangeStore slow = new InMemoryRangeStore() {
+      @Override
+      public long giveBack(SequenceDefinition d, int stripe, List<IdRange> ranges) {
+        stall.here(); // one give-back, stuck on a slow store until released
+        return super.giveBack(d, stripe, ranges);
+      }
+    }.shared(Duration.ofMillis(50));
+    Allocator a = server("a", Allocator.builder(slow).advanceConfirmTimeout(Duration.ofSeconds(2)));
+    Allocator b = server("b", Allocator.builder(slow).advanceConfirmTimeout(Duration.ofSeconds(2)));
+    a.create(new SequenceDefinition("held", 1, Long.MAX_VALUE, 1, 100, 1_000_000));
+    allocate(b, "held", 1); // b holds a reserve of the old definition
+    stall.arm();
+    try {
+      assertThat(a.update("held", null, SequenceUpdate.NONE.withNodeBlockSize(50)).version()).isEqualTo(2);
+      assertThat(stall.awaitStalled()).as("b's give-back reached the store").isTrue();
+      assertThat(b.isLoaded("held")).isFalse();
+
+      // While that give-back is still stuck: an advance through b, and another change.
+      b.advance("held", 5_000);
+      assertThat(a.update("held", null, SequenceUpdate.NONE.withDcBlockSize(500_000)).version()).isEqualTo(3);
+      assertThat(stall.isHeld()).as("the give-back was still stuck").isTrue();
+    } finally {
+      stall.release();
+    }
+    allocate(b, "held", 10); // b serves the new definition (no ID twice: allocate checks)
+  }
+
+  /**
    * One thread held at a point of a slow store or server: the first {@link #here()} after {@link #arm()} says so
    * ({@link #awaitStalled()}) and waits for {@link #release()}, at most {@code WAIT}; later calls pass.
    */
@@ -399,6 +500,7 @@ class SequenceLifecycleTest {
     private final AtomicBoolean armed = new AtomicBoolean();
     private final CountDownLatch stalled = new CountDownLatch(1);
     private final CountDownLatch released = new CountDownLatch(1);
+    private volatile boolean held;
 
     Stall arm() {
       armed.set(true);
@@ -407,11 +509,14 @@ class SequenceLifecycleTest {
 
     void here() {
       if (armed.getAndSet(false)) {
+        held = true;
         stalled.countDown();
         try {
           released.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
+        } finally {
+          held = false;
         }
       }
     }
@@ -422,6 +527,11 @@ class SequenceLifecycleTest {
 
     void release() {
       released.countDown();
+    }
+
+    /** Whether a thread is held here now. */
+    boolean isHeld() {
+      return held;
     }
   }
 }

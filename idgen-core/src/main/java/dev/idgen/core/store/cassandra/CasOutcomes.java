@@ -25,6 +25,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -42,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * ({@link LongAdder}s, {@link HighWater}'s concurrent map) and the connection, read through the store's
  * volatile field at each call. An operation's {@link Attempts} are confined to the thread that runs that
  * operation; nothing else here holds per-operation state. The test seams ({@code casExecutor},
- * {@code beforeGlobalCas}) stay volatile fields of the store and are read at each attempt.
+ * {@code beforeGlobalCas}, {@code beforeSerialRead}) stay volatile fields of the store and are read at each attempt.
  *
  * <p>Logs under the store's name, as before the store was split, so that log filters keep working.
  */
@@ -58,6 +59,7 @@ final class CasOutcomes {
   private final Supplier<Statements> statements;
   private final Supplier<CasExecutor> casExecutor;
   private final Supplier<Runnable> beforeGlobalCas;
+  private final Supplier<Consumer<ConsistencyLevel>> beforeSerialRead;
   final Tier globalTier = new Tier();
   final Tier poolTier = new Tier();
   /** IDs dropped by advances (below a floor): deliberate, not lost. */
@@ -66,11 +68,12 @@ final class CasOutcomes {
   final LongAdder serialReads = new LongAdder();
 
   CasOutcomes(CassandraSettings settings, Supplier<Statements> statements, Supplier<CasExecutor> casExecutor,
-      Supplier<Runnable> beforeGlobalCas) {
+      Supplier<Runnable> beforeGlobalCas, Supplier<Consumer<ConsistencyLevel>> beforeSerialRead) {
     this.settings = settings;
     this.statements = statements;
     this.casExecutor = casExecutor;
     this.beforeGlobalCas = beforeGlobalCas;
+    this.beforeSerialRead = beforeSerialRead;
   }
 
   /** The session and statements, or {@link StoreUnavailableException} while the store is not connected. */
@@ -262,6 +265,7 @@ final class CasOutcomes {
     }
     for (int attempt = 0; ; attempt++) {
       serialReads.increment();
+      beforeSerialRead.get().accept(serial);
       try {
         return st().session.execute(st).one();
       } catch (DriverException e) {

@@ -41,6 +41,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
@@ -110,6 +111,11 @@ public final class CassandraRangeStore implements RangeStore {
   volatile Runnable beforeGlobalCas = () -> {};
   /** A seam for fault-injection tests: how each CAS statement is sent, and what follows a read-back. */
   volatile CasExecutor casExecutor = CasExecutor.DIRECT;
+  /**
+   * A seam for fault-injection tests: runs before each read at SERIAL or LOCAL_SERIAL, given which; may throw
+   * (a read that fails, as when this datacenter is cut off from the others).
+   */
+  volatile Consumer<ConsistencyLevel> beforeSerialRead = serial -> {};
   /** A seam for tests: the wall clock of the announcements' write timestamps (a clock stepped ahead). */
   volatile WallClock announceClock = WallClock.system();
 
@@ -134,7 +140,7 @@ public final class CassandraRangeStore implements RangeStore {
     this.settings = settings;
     this.dc = settings.localDatacenter();
     this.waitForCassandra = waitForCassandra;
-    outcomes = new CasOutcomes(settings, this::st, () -> casExecutor, () -> beforeGlobalCas);
+    outcomes = new CasOutcomes(settings, this::st, () -> casExecutor, () -> beforeGlobalCas, () -> beforeSerialRead);
     datacenters = new Datacenters(settings, outcomes);
     definitions = new Definitions(settings, outcomes, datacenters);
     globalTier = new GlobalTier(outcomes, definitions);
@@ -342,7 +348,8 @@ public final class CassandraRangeStore implements RangeStore {
   /**
    * The definition row first (compare-and-set at SERIAL on its op id, the version checked), then an entry in
    * every datacenter's floor log, each through a coordinator of its own datacenter, as an advance appends
-   * its floor: a server that reads the entry reads the definition again ({@code findCurrent}). A datacenter
+   * its floor, with the definition's new version: a server that reads the entry reads the definition again
+   * ({@code findCurrent}, at SERIAL) and confirms only once it shows that version. A datacenter
    * with no reachable node fails the call ({@link dev.idgen.core.StoreUnavailableException}); the change is
    * then in force in the definition, and the same change again (the row already shows it) logs it.
    */
@@ -354,7 +361,7 @@ public final class CassandraRangeStore implements RangeStore {
     Map<String, Long> versions = new TreeMap<>();
     for (String datacenter : datacenters.toCover()) {
       Node coordinator = datacenter.equals(dc) ? null : datacenters.coordinatorIn(datacenter, d);
-      versions.put(datacenter, floorLogs.append(datacenter, coordinator, d.name(), FloorLog.DEFINITION_CHANGED,
+      versions.put(datacenter, floorLogs.appendDefinitionChange(datacenter, coordinator, d.name(), next.version(),
           deadline));
     }
     return new AdvanceReceipt(versions);

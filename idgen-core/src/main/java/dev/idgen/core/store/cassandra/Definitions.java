@@ -36,8 +36,9 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: thread-safe and stateless. A change never moves the ID space (start, stripes, ordering) and only
  * raises max, so a local read ({@link #findStored}, what loading a sequence reads) that is behind a change is
  * still safe to serve from: it stops at the old max, or serves a sequence deleted moments ago until the floor
- * log's entry makes the server read it again at SERIAL ({@link #findCurrent}). Only "not found" is
- * double-checked at SERIAL. Two servers creating the same name race in Cassandra's Paxos round: one wins, the
+ * log's entry makes the server read it again at SERIAL ({@link #findCurrent}, which never falls back to a local
+ * read: the server confirms the entry only once it has read the change). Only "not found" is double-checked at
+ * SERIAL. Two servers creating the same name race in Cassandra's Paxos round: one wins, the
  * other reads the winner's row and reports that the sequence exists (or, finding its own op id there, that
  * its earlier attempt applied); two changes race the same way, and the loser fails the version check.
  */
@@ -104,19 +105,15 @@ final class Definitions {
   }
 
   /**
-   * The row at SERIAL, so that it shows every change that completed before; from this datacenter's replicas
-   * when it is cut off from the others (they may be behind: the server then serves the definition it had, which
-   * is safe, see the class comment).
+   * The row at SERIAL, so that it shows every change that completed before. Never a weaker read in its place:
+   * a server confirms a change only after it read it, and this datacenter's replicas may be behind it (they
+   * once answered here, and a server cut off from the other datacenters confirmed a delete it never saw).
+   *
+   * @throws StoreUnavailableException if the SERIAL read fails (say, this datacenter is cut off from the others)
    */
   Optional<StoredSequence> findCurrent(String name) {
-    try {
-      return Optional.ofNullable(outcomes.serialRead(outcomes.st().selectDefinition.bind(name),
-          ConsistencyLevel.SERIAL, null, "definition of '" + name + "'", 0)).map(Definitions::stored);
-    } catch (StoreUnavailableException e) {
-      log.debug("could not read sequence '{}' at SERIAL, read from this datacenter's replicas: {}", name,
-          e.getMessage());
-      return findStored(name);
-    }
+    return Optional.ofNullable(outcomes.serialRead(outcomes.st().selectDefinition.bind(name),
+        ConsistencyLevel.SERIAL, null, "definition of '" + name + "'", 0)).map(Definitions::stored);
   }
 
   /**

@@ -88,6 +88,22 @@ final class FloorLogTable {
    * twice after an ambiguous outcome is harmless (floors only rise), so this simply retries.
    */
   long append(String datacenter, Node coordinator, String sequence, long floor, long deadline) {
+    return append(datacenter, coordinator, sequence, floor, 0, deadline);
+  }
+
+  /**
+   * {@link #append(String, Node, String, long, long)} of "the sequence's definition changed to version
+   * {@code definitionVersion}" ({@link FloorLog#DEFINITION_CHANGED}). The entry is {@code "v floor name
+   * definitionVersion"}: names hold no space, and entries of three fields (an advance, or a change logged before
+   * versions were) read as before. Appending twice is harmless too: a server reads the definition again.
+   */
+  long appendDefinitionChange(String datacenter, Node coordinator, String sequence, long definitionVersion,
+      long deadline) {
+    return append(datacenter, coordinator, sequence, FloorLog.DEFINITION_CHANGED, definitionVersion, deadline);
+  }
+
+  private long append(String datacenter, Node coordinator, String sequence, long floor, long definitionVersion,
+      long deadline) {
     Attempts<Long> attempts = new Attempts<>();
     for (int attempt = 0; ; attempt++) {
       Row row = outcomes.serialRead(outcomes.st().selectLog.bind(datacenter), ConsistencyLevel.LOCAL_SERIAL,
@@ -98,7 +114,7 @@ final class FloorLogTable {
       }
       long version = row == null ? 1 : row.getLong("version") + 1;
       List<String> changes = new ArrayList<>(row == null ? List.of() : row.getList("changes", String.class));
-      changes.add(version + " " + floor + " " + sequence);
+      changes.add(entry(new FloorLog.Change(version, sequence, floor, definitionVersion)));
       while (changes.size() > FLOOR_LOG_CAPACITY) {
         changes.remove(0);
       }
@@ -119,6 +135,22 @@ final class FloorLogTable {
     }
   }
 
+  /**
+   * A change as the log row keeps it: {@code "version floor name"}, and a definition change's version after
+   * them when it has one (names hold no space).
+   */
+  static String entry(FloorLog.Change c) {
+    return c.version() + " " + c.floor() + " " + c.sequence()
+        + (c.definitionVersion() > 0 ? " " + c.definitionVersion() : "");
+  }
+
+  /** {@link #entry}, read back; an entry of three fields has no definition version (0). */
+  static FloorLog.Change change(String entry) {
+    String[] f = entry.split(" ", 4);
+    return new FloorLog.Change(Long.parseLong(f[0]), f[2], Long.parseLong(f[1]),
+        f.length == 4 ? Long.parseLong(f[3]) : 0);
+  }
+
   FloorLog floorLog(long afterVersion) {
     // A plain local read of a LOCAL_SERIAL row: it may miss a commit in progress, which the next read
     // shows; what it reports as applied is then only lower, never wrong.
@@ -130,11 +162,10 @@ final class FloorLogTable {
     List<FloorLog.Change> changes = new ArrayList<>();
     long oldest = Long.MAX_VALUE;
     for (String entry : row.getList("changes", String.class)) {
-      String[] f = entry.split(" ", 3);
-      long v = Long.parseLong(f[0]);
-      oldest = Math.min(oldest, v);
-      if (v > afterVersion) {
-        changes.add(new FloorLog.Change(v, f[2], Long.parseLong(f[1])));
+      FloorLog.Change c = change(entry);
+      oldest = Math.min(oldest, c.version());
+      if (c.version() > afterVersion) {
+        changes.add(c);
       }
     }
     boolean complete = afterVersion >= version || oldest <= afterVersion + 1;

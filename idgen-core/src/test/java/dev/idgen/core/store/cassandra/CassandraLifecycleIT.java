@@ -5,12 +5,15 @@ import static dev.idgen.core.store.cassandra.LocalCassandra.DC2;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.datastax.oss.driver.api.core.ConsistencyLevel;
 import dev.idgen.core.Allocator;
+import dev.idgen.core.ChangeNotConfirmedException;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceDeletedException;
 import dev.idgen.core.SequenceExhaustedException;
 import dev.idgen.core.SequenceUpdate;
+import dev.idgen.core.StoreUnavailableException;
 import dev.idgen.core.StoredSequence;
 import dev.idgen.testing.CassandraExtension;
 import java.time.Duration;
@@ -122,5 +125,33 @@ class CassandraLifecycleIT {
         record(s.allocate("retired", 100, WAIT));
       }
     }
+  }
+
+  @Test
+  void a_server_that_cannot_read_a_delete_at_serial_does_not_confirm_it() {
+    // Issue 43, case 5: the definition's SERIAL read fell back to this datacenter's replicas, and the server
+    // confirmed what they showed, which may be behind the change (then it served a deleted sequence on).
+    String ks = LocalCassandra.newKeyspace("unread");
+    Allocator a1 = closer.add(Allocator.builder(closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks,
+        DC1, true)))).serverName("a1").minNodeBlock(100).advanceConfirmTimeout(Duration.ofSeconds(3)).build());
+    CassandraRangeStore b1Store = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(ks, DC2, false)));
+    Allocator b1 = closer.add(Allocator.builder(b1Store).serverName("b1").minNodeBlock(100).build());
+    a1.create(new SequenceDefinition("unread", 1, Long.MAX_VALUE, 1, 1_000, 10_000));
+    record(b1.allocate("unread", 100, WAIT));
+    b1Store.beforeSerialRead = serial -> {
+      if (serial == ConsistencyLevel.SERIAL) {
+        throw new StoreUnavailableException("reading at SERIAL failed (test: dc2 cut off from dc1)");
+      }
+    };
+
+    assertThatThrownBy(() -> a1.delete("unread", null, false))
+        .isInstanceOfSatisfying(ChangeNotConfirmedException.class,
+            e -> assertThat(e.unconfirmed()).singleElement().asString().startsWith(DC2 + "/b1"));
+    record(b1.allocate("unread", 10, WAIT)); // not confirmed: b1 serves what it holds
+
+    b1Store.beforeSerialRead = serial -> {};
+    assertThatThrownBy(() -> a1.delete("unread", null, false)).as("the same call again completes it")
+        .isInstanceOf(SequenceDeletedException.class);
+    assertThatThrownBy(() -> b1.allocate("unread", 1, WAIT)).isInstanceOf(SequenceDeletedException.class);
   }
 }
