@@ -37,9 +37,9 @@ import org.slf4j.LoggerFactory;
  * cannot reach the store stops serving before its announcement expires.
  * Sequence definitions are immutable and kept forever once read ({@link KnownSequence}, with the highest
  * floor applied), also after an idle unload: responses are stamped, and ranges checked before they are sent,
- * from them. Each runtime notes, without a write on the hot path once set, whether a call took IDs since a
- * floor last looked ({@code SequenceRuntime#touch}), which tells an advance how long client leases may still
- * hold IDs below its floor ({@code Runtimes#leasesUntil}, {@link ClientLeases}); a runtime being unloaded
+ * from them. Each runtime notes, without a write on the hot path once set, whether a call took IDs since the
+ * mark was last looked at ({@code SequenceRuntime#touch}; looked at every second and by each advance), which
+ * tells an advance how long client leases may still hold IDs below its floor ({@code Runtimes#leasesUntil}, {@link ClientLeases}); a runtime being unloaded
  * stays reachable for floors ({@code unloading}) until its pools are closed.
  *
  * <p>Where things live: this class is the facade that the server calls, and serves {@code Allocate} calls
@@ -148,7 +148,7 @@ public final class Allocator implements AutoCloseable {
           + " store stops serving after {}, whatever it still holds", b.outageRunway, b.serverLease,
           b.serverLease.multipliedBy(3).dividedBy(4));
     }
-    this.poller = new FloorPoller(store, sync);
+    this.poller = new FloorPoller(store, sync, clientLeases.enabled() ? runtimes::lookAtMarks : null);
     this.reads = new SequenceReads(store, runtimes, this::checkOpen);
     long confirmTimeoutNanos = b.confirmTimeout.toNanos();
     this.changes = new DefinitionChanges(store, reads, runtimes, sync, confirmTimeoutNanos, b.wall, b.undeleteWindow);
@@ -547,6 +547,11 @@ public final class Allocator implements AutoCloseable {
     if (!sync.serving()) {
       throw new StoreUnavailableException(sync.fencedReason());
     }
+  }
+
+  /** See {@link Runtimes#lookAtMarks}; package-private: tests look themselves, at times of their fake ticker. */
+  void lookAtLeaseMarks() {
+    runtimes.lookAtMarks();
   }
 
   /** See {@link Runtimes#unloadIdle}; package-private: tests sweep themselves. */

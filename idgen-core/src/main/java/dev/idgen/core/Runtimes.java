@@ -305,13 +305,20 @@ final class Runtimes {
     if (!clientLeases.enabled()) {
       return Long.MIN_VALUE;
     }
-    long now = ticker.nanos();
-    long since = rt != null ? rt.lastHandedOut(now) : lastUnloadNanos;
+    long since = rt != null ? rt.lastHandedOut() : lastUnloadNanos;
+    long now = ticker.nanos(); // after the look: never before the time it noted
     if (!unloading.isEmpty()) {
       since = now; // an earlier runtime of it may still hand out until its pools close
     }
     long until = since + clientLeases.heldNanos();
     return until - now > 0 ? until : Long.MIN_VALUE;
+  }
+
+  /** Looks at the mark of every loaded sequence ({@link SequenceRuntime#lookAtMark}): the periodic task. */
+  void lookAtMarks() {
+    for (SequenceRuntime rt : sequences.values()) {
+      rt.lookAtMark();
+    }
   }
 
   /** The later of two {@link #leasesUntil} results. */
