@@ -309,22 +309,43 @@ public final class Allocator implements AutoCloseable {
           // is its own (out of the pools before they closed) and counts towards its count, the part a pool took
           // before it threw too; it goes on for the rest with the sequence loaded anew.
           need = count - IdRange.total(out);
-          rt = runtimes.load(sequence);
+          rt = reload(rt, sequence, out);
           continue;
         }
         // Nothing is handed out by a failed call: what it took goes back to the pools.
-        rt.giveBack(out);
+        runtimes.giveBack(rt, out);
         throw e;
       }
     }
     if (!sync.serving()) {
-      rt.giveBack(out); // the fence closed while the call waited
+      runtimes.giveBack(rt, out); // the fence closed while the call waited
       checkServing();
     }
     if (need > 0) {
       throw new SequenceExhaustedException(sequence, rt.definition.max(), count, out);
     }
     return out;
+  }
+
+  /**
+   * The runtime an {@link #allocate} call goes on with after {@code unloaded} was unloaded under it: the sequence
+   * loaded anew and, if it is strict, its owner lease claimed again for this call, as a call's first step does
+   * (a new runtime holds none). If the call cannot go on (the load fails; another server owns the sequence
+   * now: {@link NotOwnerException}, which the server forwards there), what it took ({@code out}) is a counted
+   * gap, and it fails with that exception.
+   */
+  private SequenceRuntime reload(SequenceRuntime unloaded, String sequence, List<IdRange> out) {
+    try {
+      SequenceRuntime rt = runtimes.load(sequence);
+      if (rt.owner != null) {
+        rt.owner.ensureServing();
+      }
+      return rt;
+    } catch (RuntimeException e) {
+      runtimes.giveBack(unloaded, out);
+      out.clear();
+      throw e;
+    }
   }
 
   /**

@@ -118,11 +118,19 @@ final class SequenceRuntime {
     }
   }
 
-  void giveBack(List<IdRange> ranges) {
+  /**
+   * Gives a failed call's ranges back to their pools ({@link StripePool#giveBack}); returns how many IDs closed
+   * pools refused (an unloaded runtime's), which the caller counts lost.
+   */
+  long giveBack(List<IdRange> ranges) {
+    long refused = 0;
     for (int i = ranges.size() - 1; i >= 0; i--) {
       IdRange r = ranges.get(i);
       int stripe = (int) ((r.first() - definition.start()) % definition.stripes());
-      pools[stripe].giveBack(r);
+      if (!pools[stripe].giveBack(r)) {
+        refused += r.count();
+      }
     }
+    return refused;
   }
 }
