@@ -39,8 +39,9 @@ import org.slf4j.LoggerFactory;
  * floor applied), also after an idle unload: responses are stamped, and ranges checked before they are sent,
  * from them. Each runtime notes, without a write on the hot path once set, whether a call took IDs since the
  * mark was last looked at ({@code SequenceRuntime#touch}; looked at every second and by each advance), which
- * tells an advance how long client leases may still hold IDs below its floor ({@code Runtimes#leasesUntil}, {@link ClientLeases}); a runtime being unloaded
- * stays reachable for floors ({@code unloading}) until its pools are closed.
+ * tells an advance how long client leases may still hold IDs below its floor ({@code Runtimes#leasesUntil},
+ * {@link ClientLeases}); a runtime being unloaded stays reachable for floors ({@code unloading}) until its
+ * pools are closed.
  *
  * <p>Where things live: this class is the facade that the server calls, and serves {@code Allocate} calls
  * itself ({@link #route}, {@link #allocate}); it is configured by {@link AllocatorBuilder}. The rest is done

@@ -9,6 +9,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs the floor-sync cycles of one allocator ({@link FloorSync#cycle}) every floor-refresh interval of its
@@ -28,6 +30,8 @@ import javax.annotation.Nullable;
  */
 @ThreadSafe
 final class FloorPoller {
+  private static final Logger log = LoggerFactory.getLogger(FloorPoller.class);
+
   private final FloorSync sync;
   /** Runs the cycles; null for a store of one process, whose floors need no sync. */
   @Nullable private final ScheduledExecutorService thread;
@@ -43,8 +47,16 @@ final class FloorPoller {
     if (lookAtMarks != null) {
       marks = Executors.newSingleThreadScheduledExecutor(Allocator.daemonThreads("idgen-lease-marks-"));
       long every = ClientLeases.LOOK_EVERY.toNanos();
-      // It reads volatile flags and takes one monitor per marked sequence: nothing to fail; close() ends it.
-      Future<?> unused = marks.scheduleWithFixedDelay(lookAtMarks, every, every, TimeUnit.NANOSECONDS);
+      // A task that threw would never run again, and every advance would wait a whole lease: it must not throw.
+      Runnable quietly = () -> {
+        try {
+          lookAtMarks.run();
+        } catch (RuntimeException e) {
+          log.warn("looking at the client lease marks failed (looked at again in {} ms): {}",
+              ClientLeases.LOOK_EVERY.toMillis(), e.toString());
+        }
+      };
+      Future<?> unused = marks.scheduleWithFixedDelay(quietly, every, every, TimeUnit.NANOSECONDS); // close() ends it
     } else {
       marks = null;
     }

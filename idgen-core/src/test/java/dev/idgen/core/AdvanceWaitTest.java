@@ -85,6 +85,36 @@ class AdvanceWaitTest {
   }
 
   @Test
+  void should_look_at_the_marks_by_itself_every_second() throws Exception {
+    // The allocator's own look, on its thread: seen as a read of the (fake) ticker from that thread.
+    java.util.concurrent.CountDownLatch looked = new java.util.concurrent.CountDownLatch(1);
+    Ticker watched = () -> {
+      long t = now.get(); // before the test may move it on (the look notes t under the runtime's monitor)
+      if (Thread.currentThread().getName().startsWith("idgen-lease-marks-")) {
+        looked.countDown();
+      }
+      return t;
+    };
+    List<Long> sleeps = new CopyOnWriteArrayList<>();
+    Allocator a = Allocator.builder(store).serverName("a").ticker(watched).clientLeaseLifetime(LIFETIME)
+        .minNodeBlock(100).build();
+    a.sleeper = nanos -> {
+      sleeps.add(nanos);
+      now.addAndGet(nanos);
+    };
+    allocators.add(a);
+    a.create(seq);
+    pass(FULL_WAIT.plusSeconds(1));
+
+    a.allocate("s", 5, WAIT); // marks the sequence: only a look clears it (ticker read on the look's thread)
+    assertThat(looked.await(10, java.util.concurrent.TimeUnit.SECONDS)).as("looked at by itself").isTrue();
+    pass(FULL_WAIT.plusMillis(1));
+    a.advance("s", 1_000);
+
+    assertThat(sleeps).as("the lease had ended: no wait").isEmpty();
+  }
+
+  @Test
   void should_still_wait_for_a_client_lease_that_may_be_in_use_whenever_the_marks_were_last_looked_at() {
     List<Long> sleeps = new CopyOnWriteArrayList<>();
     Allocator a = server("a", LIFETIME, sleeps);
