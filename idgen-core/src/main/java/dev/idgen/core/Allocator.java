@@ -37,10 +37,11 @@ import org.slf4j.LoggerFactory;
  * cannot reach the store stops serving before its announcement expires.
  * Sequence definitions are immutable and kept forever once read ({@link KnownSequence}, with the highest
  * floor applied), also after an idle unload: responses are stamped, and ranges checked before they are sent,
- * from them. Each runtime notes, without a write on the hot path once set, whether a call took IDs since a
- * floor last looked ({@code SequenceRuntime#touch}), which tells an advance how long client leases may still
- * hold IDs below its floor ({@code Runtimes#leasesUntil}, {@link ClientLeases}); a runtime being unloaded
- * stays reachable for floors ({@code unloading}) until its pools are closed.
+ * from them. Each runtime notes, without a write on the hot path once set, whether a call took IDs since the
+ * mark was last looked at ({@code SequenceRuntime#touch}; looked at every second and by each advance), which
+ * tells an advance how long client leases may still hold IDs below its floor ({@code Runtimes#leasesUntil},
+ * {@link ClientLeases}); a runtime being unloaded stays reachable for floors ({@code unloading}) until its
+ * pools are closed.
  *
  * <p>Where things live: this class is the facade that the server calls, and serves {@code Allocate} calls
  * itself ({@link #route}, {@link #allocate}); it is configured by {@link AllocatorBuilder}. The rest is done
@@ -153,7 +154,7 @@ public final class Allocator implements AutoCloseable {
           + " store stops serving after {}, whatever it still holds", b.outageRunway, b.serverLease,
           b.serverLease.multipliedBy(3).dividedBy(4));
     }
-    this.poller = new FloorPoller(store, sync);
+    this.poller = new FloorPoller(store, sync, clientLeases.enabled() ? runtimes::lookAtMarks : null);
     this.reads = new SequenceReads(store, runtimes, this::checkOpen);
     long confirmTimeoutNanos = b.confirmTimeout.toNanos();
     this.changes = new DefinitionChanges(store, reads, runtimes, sync, confirmTimeoutNanos, b.wall, b.undeleteWindow);
@@ -314,22 +315,43 @@ public final class Allocator implements AutoCloseable {
           // is its own (out of the pools before they closed) and counts towards its count, the part a pool took
           // before it threw too; it goes on for the rest with the sequence loaded anew.
           need = count - IdRange.total(out);
-          rt = runtimes.load(sequence);
+          rt = reload(rt, sequence, out);
           continue;
         }
         // Nothing is handed out by a failed call: what it took goes back to the pools.
-        rt.giveBack(out);
+        runtimes.giveBack(rt, out);
         throw e;
       }
     }
     if (!sync.serving()) {
-      rt.giveBack(out); // the fence closed while the call waited
+      runtimes.giveBack(rt, out); // the fence closed while the call waited
       checkServing();
     }
     if (need > 0) {
       throw new SequenceExhaustedException(sequence, rt.definition.max(), count, out);
     }
     return out;
+  }
+
+  /**
+   * The runtime an {@link #allocate} call goes on with after {@code unloaded} was unloaded under it: the sequence
+   * loaded anew and, if it is strict, its owner lease claimed again for this call, as a call's first step does
+   * (a new runtime holds none). If the call cannot go on (the load fails; another server owns the sequence
+   * now: {@link NotOwnerException}, which the server forwards there), what it took ({@code out}) is a counted
+   * gap, and it fails with that exception.
+   */
+  private SequenceRuntime reload(SequenceRuntime unloaded, String sequence, List<IdRange> out) {
+    try {
+      SequenceRuntime rt = runtimes.load(sequence);
+      if (rt.owner != null) {
+        rt.owner.ensureServing();
+      }
+      return rt;
+    } catch (RuntimeException e) {
+      runtimes.giveBack(unloaded, out);
+      out.clear();
+      throw e;
+    }
   }
 
   /**
@@ -552,6 +574,11 @@ public final class Allocator implements AutoCloseable {
     if (!sync.serving()) {
       throw new StoreUnavailableException(sync.fencedReason());
     }
+  }
+
+  /** See {@link Runtimes#lookAtMarks}; package-private: tests look themselves, at times of their fake ticker. */
+  void lookAtLeaseMarks() {
+    runtimes.lookAtMarks();
   }
 
   /** See {@link Runtimes#unloadIdle}; package-private: tests sweep themselves. */

@@ -15,6 +15,12 @@ import org.slf4j.LoggerFactory;
 final class ClientLeases {
   private static final Logger log = LoggerFactory.getLogger(Allocator.class);
 
+  /**
+   * How often the allocator looks at every loaded sequence's mark ({@link SequenceRuntime#lookAtMark}): an
+   * advance waits at most this much longer than the last lease handed out below its floor can be in use.
+   */
+  static final Duration LOOK_EVERY = Duration.ofSeconds(1);
+
   private final long lifetimeNanos;
   /** How long past a client lease's lifetime an advance waits for it: a client's expiry may run late. */
   private final long marginNanos;

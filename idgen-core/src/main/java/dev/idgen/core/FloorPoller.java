@@ -9,6 +9,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs the floor-sync cycles of one allocator ({@link FloorSync#cycle}) every floor-refresh interval of its
@@ -16,22 +18,48 @@ import javax.annotation.Nullable;
  * answers and, where floors are synced, once a cycle has let it serve. A store that connects in the background
  * gets its first cycle as soon as it answers, not a refresh interval later.
  *
+ * <p>It also looks at the marks of client leases every {@link ClientLeases#LOOK_EVERY}, for any store, so that
+ * an advance waits only for leases that can still be in use, not for one handed out long before it came
+ * ({@link SequenceRuntime#lastHandedOut} says why a late look is never unsafe).
+ *
  * <p>Threads: the cycles run on the poller's own daemon thread (the first one on the constructing thread when
  * the store is there from the start, so that the allocator serves at once), the reads of the other servers'
- * heartbeats ({@link FloorSync#observe}) on a second one; {@link #close} ends both. The
- * readiness is a {@link CompletableFuture}, safe from any thread.
+ * heartbeats ({@link FloorSync#observe}) on a second one, the looks at the marks on a third (a slow store read
+ * must not make every advance wait longer); {@link #close} ends them. The readiness is a
+ * {@link CompletableFuture}, safe from any thread.
  */
 @ThreadSafe
 final class FloorPoller {
+  private static final Logger log = LoggerFactory.getLogger(FloorPoller.class);
+
   private final FloorSync sync;
   /** Runs the cycles; null for a store of one process, whose floors need no sync. */
   @Nullable private final ScheduledExecutorService thread;
   /** Reads the other servers' heartbeats ({@link FloorSync#observe}); null where floors need no sync. */
   @Nullable private final ScheduledExecutorService observer;
   private final CompletableFuture<Void> ready = new CompletableFuture<>();
+  /** Looks at the marks of client leases; null where clients get no lease lifetime. */
+  @Nullable private final ScheduledExecutorService marks;
 
-  FloorPoller(RangeStore store, FloorSync sync) {
+  /** {@code lookAtMarks}: the periodic look at the lease marks, null when clients get no lease lifetime. */
+  FloorPoller(RangeStore store, FloorSync sync, @Nullable Runnable lookAtMarks) {
     this.sync = sync;
+    if (lookAtMarks != null) {
+      marks = Executors.newSingleThreadScheduledExecutor(Allocator.daemonThreads("idgen-lease-marks-"));
+      long every = ClientLeases.LOOK_EVERY.toNanos();
+      // A task that threw would never run again, and every advance would wait a whole lease: it must not throw.
+      Runnable quietly = () -> {
+        try {
+          lookAtMarks.run();
+        } catch (RuntimeException e) {
+          log.warn("looking at the client lease marks failed (looked at again in {} ms): {}",
+              ClientLeases.LOOK_EVERY.toMillis(), e.toString());
+        }
+      };
+      Future<?> unused = marks.scheduleWithFixedDelay(quietly, every, every, TimeUnit.NANOSECONDS); // close() ends it
+    } else {
+      marks = null;
+    }
     CompletableFuture<Void> storeReady = store.ready().toCompletableFuture();
     if (sync.enabled()) {
       observer = Executors.newSingleThreadScheduledExecutor(Allocator.daemonThreads("idgen-heartbeats-"));
@@ -93,6 +121,9 @@ final class FloorPoller {
     }
     if (observer != null) {
       observer.shutdownNow();
+    }
+    if (marks != null) {
+      marks.shutdownNow();
     }
   }
 }

@@ -426,13 +426,41 @@ final class Runtimes {
     if (!clientLeases.enabled()) {
       return Long.MIN_VALUE;
     }
-    long now = ticker.nanos();
-    long since = rt != null ? rt.lastHandedOut(now) : lastUnloadNanos;
+    long since = rt != null ? rt.lastHandedOut() : lastUnloadNanos;
+    long now = ticker.nanos(); // after the look: never before the time it noted
     if (!unloading.isEmpty()) {
       since = now; // an earlier runtime of it may still hand out until its pools close
     }
     long until = since + clientLeases.heldNanos();
     return until - now > 0 ? until : Long.MIN_VALUE;
+  }
+
+  /**
+   * Gives a failed call's ranges back to the runtime it took them from, or, where its pools are closed (an
+   * unload), counts them lost in the retired totals, where the closed pools' counters went or will go: a closed
+   * pool refuses them without counting, so each ID is counted once whichever comes first.
+   */
+  void giveBack(SequenceRuntime rt, List<IdRange> ranges) {
+    long refused = rt.giveBack(ranges);
+    if (refused > 0) {
+      lostAfterUnload(refused);
+    }
+  }
+
+  /** {@code ids} taken by a call from a runtime since unloaded, and never handed out: a counted gap. */
+  void lostAfterUnload(long ids) {
+    synchronized (retired) {
+      retired.served -= ids;
+      retired.dropped += ids;
+      retired.abandoned += ids;
+    }
+  }
+
+  /** Looks at the mark of every loaded sequence ({@link SequenceRuntime#lookAtMark}): the periodic task. */
+  void lookAtMarks() {
+    for (SequenceRuntime rt : sequences.values()) {
+      rt.lookAtMark();
+    }
   }
 
   /** The later of two {@link #leasesUntil} results. */

@@ -10,11 +10,11 @@ import javax.annotation.Nullable;
 /**
  * One sequence loaded in an {@link Allocator}: its pools, one per stripe (a strict sequence's single pool is
  * its {@link StrictOwner}'s), and the marks the allocator's lifecycle reads: used since the last idle sweep,
- * handed out since a floor last looked ({@link #lastHandedOut}).
+ * handed out since the mark was last looked at ({@link #lastHandedOut}).
  *
  * <p>Threads: the hot path reads {@link #touch}'s volatile flags and writes them only when they are clear;
- * {@link #lastHandedOut} runs under this object's monitor, off the hot path (floors, close). Everything else
- * is final, or the pools' own business.
+ * {@link #lastHandedOut} runs under this object's monitor, off the hot path (floors, close, and the allocator's
+ * look at the marks every {@link ClientLeases#LOOK_EVERY}). Everything else is final, or the pools' own business.
  */
 final class SequenceRuntime {
   final SequenceDefinition definition;
@@ -35,6 +35,7 @@ final class SequenceRuntime {
   volatile boolean handedOut;
   /** When (ticker nanos) {@link #handedOut} was last cleared, or an earlier runtime of it was unloaded. */
   @GuardedBy("this") private long markNanos;
+  private final Ticker ticker;
 
   SequenceRuntime(StoredSequence stored, KnownSequence known, RangeStore store, StripePool.Settings settings,
       StrictOwner.Identity identity, Ticker ticker, long markNanos) {
@@ -42,6 +43,7 @@ final class SequenceRuntime {
     this.definition = definition;
     this.known = known;
     this.markNanos = markNanos;
+    this.ticker = ticker;
     this.createTime = stored.createTime();
     this.pools = new StripePool[definition.stripes()];
     if (definition.strict()) {
@@ -78,15 +80,36 @@ final class SequenceRuntime {
   }
 
   /**
-   * The latest time (ticker nanos) at which a call may have taken IDs, as of {@code now}: now if one marked
-   * the runtime since the last look (the mark is cleared), else the time of the last look.
+   * The latest time (ticker nanos) at which a call may have taken IDs: now if one marked the runtime since the
+   * last look (the mark is cleared), else the time of the last look that found it marked.
+   *
+   * <p>Why this never reads older than a call it may have missed, however rarely anything looks: a call marks
+   * the runtime before it takes IDs, and its client's lease counts from when the request was sent, earlier
+   * still. A look that finds the mark set notes its own time, read under this monitor (so noted times only
+   * rise), which is after the mark of every call it clears; a call that found the mark already set, and takes
+   * after the look cleared it, read it before the look, so its lease too started before the noted time. A call
+   * that marks after a look leaves the mark set for the next one, and an advance looks itself, after its floor
+   * is in the pools (a call that marks later takes only IDs above it). So how often the periodic look runs
+   * ({@link #lookAtMark}) bounds only how much longer than needed an advance waits (at most one period after
+   * the last call's lease could end, if the look runs on time); a late or stalled look makes the advance's own
+   * look find the mark set, which waits longer, never shorter.
    */
-  synchronized long lastHandedOut(long now) {
+  synchronized long lastHandedOut() {
     if (handedOut) {
       handedOut = false;
-      markNanos = now;
+      markNanos = ticker.nanos();
     }
     return markNanos;
+  }
+
+  /**
+   * The periodic look ({@link #lastHandedOut}), so that a mark set long ago is not read as "now" by the next
+   * advance: the wait then follows the leases that can still be in use. No monitor when nothing was marked.
+   */
+  void lookAtMark() {
+    if (handedOut) {
+      long unused = lastHandedOut();
+    }
   }
 
   void raiseFloor(long floor) {
@@ -95,11 +118,19 @@ final class SequenceRuntime {
     }
   }
 
-  void giveBack(List<IdRange> ranges) {
+  /**
+   * Gives a failed call's ranges back to their pools ({@link StripePool#giveBack}); returns how many IDs closed
+   * pools refused (an unloaded runtime's), which the caller counts lost.
+   */
+  long giveBack(List<IdRange> ranges) {
+    long refused = 0;
     for (int i = ranges.size() - 1; i >= 0; i--) {
       IdRange r = ranges.get(i);
       int stripe = (int) ((r.first() - definition.start()) % definition.stripes());
-      pools[stripe].giveBack(r);
+      if (!pools[stripe].giveBack(r)) {
+        refused += r.count();
+      }
     }
+    return refused;
   }
 }

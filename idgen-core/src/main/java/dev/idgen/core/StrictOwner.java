@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,9 +31,12 @@ import org.slf4j.LoggerFactory;
  * held is dropped, and the store refuses reservations of lower epochs ({@link RangeStore#reserveStrict}),
  * so the first block of a new owner is above everything any earlier owner could hand out.
  *
- * <p>Threads: {@link #tick} and {@link #claimIfFree} run store I/O under this object's monitor (one at a
- * time per sequence; they are rare: every quarter lease, and on calls while no owner is known). The hot
- * path ({@link #serving}) reads one volatile field.
+ * <p>Threads: {@link #tick} and {@link #ensureServing} run store I/O under this object's monitor (one at a
+ * time per sequence; they are rare: every quarter lease, and on calls while no owner is known), on the owner
+ * rounds' thread and on workers. What a network thread asks never takes that monitor, so it never waits for a
+ * store read: {@link #serving} reads one volatile field; {@link #ownerTarget} and {@link #lastSeen} read the
+ * row last read, an immutable {@link Seen} published through a volatile field (written under the monitor);
+ * {@link #forgetOwner} only counts a refusal, which a round that read the row before it does not clear.
  */
 @ThreadSafe
 final class StrictOwner {
@@ -73,13 +77,21 @@ final class StrictOwner {
   /** The lease this process holds, or null. */
   private volatile Lease lease;
 
-  /** The last owner row read, and since when (ticker nanos, after the read) it has not changed. */
-  @GuardedBy("this") @Nullable private OwnerRecord seen;
-  @GuardedBy("this") private long seenSinceNanos;
+  /**
+   * The owner row as last read (null: none), since when (ticker nanos, after the read) it has not changed, and
+   * whether its owner released it at a graceful stop (empty target).
+   */
+  private record Seen(@Nullable OwnerRecord row, long sinceNanos, boolean released) {}
+
+  /** Written under this object's monitor, read without it: see the class comment. */
+  private volatile Seen seen = new Seen(null, 0, false);
   @GuardedBy("this") private boolean read;
-  @GuardedBy("this") private boolean released;
-  /** The owner read refused a call or could not be reached: read the row again before forwarding there. */
-  @GuardedBy("this") private boolean reread;
+  /**
+   * Refusals by (or failures to reach) the owner last read ({@link #forgetOwner}), and how many of them the last
+   * read of the row began after: while they differ, the row is read again before a call is forwarded anywhere.
+   */
+  private final AtomicLong refusals = new AtomicLong();
+  private volatile long refusalsRead;
   /** When the last round ran (ticker nanos): calls re-read the row at most every {@link #MIN_REREAD_NANOS}. */
   @GuardedBy("this") private long lastTickNanos = Long.MIN_VALUE;
   private static final long MIN_REREAD_NANOS = 50_000_000L;
@@ -149,9 +161,10 @@ final class StrictOwner {
       return;
     }
     long now = ticker.nanos();
-    if (!read || seen == null || released || ours(seen)) {
+    Seen s = seen;
+    if (!read || s.row() == null || s.released() || ours(s.row())) {
       tick();
-    } else if (reread || now - seenSinceNanos >= self.leaseNanos()) {
+    } else if (rereadDue() || now - s.sinceNanos() >= self.leaseNanos()) {
       // The owner named refused or could not be reached, or the row says a take-over is due: read it again,
       // at most every 50 ms whatever the call rate (a call waits for the next read rather than fail on the
       // old row: after a graceful stop, that read finds the row released).
@@ -176,15 +189,17 @@ final class StrictOwner {
   @GuardedBy("this")
   private NotOwnerException notOwner() {
     String name = definition.name();
-    if (seen != null && !released && !reread && !ours(seen) && !seen.target().isEmpty()) {
-      long quiet = ticker.nanos() - seenSinceNanos;
+    Seen s = seen;
+    OwnerRecord row = s.row();
+    if (row != null && !s.released() && !rereadDue() && !ours(row) && !row.target().isEmpty()) {
+      long quiet = ticker.nanos() - s.sinceNanos();
       if (quiet < self.leaseNanos()) {
-        return new NotOwnerException(name, seen.target(), Duration.ZERO, "sequence '" + name
-            + "' is owned by " + seen.server() + " (" + seen.target() + ")");
+        return new NotOwnerException(name, row.target(), Duration.ZERO, "sequence '" + name
+            + "' is owned by " + row.server() + " (" + row.target() + ")");
       }
       // The owner stopped renewing: it is dead or cut off; a take-over follows within a quarter lease.
       return new NotOwnerException(name, null, Duration.ofNanos(self.leaseNanos() / 4), "sequence '" + name
-          + "': its owner " + seen.server() + " stopped renewing its lease; a server of datacenter "
+          + "': its owner " + row.server() + " stopped renewing its lease; a server of datacenter "
           + definition.homeDatacenter() + " takes over within about " + self.lease().dividedBy(4).toMillis() + " ms");
     }
     if (!home) {
@@ -192,19 +207,29 @@ final class StrictOwner {
           + "' is owned by a server of datacenter " + definition.homeDatacenter() + ", and none is known to own"
           + " it now (strict sequences are served in their home datacenter only)");
     }
-    long left = seen == null ? 0 : Math.max(0, self.leaseNanos() - (ticker.nanos() - seenSinceNanos));
+    long left = row == null ? 0 : Math.max(0, self.leaseNanos() - (ticker.nanos() - s.sinceNanos()));
     return new NotOwnerException(name, null, Duration.ofNanos(left + self.leaseNanos() / 4), "sequence '"
         + name + "' has no owner that can serve it now (its owner's lease has not expired yet; the take-over"
         + " is due in about " + Duration.ofNanos(left).toMillis() + " ms)");
   }
 
-  /** The gRPC target of the other server that owns the sequence, as last read; empty if none is known. */
-  synchronized Optional<String> ownerTarget() {
-    if (serving() || reread || seen == null || released || ours(seen) || seen.target().isEmpty()
-        || ticker.nanos() - seenSinceNanos >= self.leaseNanos()) {
+  /**
+   * The gRPC target of the other server that owns the sequence, as last read; empty if none is known. Never
+   * waits for the monitor (a network thread asks).
+   */
+  Optional<String> ownerTarget() {
+    Seen s = seen;
+    OwnerRecord row = s.row();
+    if (serving() || rereadDue() || row == null || s.released() || ours(row) || row.target().isEmpty()
+        || ticker.nanos() - s.sinceNanos() >= self.leaseNanos()) {
       return Optional.empty();
     }
-    return Optional.of(seen.target());
+    return Optional.of(row.target());
+  }
+
+  /** Whether the owner last read refused a call since the last read of the row began. */
+  private boolean rereadDue() {
+    return refusals.get() != refusalsRead;
   }
 
   /**
@@ -212,9 +237,10 @@ final class StrictOwner {
    * row again (at most every 50 ms) before it forwards anywhere. The take-over clock keeps running: it
    * restarts only when the row changes.
    */
-  synchronized void forgetOwner(String target) {
-    if (seen != null && seen.target().equals(target)) {
-      reread = true;
+  void forgetOwner(String target) {
+    OwnerRecord row = seen.row();
+    if (row != null && row.target().equals(target)) {
+      refusals.incrementAndGet(); // no monitor: a network thread calls this
     }
   }
 
@@ -223,6 +249,7 @@ final class StrictOwner {
    * row and takes over once it has not changed for a lease; a server of another datacenter only reads it.
    */
   synchronized void tick() {
+    long refusalsBefore = refusals.get(); // a refusal during the read still asks for another one
     OwnerRecord row;
     try {
       row = store.owner(definition).orElse(null);
@@ -233,13 +260,14 @@ final class StrictOwner {
     }
     long now = ticker.nanos();
     lastTickNanos = now;
-    reread = false;
-    if (!read || !java.util.Objects.equals(row, seen)) {
-      seen = row;
-      seenSinceNanos = now;
+    refusalsRead = refusalsBefore;
+    long since = seen.sinceNanos();
+    if (!read || !java.util.Objects.equals(row, seen.row())) {
+      since = now;
       read = true;
     }
-    released = row != null && row.target().isEmpty();
+    boolean released = row != null && row.target().isEmpty();
+    seen = new Seen(row, since, released);
     Lease held = lease;
     if (held != null) {
       if (row != null && row.isOwnedBy(self.incarnation()) && row.epoch() == held.row().epoch()
@@ -254,7 +282,7 @@ final class StrictOwner {
       return;
     }
     boolean free = row == null || released || ours(row);
-    if (free || now - seenSinceNanos >= self.leaseNanos()) {
+    if (free || now - since >= self.leaseNanos()) {
       claim(row);
     }
   }
@@ -286,8 +314,7 @@ final class StrictOwner {
     if (applied) {
       lease = new Lease(next, start + self.leaseNanos() - self.marginNanos(),
           startMillis + (self.leaseNanos() - self.marginNanos()) / 1_000_000);
-      seen = next;
-      seenSinceNanos = ticker.nanos();
+      seen = new Seen(next, ticker.nanos(), false);
     }
     // Not applied: the next read says why; the lease meanwhile runs out by itself.
   }
@@ -314,9 +341,7 @@ final class StrictOwner {
     poolEpoch = epoch;
     lease = new Lease(next, start + self.leaseNanos() - self.marginNanos(),
           startMillis + (self.leaseNanos() - self.marginNanos()) / 1_000_000);
-    seen = next;
-    seenSinceNanos = ticker.nanos();
-    released = false;
+    seen = new Seen(next, ticker.nanos(), false);
     log.info("this server owns strict sequence '{}' now (epoch {}; previous owner: {})", definition.name(), epoch,
         describe(row));
   }
@@ -352,9 +377,9 @@ final class StrictOwner {
     }
   }
 
-  /** The owner row as last read, for the sequence's live state. */
-  synchronized Optional<OwnerRecord> lastSeen() {
-    return Optional.ofNullable(seen);
+  /** The owner row as last read, for the sequence's live state; never waits for the monitor. */
+  Optional<OwnerRecord> lastSeen() {
+    return Optional.ofNullable(seen.row());
   }
 
   private static String describe(@Nullable OwnerRecord row) {

@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads: the rounds run on one daemon thread of their own ({@link #close} ends it; tests run rounds by
  * hand); each {@link StrictOwner} runs its store I/O under its own monitor, so a round and a call claiming the
- * same sequence take turns. {@link #forwardTarget} and {@link #lastSeen} read volatile state only, with no
- * store I/O, so that a server may call them on a network thread. A runtime unloaded, or an allocator closed,
+ * same sequence take turns. {@link #forwardTarget}, {@link #refused} and {@link #lastSeen} never take that
+ * monitor (held across store reads) and do no store I/O, so that a server may call them on a network thread. A runtime unloaded, or an allocator closed,
  * gets no more rounds: its lease is released as its pools close ({@link Runtimes}).
  */
 @ThreadSafe

@@ -462,15 +462,20 @@ final class StripePool {
 
   /**
    * Returns a range taken by a call that then failed; it goes back to the front of the queue (dropped, a
-   * counted gap, for a strict sequence: later calls may have taken higher IDs meanwhile).
+   * counted gap, for a strict sequence: later calls may have taken higher IDs meanwhile). False, and nothing
+   * counted here, if the pool is closed: its counters may already be summed into an unloaded sequence's
+   * totals, so the caller counts the range lost where they are ({@link Runtimes#lostAfterUnload}).
    */
-  void giveBack(IdRange r) {
+  boolean giveBack(IdRange r) {
     lock.lock();
     try {
-      IdRange kept = closed || strict ? null : r.above(floor);
+      if (closed) {
+        return false;
+      }
+      IdRange kept = strict ? null : r.above(floor);
       served -= r.count();
       dropped += kept == null ? r.count() : r.count() - kept.count();
-      if (closed || strict) {
+      if (strict) {
         abandoned += r.count();
       }
       if (kept != null) {
@@ -478,6 +483,7 @@ final class StripePool {
         available += kept.count();
         changed.signalAll();
       }
+      return true;
     } finally {
       lock.unlock();
     }

@@ -69,6 +69,93 @@ class AdvanceWaitTest {
   }
 
   @Test
+  void should_not_wait_for_a_client_lease_that_ended_before_the_advance_came() {
+    List<Long> sleeps = new CopyOnWriteArrayList<>();
+    Allocator a = server("a", LIFETIME, sleeps);
+    a.create(seq);
+    pass(FULL_WAIT.plusSeconds(1)); // what an earlier process under this name handed out has expired
+
+    a.allocate("s", 5, WAIT); // the only lease: it ends within FULL_WAIT
+    pass(Duration.ofSeconds(1));
+    a.lookAtLeaseMarks(); // the periodic look, a second after the allocation
+    pass(FULL_WAIT.plusMillis(1)); // the lease has ended, even counted from the look
+    a.advance("s", 1_000);
+
+    assertThat(sleeps).as("the only lease had ended: no wait").isEmpty();
+  }
+
+  @Test
+  void should_look_at_the_marks_by_itself_every_second() throws Exception {
+    // The allocator's own look, on its thread: seen as a read of the (fake) ticker from that thread.
+    java.util.concurrent.CountDownLatch looked = new java.util.concurrent.CountDownLatch(1);
+    Ticker watched = () -> {
+      long t = now.get(); // before the test may move it on (the look notes t under the runtime's monitor)
+      if (Thread.currentThread().getName().startsWith("idgen-lease-marks-")) {
+        looked.countDown();
+      }
+      return t;
+    };
+    List<Long> sleeps = new CopyOnWriteArrayList<>();
+    Allocator a = Allocator.builder(store).serverName("a").ticker(watched).clientLeaseLifetime(LIFETIME)
+        .minNodeBlock(100).build();
+    a.sleeper = nanos -> {
+      sleeps.add(nanos);
+      now.addAndGet(nanos);
+    };
+    allocators.add(a);
+    a.create(seq);
+    pass(FULL_WAIT.plusSeconds(1));
+
+    a.allocate("s", 5, WAIT); // marks the sequence: only a look clears it (ticker read on the look's thread)
+    assertThat(looked.await(10, java.util.concurrent.TimeUnit.SECONDS)).as("looked at by itself").isTrue();
+    pass(FULL_WAIT.plusMillis(1));
+    a.advance("s", 1_000);
+
+    assertThat(sleeps).as("the lease had ended: no wait").isEmpty();
+  }
+
+  @Test
+  void should_still_wait_for_a_client_lease_that_may_be_in_use_whenever_the_marks_were_last_looked_at() {
+    List<Long> sleeps = new CopyOnWriteArrayList<>();
+    Allocator a = server("a", LIFETIME, sleeps);
+    a.create(seq);
+    pass(FULL_WAIT.plusSeconds(1));
+
+    // Looked at while the lease is young: it is still in use when the advance comes.
+    a.allocate("s", 5, WAIT);
+    long leased = now.get();
+    pass(Duration.ofSeconds(1));
+    a.lookAtLeaseMarks();
+    pass(Duration.ofSeconds(5));
+    a.advance("s", 1_000);
+    assertThat(sleeps).hasSize(1);
+    assertThat(now.get() - leased).as("waited out the lease").isGreaterThanOrEqualTo(FULL_WAIT.toNanos());
+
+    // An allocation after the last look, not seen by any look before the advance: the advance's own look
+    // finds it and waits a whole lease from now.
+    pass(Duration.ofSeconds(1));
+    a.lookAtLeaseMarks();
+    pass(Duration.ofSeconds(1));
+    a.allocate("s", 5, WAIT);
+    leased = now.get();
+    a.advance("s", 2_000);
+    assertThat(sleeps).hasSize(2);
+    assertThat(now.get() - leased).as("waited out the lease").isGreaterThanOrEqualTo(FULL_WAIT.toNanos());
+
+    // Allocated, then looked at many times while it was in use: each look keeps the first one's time.
+    pass(Duration.ofSeconds(1));
+    a.allocate("s", 5, WAIT);
+    leased = now.get();
+    for (int i = 0; i < 5; i++) {
+      pass(Duration.ofSeconds(1));
+      a.lookAtLeaseMarks();
+    }
+    a.advance("s", 3_000);
+    assertThat(sleeps).hasSize(3);
+    assertThat(now.get() - leased).as("waited out the lease").isGreaterThanOrEqualTo(FULL_WAIT.toNanos());
+  }
+
+  @Test
   void should_wait_for_a_fresh_process_as_long_as_an_earlier_one_under_its_name_may_have_leases_out() {
     List<Long> sleeps = new CopyOnWriteArrayList<>();
     Allocator a = server("a", LIFETIME, sleeps);

@@ -53,6 +53,65 @@ class StrictOrderingTest {
   }
 
   @Test
+  void should_answer_the_network_thread_questions_of_a_sequence_while_its_owner_round_waits_on_the_store()
+      throws Exception {
+    // b reads the owner row through a store of its own, whose next read blocks until released: b's owner
+    // round then waits on the store, and the questions a network thread asks (where to forward, the owner
+    // refused, the row as last read) must not wait for it.
+    java.util.concurrent.CountDownLatch inRead = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean blockNextRead = new java.util.concurrent.atomic.AtomicBoolean();
+    RangeStore slowReads = new ForwardingRangeStore(store) {
+      @Override
+      public java.util.Optional<OwnerRecord> owner(SequenceDefinition d) {
+        if (blockNextRead.getAndSet(false)) {
+          inRead.countDown();
+          try {
+            release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        return super.owner(d);
+      }
+    };
+    Allocator a = server("a");
+    Allocator b = Allocator.builder(slowReads).serverName("b").ownerTarget("b:7070").ownerLease(LEASE)
+        .ticker(ticker).executor(Runnable::run).unloadIdleAfter(Duration.ZERO).build();
+    allocators.add(b);
+    a.create(strict);
+    a.allocate("orders", 1, WAIT);
+    assertThatThrownBy(() -> b.allocate("orders", 1, WAIT)).isInstanceOf(NotOwnerException.class);
+    java.util.concurrent.ExecutorService round = java.util.concurrent.Executors.newSingleThreadExecutor();
+    java.util.concurrent.ExecutorService network = java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      blockNextRead.set(true);
+      java.util.concurrent.Future<?> tick = round.submit(b::tickOwnersQuietly);
+      assertThat(inRead.await(10, java.util.concurrent.TimeUnit.SECONDS)).as("b's round reads the row").isTrue();
+
+      // While the round holds the owner and waits on the store (it is never let go before these return).
+      assertThat(network.submit(() -> b.forwardTarget("orders")).get(10, java.util.concurrent.TimeUnit.SECONDS))
+          .contains("a:7070");
+      assertThat(network.submit(() -> b.owner("orders")).get(10, java.util.concurrent.TimeUnit.SECONDS))
+          .hasValueSatisfying(row -> assertThat(row.target()).isEqualTo("a:7070"));
+      network.submit(() -> b.ownerRefused("orders", "a:7070")).get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(network.submit(() -> b.forwardTarget("orders")).get(10, java.util.concurrent.TimeUnit.SECONDS))
+          .as("refused: read the row again before forwarding there").isEmpty();
+
+      release.countDown();
+      tick.get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(b.forwardTarget("orders")).as("the round's read began before the refusal: it does not count")
+          .isEmpty();
+      b.tickOwnersQuietly();
+      assertThat(b.forwardTarget("orders")).as("read again after the refusal").contains("a:7070");
+    } finally {
+      release.countDown();
+      round.shutdownNow();
+      network.shutdownNow();
+    }
+  }
+
+  @Test
   void should_refuse_strict_ordering_with_several_stripes_and_without_a_home() {
     assertThatThrownBy(() -> new SequenceDefinition("s", 1, 100, 2, 10, 10).withStrictOrdering("dc1"))
         .isInstanceOf(InvalidRequestException.class).hasMessageContaining("ORDERING_STRICT with 2 stripes")
