@@ -41,6 +41,7 @@ class DeployManifestsTest {
   static final String METRICS_PORT = "idgen.metrics.port";
   static final String QUIET_PERIOD = "idgen.shutdown.quiet-period";
   static final String SHUTDOWN_TIMEOUT = "idgen.shutdown.timeout";
+  static final String GIVE_BACK_DEADLINE = "idgen.shutdown.give-back-deadline";
   static final String EMBEDDED_DIR = "idgen.embedded.dir";
   static final String MAX_CONNECTION_AGE = "idgen.grpc.keepalive.max-connection-age";
   static final String MAX_CONNECTION_AGE_GRACE = "idgen.grpc.keepalive.max-connection-age-grace";
@@ -52,6 +53,8 @@ class DeployManifestsTest {
    * (IdGenServer.finishShutdown) before it closes the store.
    */
   static final Duration CANCEL_WAIT = Duration.ofSeconds(5);
+  /** After the give-back, the store is closed (the Cassandra driver's session, the embedded store's file). */
+  static final Duration STORE_CLOSE = Duration.ofSeconds(2);
 
   static Path root;
   static Config reference;
@@ -180,13 +183,18 @@ class DeployManifestsTest {
   void should_give_the_pod_more_grace_than_the_server_needs_to_drain() {
     Config effective = clusterConfig.withFallback(reference);
     Duration drain = effective.getDuration(QUIET_PERIOD).plus(effective.getDuration(SHUTDOWN_TIMEOUT))
-        .plus(CANCEL_WAIT);
+        .plus(CANCEL_WAIT).plus(effective.getDuration(GIVE_BACK_DEADLINE)).plus(STORE_CLOSE);
     int grace = (Integer) at(workload, "spec", "template", "spec", "terminationGracePeriodSeconds");
 
     assertThat(Duration.ofSeconds(grace)).as("terminationGracePeriodSeconds vs quiet-period + timeout + "
-        + CANCEL_WAIT.toSeconds() + " s").isGreaterThan(drain);
+        + CANCEL_WAIT.toSeconds() + " s + give-back-deadline + " + STORE_CLOSE.toSeconds() + " s")
+        .isGreaterThan(drain);
     assertThat(Duration.ofSeconds(grace)).as("vs reference.conf's defaults alone")
-        .isGreaterThan(reference.getDuration(QUIET_PERIOD).plus(reference.getDuration(SHUTDOWN_TIMEOUT)));
+        .isGreaterThan(reference.getDuration(QUIET_PERIOD).plus(reference.getDuration(SHUTDOWN_TIMEOUT))
+            .plus(CANCEL_WAIT).plus(reference.getDuration(GIVE_BACK_DEADLINE)).plus(STORE_CLOSE));
+    // Kubernetes' default grace period (30 s) holds a stop at reference.conf's defaults.
+    assertThat(reference.getDuration(QUIET_PERIOD).plus(reference.getDuration(SHUTDOWN_TIMEOUT)).plus(CANCEL_WAIT)
+        .plus(reference.getDuration(GIVE_BACK_DEADLINE))).isLessThan(Duration.ofSeconds(30));
   }
 
   @Test
