@@ -61,22 +61,25 @@ class PodRestartAdvanceCassandraIT {
       throws Exception {
     PodNames pods = PodNames.of(MANIFEST);
     ServerProcess first = server(pods.serverName(0, 1));
-    ServerProcess second = server(pods.serverName(1, 1));
+    String ranAs = pods.serverName(1, 1);
+    String restartedAs = pods.serverName(1, 2);
+    ServerProcess second = server(ranAs);
     SequenceAdminGrpc.newBlockingStub(first.channel()).withDeadlineAfter(30, TimeUnit.SECONDS)
         .createSequence(CreateSequenceRequest.newBuilder().setName(SEQUENCE).build());
     assertThat(allocate(first.channel())).isPositive();
     assertThat(allocate(second.channel())).isPositive();
 
     second.kill(); // kill -9: no give-back, no withdrawn announcement
-    ServerProcess again = server(pods.serverName(1, 2));
+    ServerProcess again = server(restartedAs);
 
     long floor = 1_000_000;
     try {
       SequenceAdminGrpc.newBlockingStub(first.channel()).withDeadlineAfter(60, TimeUnit.SECONDS)
           .advanceSequence(AdvanceSequenceRequest.newBuilder().setName(SEQUENCE).setFloor(floor).build());
     } catch (StatusRuntimeException e) {
-      throw new AssertionError("the advance after the restart of pod 1 as '" + pods.serverName(1, 2) + "' (it ran"
-          + " as '" + pods.serverName(1, 1) + "') failed: " + e.getStatus(), e);
+      throw new AssertionError("the advance after pod 1 was killed and restarted failed (" + pods + ": "
+          + (pods.fromPodName() ? "it ran as '" + ranAs + "', then as '" + restartedAs + "'"
+          : "no IDGEN_SERVER_NAME from the pod name, so host:port, new at each start") + "): " + e.getStatus(), e);
     }
     assertThat(allocate(again.channel())).isGreaterThan(floor);
     assertThat(allocate(first.channel())).isGreaterThan(floor);
