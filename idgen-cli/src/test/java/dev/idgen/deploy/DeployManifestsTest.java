@@ -41,6 +41,7 @@ class DeployManifestsTest {
   static final String METRICS_PORT = "idgen.metrics.port";
   static final String QUIET_PERIOD = "idgen.shutdown.quiet-period";
   static final String SHUTDOWN_TIMEOUT = "idgen.shutdown.timeout";
+  static final String GIVE_BACK_DEADLINE = "idgen.shutdown.give-back-deadline";
   static final String EMBEDDED_DIR = "idgen.embedded.dir";
   static final String MAX_CONNECTION_AGE = "idgen.grpc.keepalive.max-connection-age";
   static final String MAX_CONNECTION_AGE_GRACE = "idgen.grpc.keepalive.max-connection-age-grace";
@@ -52,6 +53,8 @@ class DeployManifestsTest {
    * (IdGenServer.finishShutdown) before it closes the store.
    */
   static final Duration CANCEL_WAIT = Duration.ofSeconds(5);
+  /** After the give-back, the store is closed (the Cassandra driver's session, the embedded store's file). */
+  static final Duration STORE_CLOSE = Duration.ofSeconds(2);
 
   static Path root;
   static Config reference;
@@ -59,7 +62,7 @@ class DeployManifestsTest {
   static Map<String, Object> configMap;
   static Config clusterConfig;
   static Config imageConfig;
-  static Map<String, Object> deployment;
+  static Map<String, Object> workload;
   static Map<String, Object> service;
   static Map<String, Object> pdb;
   static Map<String, Object> kustomization;
@@ -82,7 +85,7 @@ class DeployManifestsTest {
     clusterConfig = ConfigFactory.parseString((String) at(configMap, "data", "idgen.conf"));
     imageConfig = ConfigFactory.parseFile(root.resolve("deploy/docker/idgen.conf").toFile(),
         ConfigParseOptions.defaults().setAllowMissing(false));
-    deployment = yaml(k8s.resolve("deployment.yaml"));
+    workload = yaml(k8s.resolve("statefulset.yaml"));
     service = yaml(k8s.resolve("service.yaml"));
     pdb = yaml(k8s.resolve("pdb.yaml"));
     kustomization = yaml(k8s.resolve("kustomization.yaml"));
@@ -136,11 +139,11 @@ class DeployManifestsTest {
     assertThat(clusterConfig.getInt(METRICS_PORT)).as("configmap " + METRICS_PORT).isEqualTo(port);
     assertThat(imageConfig.getInt(METRICS_PORT)).as("image config " + METRICS_PORT).isEqualTo(port);
     assertThat(containerPort("metrics")).as("containerPort metrics").isEqualTo(port);
-    assertThat(at(deployment, "spec", "template", "metadata", "annotations", "prometheus.io/port"))
+    assertThat(at(workload, "spec", "template", "metadata", "annotations", "prometheus.io/port"))
         .as("prometheus.io/port annotation").isEqualTo(Integer.toString(port));
-    assertThat(at(deployment, "spec", "template", "metadata", "annotations", "prometheus.io/scrape"))
+    assertThat(at(workload, "spec", "template", "metadata", "annotations", "prometheus.io/scrape"))
         .isEqualTo("true");
-    assertThat(at(deployment, "spec", "template", "metadata", "annotations", "prometheus.io/path"))
+    assertThat(at(workload, "spec", "template", "metadata", "annotations", "prometheus.io/path"))
         .isEqualTo("/metrics");
     assertThat(exposedPorts()).as("Dockerfile EXPOSE").contains(port);
   }
@@ -180,13 +183,18 @@ class DeployManifestsTest {
   void should_give_the_pod_more_grace_than_the_server_needs_to_drain() {
     Config effective = clusterConfig.withFallback(reference);
     Duration drain = effective.getDuration(QUIET_PERIOD).plus(effective.getDuration(SHUTDOWN_TIMEOUT))
-        .plus(CANCEL_WAIT);
-    int grace = (Integer) at(deployment, "spec", "template", "spec", "terminationGracePeriodSeconds");
+        .plus(CANCEL_WAIT).plus(effective.getDuration(GIVE_BACK_DEADLINE)).plus(STORE_CLOSE);
+    int grace = (Integer) at(workload, "spec", "template", "spec", "terminationGracePeriodSeconds");
 
     assertThat(Duration.ofSeconds(grace)).as("terminationGracePeriodSeconds vs quiet-period + timeout + "
-        + CANCEL_WAIT.toSeconds() + " s").isGreaterThan(drain);
+        + CANCEL_WAIT.toSeconds() + " s + give-back-deadline + " + STORE_CLOSE.toSeconds() + " s")
+        .isGreaterThan(drain);
     assertThat(Duration.ofSeconds(grace)).as("vs reference.conf's defaults alone")
-        .isGreaterThan(reference.getDuration(QUIET_PERIOD).plus(reference.getDuration(SHUTDOWN_TIMEOUT)));
+        .isGreaterThan(reference.getDuration(QUIET_PERIOD).plus(reference.getDuration(SHUTDOWN_TIMEOUT))
+            .plus(CANCEL_WAIT).plus(reference.getDuration(GIVE_BACK_DEADLINE)).plus(STORE_CLOSE));
+    // Kubernetes' default grace period (30 s) holds a stop at reference.conf's defaults.
+    assertThat(reference.getDuration(QUIET_PERIOD).plus(reference.getDuration(SHUTDOWN_TIMEOUT)).plus(CANCEL_WAIT)
+        .plus(reference.getDuration(GIVE_BACK_DEADLINE))).isLessThan(Duration.ofSeconds(30));
   }
 
   @Test
@@ -251,28 +259,110 @@ class DeployManifestsTest {
     assertThat(map(configMap.get("data"))).containsKey(configFile.getFileName().toString());
   }
 
+  // Server names and memory
+
+  @Test
+  void should_run_a_statefulset_whose_pod_name_is_the_server_name() {
+    // A pod that died must come back under its old server name: under a new one, the dead pod's announcement
+    // holds every AdvanceSequence, UpdateSequence and DeleteSequence until it expires (1 1/8 server leases).
+    Map<String, Object> serverName = env().stream().filter(e -> "IDGEN_SERVER_NAME".equals(e.get("name")))
+        .findFirst().orElseThrow(() -> new AssertionError("the pod sets no IDGEN_SERVER_NAME: each restart of a"
+            + " pod would announce under a new name (its host name, new for each pod of a Deployment)"));
+
+    assertThat(at(workload, "kind")).as("kind (a Deployment's pods get new names)").isEqualTo("StatefulSet");
+    assertThat(at(serverName, "valueFrom", "fieldRef", "fieldPath")).isEqualTo("metadata.name");
+    assertThat(environmentVariables).contains("IDGEN_SERVER_NAME");
+    assertThat(at(workload, "spec", "serviceName")).isEqualTo(at(service, "metadata", "name"));
+  }
+
+  /** How many sequences one pod of the manifests is sized to hold loaded (SCALING.md's measured row). */
+  static final String SIZED_FOR_SEQUENCES = "10,000";
+
+  @Test
+  void should_give_the_pod_the_memory_scaling_md_measured() throws IOException {
+    Scaling one = Scaling.row(root.resolve("SCALING.md"), "1");
+    Scaling sized = Scaling.row(root.resolve("SCALING.md"), SIZED_FOR_SEQUENCES);
+    long limitMb = mebibytes(at(container(), "resources", "limits", "memory"));
+    double heapShare = Double.parseDouble(entrypoint().stream().filter(a -> a.startsWith("-XX:MaxRAMPercentage="))
+        .findFirst().orElseThrow().split("=")[1]) / 100;
+
+    // What the JVM holds besides the heap (threads, code, Netty's buffers) must fit outside the heap's share.
+    assertThat(limitMb * (1 - heapShare)).as("limit outside the heap (MB) vs RSS - heap after GC with one sequence")
+        .isGreaterThanOrEqualTo(one.rssMb() - one.heapMb());
+    assertThat((double) limitMb).as("limit (MB) vs RSS at %s sequences", SIZED_FOR_SEQUENCES)
+        .isGreaterThan(sized.rssMb());
+    assertThat(limitMb * heapShare).as("heap (MB) vs twice the live heap at %s sequences", SIZED_FOR_SEQUENCES)
+        .isGreaterThanOrEqualTo(2.0 * sized.heapMb());
+    assertThat(at(container(), "resources", "requests", "memory")).as("requests = limits: evicted last")
+        .isEqualTo(at(container(), "resources", "limits", "memory"));
+  }
+
+  /** One row of SCALING.md's table of sequences loaded: RSS and heap after a full GC, in MB. */
+  record Scaling(double rssMb, double heapMb) {
+    static Scaling row(Path file, String sequences) throws IOException {
+      List<String> header = null;
+      for (String line : Files.readAllLines(file)) {
+        List<String> cells = Stream.of(line.split("\\|")).map(String::trim).toList();
+        if (cells.size() > 2 && cells.get(1).equals("sequences") && cells.contains("RSS MB")) {
+          header = cells;
+        } else if (header != null && cells.size() == header.size() && cells.get(1).equals(sequences)) {
+          return new Scaling(number(cells.get(header.indexOf("RSS MB"))),
+              number(cells.get(header.indexOf("heap after GC MB"))));
+        }
+      }
+      throw new AssertionError("SCALING.md has no row for " + sequences + " sequences under 'RSS MB'");
+    }
+
+    private static double number(String cell) {
+      return Double.parseDouble(cell.replace(",", ""));
+    }
+  }
+
+  /** A Kubernetes memory quantity (512Mi, 1Gi) in MiB. */
+  private static long mebibytes(Object quantity) {
+    Matcher m = Pattern.compile("(\\d+)(Mi|Gi)").matcher(String.valueOf(quantity));
+    assertThat(m.matches()).as("memory quantity %s in Mi or Gi", quantity).isTrue();
+    return Long.parseLong(m.group(1)) * (m.group(2).equals("Gi") ? 1024 : 1);
+  }
+
   // Service, replicas, disruption budget, kustomization
 
   @Test
+  void should_put_everything_in_the_namespace_that_the_docs_commands_name() throws IOException {
+    Set<String> named = new TreeSet<>();
+    try (Stream<Path> docs = Stream.concat(Files.list(root.resolve("docs")), Stream.of(root.resolve("README.md")))) {
+      for (Path doc : docs.filter(d -> d.toString().endsWith(".md")).toList()) {
+        Matcher m = Pattern.compile("kubectl -n (\\S+)").matcher(Files.readString(doc));
+        while (m.find()) {
+          named.add(m.group(1));
+        }
+      }
+    }
+
+    assertThat(named).as("namespaces of the docs' kubectl commands").hasSize(1);
+    assertThat(kustomization.get("namespace")).as("kustomization.yaml namespace").isEqualTo(named.iterator().next());
+  }
+
+  @Test
   void should_expose_the_grpc_port_on_a_headless_service_that_selects_the_pods() {
-    Map<String, Object> labels = map(at(deployment, "spec", "template", "metadata", "labels"));
+    Map<String, Object> labels = map(at(workload, "spec", "template", "metadata", "labels"));
 
     assertThat(at(service, "spec", "clusterIP")).as("headless").isEqualTo("None");
     assertThat(at(service, "metadata", "name")).isEqualTo("idgen-headless");
     assertThat(labels).containsAllEntriesOf(map(at(service, "spec", "selector")));
-    assertThat(labels).containsAllEntriesOf(map(at(deployment, "spec", "selector", "matchLabels")));
+    assertThat(labels).containsAllEntriesOf(map(at(workload, "spec", "selector", "matchLabels")));
     assertThat(list(at(service, "spec", "ports"))).hasSize(1);
   }
 
   @Test
   void should_run_three_replicas_under_a_disruption_budget_of_one() {
-    Map<String, Object> labels = map(at(deployment, "spec", "template", "metadata", "labels"));
+    Map<String, Object> labels = map(at(workload, "spec", "template", "metadata", "labels"));
 
-    assertThat(at(deployment, "spec", "replicas")).isEqualTo(3);
+    assertThat(at(workload, "spec", "replicas")).isEqualTo(3);
     assertThat(at(pdb, "kind")).isEqualTo("PodDisruptionBudget");
     assertThat(at(pdb, "spec", "maxUnavailable")).isEqualTo(1);
     assertThat(labels).containsAllEntriesOf(map(at(pdb, "spec", "selector", "matchLabels")));
-    assertThat(at(deployment, "spec", "strategy", "rollingUpdate", "maxUnavailable")).isEqualTo(0);
+    assertThat(at(workload, "spec", "updateStrategy", "type")).isEqualTo("RollingUpdate");
   }
 
   @Test
@@ -403,7 +493,7 @@ class DeployManifestsTest {
   }
 
   private static Map<String, Object> podSpec() {
-    return map(at(deployment, "spec", "template", "spec"));
+    return map(at(workload, "spec", "template", "spec"));
   }
 
   private static Map<String, Object> container() {

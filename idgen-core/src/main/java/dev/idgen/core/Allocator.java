@@ -75,6 +75,11 @@ public final class Allocator implements AutoCloseable {
   public static final Duration DEFAULT_OWNER_LEASE = Duration.ofSeconds(10);
   /** A sequence not allocated from for this long is unloaded, its reserve given back to the store. */
   public static final Duration DEFAULT_UNLOAD_IDLE_AFTER = Duration.ofHours(1);
+  /**
+   * How long {@link #close} may spend giving reserves back: a stop must end within the orchestrator's grace
+   * period, and what is left after it is a counted gap.
+   */
+  public static final Duration DEFAULT_GIVE_BACK_DEADLINE = Duration.ofSeconds(3);
   /** How long a deleted sequence stays restorable before a purge may remove it: 30 days. */
   public static final Duration DEFAULT_UNDELETE_WINDOW = Duration.ofDays(30);
 
@@ -94,6 +99,8 @@ public final class Allocator implements AutoCloseable {
   private final FloorPoller poller;
   private final FloorSync sync;
   private volatile boolean closed;
+  /** How long {@link #close} may spend giving reserves back (ticker nanos). */
+  private final long giveBackDeadlineNanos;
   /** Who this process is in owner rows of strict sequences, and how long its owner leases last. */
   private final StrictOwner.Identity identity;
   /** The owner leases of the strict sequences loaded here: their rounds, forward targets, refusals. */
@@ -126,6 +133,8 @@ public final class Allocator implements AutoCloseable {
         b.ownerTarget == null ? () -> serverName : b.ownerTarget, b.ownerLease,
         b.ownerLeaseMargin != null ? b.ownerLeaseMargin : StrictOwner.Identity.defaultMargin(b.ownerLease), b.wall);
     long unloadIdleAfterNanos = b.unloadIdleAfter.toNanos();
+    this.giveBackDeadlineNanos = b.giveBackDeadline.compareTo(Duration.ofDays(1)) > 0 ? TimeUnit.DAYS.toNanos(1)
+        : b.giveBackDeadline.toNanos();
     this.runtimes = new Runtimes(store, poolSettings, identity, b.ticker, unloadIdleAfterNanos, clientLeases);
     this.strictOwners = new StrictOwners(runtimes, b.ownerLease.toNanos());
     this.sync = new FloorSync(store, new FloorSync.Floors() {
@@ -552,7 +561,7 @@ public final class Allocator implements AutoCloseable {
     strictOwners.close(); // first: a round that starts after this point finds the allocator closed
     poller.close();
     runtimes.stopSweeps();
-    sync.withdraw(runtimes.closeAll());
+    sync.withdraw(runtimes.closeAll(giveBackDeadlineNanos));
     directExecutor.shutdownNow();
     if (ownedExecutor != null) {
       ownedExecutor.shutdownNow();

@@ -28,6 +28,7 @@ public final class AllocatorBuilder {
   Duration confirmTimeout = Allocator.DEFAULT_ADVANCE_CONFIRM_TIMEOUT;
   Duration clientLeaseLifetime = Duration.ZERO;
   Duration unloadIdleAfter = Allocator.DEFAULT_UNLOAD_IDLE_AFTER;
+  Duration giveBackDeadline = Allocator.DEFAULT_GIVE_BACK_DEADLINE;
   @Nullable Supplier<String> ownerTarget;
   Duration ownerLease = Allocator.DEFAULT_OWNER_LEASE;
   @Nullable Duration ownerLeaseMargin;
@@ -159,6 +160,15 @@ public final class AllocatorBuilder {
    */
   public AllocatorBuilder unloadIdleAfter(Duration idle) {
     this.unloadIdleAfter = atLeast("unloadIdleAfter", idle, Duration.ZERO, ">= 0");
+    return this;
+  }
+
+  /**
+   * How long {@link Allocator#close} may spend giving reserves back to the store, largest first (ticker time);
+   * what is not given back by then is abandoned, a counted gap. Zero: give nothing back. Default 3 s.
+   */
+  public AllocatorBuilder giveBackDeadline(Duration deadline) {
+    this.giveBackDeadline = atLeast("giveBackDeadline", deadline, Duration.ZERO, ">= 0");
     return this;
   }
 

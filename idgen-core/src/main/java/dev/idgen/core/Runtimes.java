@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -39,8 +38,6 @@ import org.slf4j.LoggerFactory;
 final class Runtimes {
   private static final Logger log = LoggerFactory.getLogger(Runtimes.class);
 
-  /** Sequences given back at once on {@link #closeAll} (each one is a store round trip). */
-  private static final int GIVE_BACK_THREADS = 32;
   /** How long a closing pool waits for a refill in flight, to give its range back too. */
   private static final long LATE_REFILL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(15);
   /**
@@ -346,7 +343,7 @@ final class Runtimes {
     }
     Runnable giveBack = () -> {
       try {
-        giveBack(rt, taken);
+        giveBackStripes(rt, taken);
       } finally {
         unloaded(rt);
       }
@@ -520,20 +517,23 @@ final class Runtimes {
 
   /**
    * A graceful stop: every pool is closed first (nothing can hand its IDs out any more), then what it held
-   * goes back to the store; what the store does not take back for certain stays a gap. Returns until when
-   * client leases handed out here may still be used ({@link #leasesUntil}, over every sequence).
+   * goes back to the store, largest first, for at most {@code giveBackNanos} ({@link ShutdownGiveBack}); what
+   * the store does not take back for certain stays a gap. Returns until when client leases handed out here may
+   * still be used ({@link #leasesUntil}, over every sequence).
    */
-  long closeAll() {
+  long closeAll(long giveBackNanos) {
     closed = true;
     long leases = leasesUntil(null);
     for (SequenceRuntime rt : sequences.values()) {
       leases = later(leases, leasesUntil(rt));
     }
-    giveBackAll(List.copyOf(sequences.values()));
-    // The give-backs of definition changes still under way: each is bounded by the store's timeouts.
+    long deadline = ticker.nanos() + giveBackNanos;
+    new ShutdownGiveBack(store, ticker, giveBackNanos).run(List.copyOf(sequences.values()));
+    // The give-backs of definition changes still under way share the stop's deadline: what is left is a gap.
     giveBacks.shutdown();
     try {
-      if (!giveBacks.awaitTermination(2 * LATE_REFILL_WAIT_NANOS, TimeUnit.NANOSECONDS)) {
+      long left = Math.max(0, Math.min(deadline - ticker.nanos(), 2 * LATE_REFILL_WAIT_NANOS));
+      if (!giveBacks.awaitTermination(left, TimeUnit.NANOSECONDS)) {
         log.warn("giving back the reserves of changed sequences did not finish in time (what is left is a gap)");
       }
     } catch (InterruptedException e) {
@@ -542,50 +542,16 @@ final class Runtimes {
     return leases;
   }
 
-  /**
-   * {@link #closeAndGiveBack} for every runtime, {@value #GIVE_BACK_THREADS} sequences at a time: each give-back
-   * is a store round trip (a compare-and-set on Cassandra), so one after another a server with 100,000 sequences
-   * loaded took over two minutes to stop, beyond an orchestrator's grace period. Sequences are independent
-   * (rows of their own); the stripes of one sequence stay on one thread. Returns when all are done or failed
-   * (each give-back is bounded by the store's own timeouts); a stop killed before then leaves gaps, never
-   * duplicates.
-   */
-  private void giveBackAll(List<SequenceRuntime> runtimes) {
-    if (runtimes.size() <= 1) {
-      runtimes.forEach(this::closeAndGiveBack);
-      return;
-    }
-    ExecutorService pool = Executors.newFixedThreadPool(Math.min(GIVE_BACK_THREADS, runtimes.size()),
-        Allocator.daemonThreads("idgen-give-back-"));
-    try {
-      List<Future<?>> done = new ArrayList<>(runtimes.size());
-      for (SequenceRuntime rt : runtimes) {
-        done.add(pool.submit(() -> closeAndGiveBack(rt)));
-      }
-      for (Future<?> f : done) {
-        try {
-          f.get();
-        } catch (ExecutionException e) {
-          log.warn("giving back a reserve failed (now a gap): {}", e.getCause().toString());
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt(); // what is not given back yet stays a gap
-    } finally {
-      pool.shutdownNow();
-    }
-  }
-
   /** Closes a runtime's pools (none hands out an ID any more), then gives what they held back to the store. */
   private void closeAndGiveBack(SequenceRuntime rt) {
-    giveBack(rt, close(rt));
+    giveBackStripes(rt, close(rt));
   }
 
   /**
    * Closes a runtime's pools: none hands out an ID any more. Returns what they held, per stripe, for
-   * {@link #giveBack}; nothing for a strict runtime, whose owner it releases.
+   * {@link #giveBackStripes}; nothing for a strict runtime, whose owner it releases.
    */
-  private static List<List<IdRange>> close(SequenceRuntime rt) {
+  static List<List<IdRange>> close(SequenceRuntime rt) {
     rt.unloaded = true;
     if (rt.owner != null) {
       rt.owner.release(); // nothing goes back to a strict pool: what it held is a counted gap
@@ -600,7 +566,7 @@ final class Runtimes {
   }
 
   /** Gives what {@link #close} took, and what refills in flight bring after it, back to the store. */
-  private void giveBack(SequenceRuntime rt, List<List<IdRange>> taken) {
+  private void giveBackStripes(SequenceRuntime rt, List<List<IdRange>> taken) {
     for (int k = 0; k < taken.size(); k++) {
       List<IdRange> held = taken.get(k);
       held.addAll(rt.pools[k].awaitLate(LATE_REFILL_WAIT_NANOS)); // a refill in flight lands after the close

@@ -11,6 +11,12 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /** A graceful stop gives back what the allocator holds; the next server continues where it stopped. */
@@ -115,5 +121,48 @@ class GiveBackTest {
     assertThat(met.get()).as("give-backs that ran beside another one").isEqualTo(4);
     assertThat(a.stats().returned()).isEqualTo(held);
     assertThat(store.givenBack).isEqualTo(held);
+  }
+
+  @Test
+  void should_give_back_the_largest_reserves_first_and_count_the_rest_lost_once_the_deadline_has_passed() {
+    // A store one give-back at a time, each taking a second of the fake ticker: 100 sequences would need 100 s.
+    AtomicLong now = new AtomicLong();
+    Map<String, Long> backBySequence = new ConcurrentHashMap<>();
+    InMemoryRangeStore store = new InMemoryRangeStore() {
+      @Override
+      public synchronized long giveBack(SequenceDefinition d, int stripe, List<IdRange> ranges) {
+        now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+        long n = super.giveBack(d, stripe, ranges);
+        backBySequence.merge(d.name(), n, Long::sum);
+        return n;
+      }
+    };
+    Allocator a = Allocator.builder(store).ticker(now::get).minNodeBlock(1_000).unloadIdleAfter(Duration.ZERO)
+        .giveBackDeadline(Duration.ofSeconds(10)).build();
+    for (int i = 1; i <= 100; i++) {
+      a.create(new SequenceDefinition("s" + i, 1, Long.MAX_VALUE, 1, 10_000, 1_000_000));
+      a.allocate("s" + i, i, WAIT); // s1 holds the most, s100 the least
+    }
+    Map<String, Long> held = a.sequenceStats().stream()
+        .collect(Collectors.toMap(st -> st.definition().name(), Allocator.SequenceStats::held));
+    List<String> largestFirst = new ArrayList<>(held.keySet());
+    largestFirst.sort(Comparator.comparing(held::get).reversed());
+    assertThat(held.values()).as("distinct reserves, so that the order is defined").doesNotHaveDuplicates();
+    long total = a.stats().held();
+
+    a.close();
+
+    // Sequences are taken largest first, none once the deadline has passed: what went back is a prefix of that
+    // order, at most the 32 give-backs in flight plus the 10 that fit in 10 s; everything else is counted lost.
+    int back = backBySequence.size();
+    assertThat(back).as("sequences given back").isBetween(1, 32 + 10);
+    assertThat(backBySequence.keySet()).containsExactlyInAnyOrderElementsOf(largestFirst.subList(0, back));
+    long returned = backBySequence.values().stream().mapToLong(Long::longValue).sum();
+    assertThat(a.stats().returned()).isEqualTo(returned);
+    assertThat(a.stats().abandoned()).as("counted lost").isEqualTo(total - returned).isPositive();
+    for (Allocator.SequenceStats st : a.sequenceStats()) {
+      String name = st.definition().name();
+      assertThat(st.abandoned()).as(name).isEqualTo(backBySequence.containsKey(name) ? 0 : held.get(name));
+    }
   }
 }

@@ -34,6 +34,7 @@ final class AllocatorModule extends AbstractModule {
         .advanceConfirmTimeout(settings.advanceConfirmTimeout())
         .clientLeaseLifetime(settings.clientLeaseLifetime())
         .unloadIdleAfter(settings.unloadIdleAfter())
+        .giveBackDeadline(settings.giveBackDeadline())
         .ownerLease(settings.ownerLease())
         .ownerLeaseMargin(settings.ownerLeaseMarginDuration())
         .undeleteWindow(admin.undeleteWindow())

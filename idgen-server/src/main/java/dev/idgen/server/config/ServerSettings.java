@@ -27,6 +27,7 @@ public record ServerSettings(
     Duration maxWait,
     Duration quietPeriod,
     Duration shutdownTimeout,
+    Duration giveBackDeadline,
     String serverName,
     Duration serverLease,
     Duration advanceConfirmTimeout,
@@ -50,6 +51,7 @@ public record ServerSettings(
   public static final String MAX_WAIT = "idgen.allocator.max-wait";
   public static final String QUIET_PERIOD = "idgen.shutdown.quiet-period";
   public static final String SHUTDOWN_TIMEOUT = "idgen.shutdown.timeout";
+  public static final String GIVE_BACK_DEADLINE = "idgen.shutdown.give-back-deadline";
   public static final String SERVER_NAME = "idgen.server-name";
   public static final String SERVER_LEASE = "idgen.advance.server-lease";
   public static final String ADVANCE_CONFIRM_TIMEOUT = "idgen.advance.confirm-timeout";
@@ -87,6 +89,7 @@ public record ServerSettings(
     Objects.requireNonNull(maxWait, "maxWait");
     Objects.requireNonNull(quietPeriod, "quietPeriod");
     Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
+    Objects.requireNonNull(giveBackDeadline, "giveBackDeadline");
     Objects.requireNonNull(serverName, "serverName");
     Objects.requireNonNull(serverLease, "serverLease");
     Objects.requireNonNull(advanceConfirmTimeout, "advanceConfirmTimeout");
@@ -184,6 +187,7 @@ public record ServerSettings(
     Duration maxWait = duration(config, MAX_WAIT, Duration.ZERO);
     Duration quiet = duration(config, QUIET_PERIOD, Duration.ZERO);
     Duration timeout = duration(config, SHUTDOWN_TIMEOUT, Duration.ZERO);
+    Duration giveBack = duration(config, GIVE_BACK_DEADLINE, Duration.ZERO);
 
     String serverName = config.getString(SERVER_NAME).trim();
     Duration serverLease = duration(config, SERVER_LEASE, Duration.ofSeconds(4));
@@ -203,7 +207,7 @@ public record ServerSettings(
     check(config, FORWARDED_IN_FLIGHT, forwardedInFlight >= 1 && forwardedInFlight <= 64,
         "1 to 64, got " + forwardedInFlight);
     return new ServerSettings(host, port, store, dir, maxIds, runway, minBlock, step, maxWait, quiet,
-        timeout, serverName, serverLease, confirmTimeout, clientLease, maxWaiting, unloadIdle, advertise, ownerLease,
+        timeout, giveBack, serverName, serverLease, confirmTimeout, clientLease, maxWaiting, unloadIdle, advertise, ownerLease,
         ownerMargin, forwardedInFlight);
   }
 

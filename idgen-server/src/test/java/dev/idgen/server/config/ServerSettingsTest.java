@@ -37,6 +37,7 @@ class ServerSettingsTest {
     assertThat(settings.maxWait()).isEqualTo(Duration.ofSeconds(5));
     assertThat(settings.quietPeriod()).isEqualTo(Duration.ofSeconds(1));
     assertThat(settings.shutdownTimeout()).isEqualTo(Duration.ofSeconds(20));
+    assertThat(settings.giveBackDeadline()).isEqualTo(Duration.ofSeconds(3));
   }
 
   @Test
@@ -64,7 +65,7 @@ class ServerSettingsTest {
 
     assertThat(settings).isEqualTo(new ServerSettings("h", 1, ServerSettings.StoreKind.CASSANDRA, Path.of("/d"),
         7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1),
-        Duration.ofSeconds(20), "idgen-0:7070", Duration.ofMinutes(10), Duration.ofSeconds(10),
+        Duration.ofSeconds(20), Duration.ofSeconds(3), "idgen-0:7070", Duration.ofMinutes(10), Duration.ofSeconds(10),
         Duration.ofSeconds(10), 1000, Duration.ofHours(1), "10.2.3.4", Duration.ofSeconds(4),
         0.1, 3));
   }
@@ -72,18 +73,18 @@ class ServerSettingsTest {
   @Test
   void should_advertise_the_configured_address_or_the_bound_one() {
     ServerSettings bound = new ServerSettings("10.0.0.5", 7070, ServerSettings.StoreKind.CASSANDRA, Path.of("/d"),
-        7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1), Duration.ofSeconds(20),
+        7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1), Duration.ofSeconds(20), Duration.ofSeconds(3),
         "", Duration.ofMinutes(10), Duration.ofSeconds(10), Duration.ofSeconds(10), 1000, Duration.ofHours(1), "",
         Duration.ofSeconds(10), 0.1, 2);
     assertThat(bound.effectiveAdvertiseAddress(7071)).isEqualTo("10.0.0.5:7071");
     ServerSettings named = new ServerSettings("0.0.0.0", 7070, ServerSettings.StoreKind.CASSANDRA, Path.of("/d"),
-        7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1), Duration.ofSeconds(20),
+        7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1), Duration.ofSeconds(20), Duration.ofSeconds(3),
         "", Duration.ofMinutes(10), Duration.ofSeconds(10), Duration.ofSeconds(10), 1000, Duration.ofHours(1),
         "idgen-2.idgen", Duration.ofSeconds(10), 0.1, 2);
     assertThat(named.effectiveAdvertiseAddress(7070)).isEqualTo("idgen-2.idgen:7070");
     ServerSettings withPort = new ServerSettings("0.0.0.0", 7070, ServerSettings.StoreKind.CASSANDRA,
         Path.of("/d"), 7, Duration.ofMinutes(5), 100, 0.25, Duration.ofMillis(1), Duration.ofSeconds(1),
-        Duration.ofSeconds(20), "", Duration.ofMinutes(10), Duration.ofSeconds(10), Duration.ofSeconds(10), 1000,
+        Duration.ofSeconds(20), Duration.ofSeconds(3), "", Duration.ofMinutes(10), Duration.ofSeconds(10), Duration.ofSeconds(10), 1000,
         Duration.ofHours(1), "10.1.2.3:9000", Duration.ofSeconds(10), 0.1, 2);
     assertThat(withPort.effectiveAdvertiseAddress(7070)).isEqualTo("10.1.2.3:9000");
   }

@@ -28,8 +28,12 @@ import org.yaml.snakeyaml.Yaml;
  * monitoring files; an expression it misreads shows as a name the server does not export, never as a pass.
  */
 final class MonitoringNames {
-  /** Added by Prometheus to every series it scrapes. */
-  static final Set<String> TARGET_LABELS = Set.of("instance", "job");
+  /**
+   * Added by Prometheus to every series it scrapes: instance and job; and, for deploy/k8s's pods scraped through
+   * their annotations (Prometheus' example kubernetes-pods job), their namespace, name and labels.
+   */
+  static final Set<String> TARGET_LABELS = Set.of("instance", "job", "namespace", "pod", "app_kubernetes_io_name",
+      "app_kubernetes_io_component");
   /** Series Prometheus makes itself for each target. */
   static final Set<String> PROMETHEUS_SERIES = Set.of("up", "scrape_duration_seconds", "scrape_samples_scraped");
   /** Labels whose values are the traffic's (sequence names), not a fixed set. */
