@@ -26,9 +26,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * What every {@link RangeStore} promises, as tests. The embedded store's test extends this class, and
- * so will the Cassandra store's integration tests (it ships in idgen-core's test-jar), so it relies on
- * nothing but the interface.
+ * What every {@link RangeStore} promises, as tests. The embedded store's test and the Cassandra store's
+ * integration test ({@code CassandraRangeStoreContractIT}) extend this class (it ships in idgen-core's
+ * test-jar), so it relies on nothing but the interface.
  *
  * <p>{@link #newStore()} is called before each test, and the store is closed after it. The store need
  * not be empty: every test works on sequences whose names start with a prefix unique to that test, so
