@@ -187,7 +187,9 @@ abstract class Waiters extends Refiller {
    * task does nothing), and moves those it keeps to the front of {@code ids[from..pos)}. Returns where
    * they end. A current lease due by the ticker is expired first, as its task will (nobody may take from
    * it after). Unless failing, if it dropped IDs once the caller's wait deadline passed, it fails the
-   * caller {@code TIMED_OUT} rather than ask again. See "Lease expiry" in docs/client.md.
+   * caller {@code TIMED_OUT} rather than ask again. When the caller is done (failing, or nothing dropped:
+   * it returns), the IDs it keeps are handed over: served from now on. See "Lease expiry" in
+   * docs/client.md.
    */
   final int keepUnexpired(Waiter w, long[] ids, int from, int pos, boolean failing) {
     List<Taken> taken = w.taken;
@@ -236,9 +238,14 @@ abstract class Waiters extends Refiller {
       taken.subList(kept, taken.size()).clear();
       if (dropped > 0) {
         dropTakenLocked(dropped);
+        w.held -= dropped;
         if (!failing && System.nanoTime() - w.deadline() >= 0) {
           timedOut = timedOutLocked();
         }
+      }
+      if (failing || dropped == 0) {
+        handedOverLocked(w.held);
+        w.held = 0;
       }
     } finally {
       lock.unlock();
@@ -253,6 +260,21 @@ abstract class Waiters extends Refiller {
     return out;
   }
 
+  /**
+   * Drops the IDs a bulk caller holds (the source became strict while it waited: they may be older than
+   * its call); a gap, counted as expired.
+   */
+  final void dropHeld(Waiter w) {
+    lock.lock();
+    try {
+      dropTakenLocked(w.held);
+      w.held = 0;
+      w.taken = null;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** IDs a bulk caller took from {@code lease} into {@code ids[from..to)} of its array. */
   record Taken(Lease lease, int from, int to) {}
 
@@ -264,6 +286,8 @@ abstract class Waiters extends Refiller {
     final long createdNanos = System.nanoTime();
     /** What a bulk caller took from leases since it left the fast path, in array order; null if nothing. */
     List<Taken> taken;
+    /** Of those, how many it still holds (counted in the source's {@code inHand}): all it kept so far. */
+    long held;
     boolean waiting;
     long startNanos;
     long deadlineNanos;
@@ -326,6 +350,9 @@ abstract class Waiters extends Refiller {
     waits++;
   }
 
+  /** What {@link #leaseLocked} returns when it decided a request: unlock, launch it, and look again. */
+  private static final Lease LAUNCH = Lease.empty();
+
   /**
    * Returns a lease that had IDs left when looked at (the caller takes from it and comes back if
    * others were faster), installing the next queued range if the current lease is used up, or waits
@@ -334,60 +361,54 @@ abstract class Waiters extends Refiller {
    */
   final Lease awaitLease(Waiter w, long need) {
     for (;;) {
-      boolean launch = false;
+      Lease l;
       lock.lock();
       try {
-        for (;;) {
-          Lease l = current;
-          if (closed) {
-            throw failure(IdGenClientException.Reason.CLOSED, null, "the IdGenClient is closed", null);
-          }
-          if (strict) {
-            return null;
-          }
-          if (l.taken() < l.count) {
-            return l;
-          }
-          if (!queue.isEmpty()) {
-            if (installNextLocked()) {
-              launch = true;
-              break;
+        l = leaseLocked(w, need);
+      } finally {
+        lock.unlock();
+      }
+      if (l != LAUNCH) {
+        return l;
+      }
+      launch();
+    }
+  }
+
+  /**
+   * A bulk caller's slow path: takes IDs for {@code ids[pos..to)} under the lock, as many as the lease
+   * it finds or waits for holds, and holds them ({@code inHand}) until it returns; returns where they
+   * end, or {@code -1} once the source is strict (the caller then makes a strict request).
+   */
+  final int awaitIds(Waiter w, long[] ids, int pos, int to) {
+    for (;;) { // bounded: each pass takes, or waits within the caller's deadline, or launches a request
+      boolean launch = false;
+      int end = pos;
+      lock.lock();
+      try {
+        Lease l = leaseLocked(w, to - pos);
+        if (l == LAUNCH) {
+          launch = true;
+        } else if (l == null) {
+          end = -1;
+        } else {
+          long i = l.take(to - pos);
+          if (i < l.count) { // else others were faster: look again
+            long got = Math.min(to - pos, l.count - i);
+            for (long k = 0; k < got; k++) {
+              ids[end++] = l.id(i + k);
             }
-            continue;
-          }
-          if (exhausted != null) {
-            throw exhaustedLocked();
-          }
-          if (!w.waiting) {
-            startWaitingLocked(w, need);
-            if (rejections != reportedRejections) {
-              // The last request failed while nobody waited: this caller is the first to hear.
-              throw rejectedLocked();
+            w.took(l, pos, end);
+            w.held += got;
+            inHand += got;
+            if (l.refillAt >= i && l.refillAt < i + got) {
+              // The mark: the request is sized to cover what this caller still needs.
+              if (w.waiting) {
+                waitingDemand += to - end - w.demand;
+                w.demand = to - end;
+              }
+              launch = requestLocked(false);
             }
-          } else if (w.demand != need) {
-            waitingDemand += need - w.demand;
-            w.demand = need;
-          }
-          if (rejections != w.rejectionsAtStart) {
-            throw rejectedLocked();
-          }
-          if (requestLocked(true)) {
-            launch = true;
-            break;
-          }
-          long left = w.deadlineNanos - System.nanoTime();
-          if (left <= 0) {
-            throw timedOutLocked();
-          }
-          waiting++;
-          try {
-            changed.awaitNanos(left);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw failure(IdGenClientException.Reason.INTERRUPTED, null,
-                "interrupted while waiting for a lease", e);
-          } finally {
-            waiting--;
           }
         }
       } finally {
@@ -395,6 +416,68 @@ abstract class Waiters extends Refiller {
       }
       if (launch) {
         launch();
+      }
+      if (end != pos) {
+        return end;
+      }
+    }
+  }
+
+  /**
+   * One look under the lock for {@link #awaitLease}: a lease with IDs left, null once strict, or
+   * {@link #LAUNCH} after deciding a request; waits on {@code changed} in between, within the caller's
+   * deadline. Throws what the caller fails with (closed, exhausted, rejected, timed out, interrupted).
+   */
+  @GuardedBy("lock")
+  private Lease leaseLocked(Waiter w, long need) {
+    for (;;) {
+      Lease l = current;
+      if (closed) {
+        throw failure(IdGenClientException.Reason.CLOSED, null, "the IdGenClient is closed", null);
+      }
+      if (strict) {
+        return null;
+      }
+      if (l.taken() < l.count) {
+        return l;
+      }
+      if (!queue.isEmpty()) {
+        if (installNextLocked()) {
+          return LAUNCH;
+        }
+        continue;
+      }
+      if (exhausted != null) {
+        throw exhaustedLocked();
+      }
+      if (!w.waiting) {
+        startWaitingLocked(w, need);
+        if (rejections != reportedRejections) {
+          // The last request failed while nobody waited: this caller is the first to hear.
+          throw rejectedLocked();
+        }
+      } else if (w.demand != need) {
+        waitingDemand += need - w.demand;
+        w.demand = need;
+      }
+      if (rejections != w.rejectionsAtStart) {
+        throw rejectedLocked();
+      }
+      if (requestLocked(true)) {
+        return LAUNCH;
+      }
+      long left = w.deadlineNanos - System.nanoTime();
+      if (left <= 0) {
+        throw timedOutLocked();
+      }
+      waiting++;
+      try {
+        changed.awaitNanos(left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw failure(IdGenClientException.Reason.INTERRUPTED, null, "interrupted while waiting for a lease", e);
+      } finally {
+        waiting--;
       }
     }
   }
