@@ -26,6 +26,12 @@ import java.util.concurrent.TimeUnit;
  * completed only after the lock is released (dependent stages never run under it). Each has a deadline
  * task on the executor; its {@code timeout} field is volatile because the task is scheduled outside the
  * lock and cancelled by whichever thread completes the future.
+ *
+ * <p>IDs that a caller here may still drop are taken under the lock and counted in {@code inHand} in the
+ * same step, so that {@code stats()} counts them served only once they can no longer be dropped: a bulk
+ * caller takes every ID of its slow path that way ({@link #awaitIds}) and settles them when it returns or
+ * fails ({@link #keepUnexpired}); a {@code nextAsync()} caller's ID is settled once its future took it,
+ * or given back to the source if the future was cancelled in between ({@code handOver}).
  */
 @ThreadSafe
 abstract class Waiters extends Refiller {
@@ -140,7 +146,8 @@ abstract class Waiters extends Refiller {
         asyncWaiters.pollFirst();
         leaveAsyncLocked(w, after);
         long id = l.id(i);
-        after.add(() -> w.future.complete(id));
+        inHand++; // until its future took it: it may be cancelled before
+        after.add(() -> handOver(w, l, id));
         launch |= i == l.refillAt && requestLocked(false);
         continue;
       }
@@ -168,6 +175,59 @@ abstract class Waiters extends Refiller {
       break;
     }
     return launch;
+  }
+
+  /**
+   * Completes a served {@code nextAsync()} caller's future with the ID taken for it, once unlocked. If the
+   * future was cancelled (or completed by someone else) since, the ID goes back to the source.
+   */
+  private void handOver(AsyncWaiter w, Lease l, long id) {
+    if (!w.future.complete(id)) {
+      giveBack(l, id);
+      return;
+    }
+    lock.lock();
+    try {
+      handedOverLocked(1);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Queues an ID taken from {@code l} that its caller did not take, first, as a range of its own with
+   * {@code l}'s expiry, and serves the callers that wait. Dropped instead (a counted gap) if the source
+   * no longer serves from leases (closed, strict) or {@code l} has expired.
+   */
+  private void giveBack(Lease l, long id) {
+    List<Runnable> after = new ArrayList<>();
+    Range back = null;
+    boolean launch = false;
+    lock.lock();
+    try {
+      if (closed || strict || l.expired() || (l.expires && l.dueAt(settings.ticker().nanos()))) {
+        dropTakenLocked(1);
+      } else {
+        back = new Range(id, 1, 1, l.expires, l.expiresAt);
+        queue.addFirst(back);
+        queuedIds++;
+        handedOverLocked(1);
+        givenBack++; // counted as served when taken again
+        launch = serveAsyncLocked(after);
+        if (waiting > 0) {
+          changed.signalAll();
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (back != null && back.expires) {
+      scheduleExpiry(back);
+    }
+    after.forEach(Runnable::run);
+    if (launch) {
+      launch();
+    }
   }
 
   /** Fails every waiting {@link #nextAsync()} caller with {@code e}, once unlocked. */

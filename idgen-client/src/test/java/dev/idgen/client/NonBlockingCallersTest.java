@@ -3,6 +3,7 @@ package dev.idgen.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.idgen.api.v1.Ordering;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -155,6 +156,49 @@ class NonBlockingCallersTest extends OneServerFixture<ManualScheduler> {
     IdSourceStats stats = orders.stats();
     assertThat(stats.waits()).isEqualTo(5);
     assertThat(stats.idsServed()).isEqualTo(5);
+  }
+
+  @Test
+  void next_async_should_give_back_the_id_of_a_future_cancelled_after_its_id_was_taken() {
+    server.service().hold();
+    client = builder().build();
+    IdSource orders = client.sequence("orders"); // the first lease request, held
+    CompletableFuture<Long> first = orders.nextAsync();
+    CompletableFuture<Long> second = orders.nextAsync();
+    // The seam: both are served in one pass, and the first's dependent stage runs as it completes,
+    // after the source took 2 for the second and before it completes the second.
+    CompletableFuture<Boolean> cancelled = first.thenApply(id -> second.cancel(false));
+
+    server.service().release(); // 1..10
+
+    assertThat(first).isCompletedWithValue(1L);
+    assertThat(cancelled).isCompletedWithValue(true);
+    assertThat(second).isCancelled();
+    assertThat(orders.stats().idsServed()).as("2 was not handed out").isEqualTo(1);
+    assertThat(orders.next(9)).as("2 is back, after the lease it came from").containsExactly(3, 4, 5, 6, 7, 8, 9, 10, 2);
+    IdSourceStats stats = orders.stats();
+    assertThat(stats.idsServed()).isEqualTo(10);
+    assertThat(stats.idsExpired()).isZero();
+    assertThat(stats.idsServed() + stats.idsHeld()).isEqualTo(cluster.backend.leasedIds("orders"));
+  }
+
+  @Test
+  void next_async_of_a_strict_sequence_should_count_the_id_of_a_future_cancelled_after_its_id_arrived() {
+    server.service().ordering(Ordering.ORDERING_STRICT);
+    client = builder().build();
+    IdSource orders = client.sequence("orders"); // 1..10, stamped strict: dropped
+    assertThat(orders.stats().strictOrdering()).isTrue();
+    server.service().holdCompletions();
+
+    CompletableFuture<Long> future = orders.nextAsync(); // its own call: 11 arrives, the call stays open
+    assertThat(server.service().heldCompletions()).isEqualTo(1);
+    assertThat(future).isNotDone();
+    assertThat(future.cancel(false)).isTrue();
+
+    IdSourceStats stats = orders.stats();
+    assertThat(stats.idsServed()).as("11 was not handed out").isZero();
+    assertThat(stats.idsExpired()).as("1..10, and 11, which nobody took").isEqualTo(11);
+    assertThat(stats.idsServed() + stats.idsExpired() + stats.idsHeld()).isEqualTo(cluster.backend.leasedIds("orders"));
   }
 
   @Test
