@@ -183,6 +183,32 @@ class NonBlockingCallersTest extends OneServerFixture<ManualScheduler> {
   }
 
   @Test
+  void next_async_should_drop_and_count_the_id_of_a_cancelled_future_whose_lease_expired_meanwhile() {
+    server.service().validFor(Duration.ofSeconds(1)).hold();
+    client = builder().build();
+    IdSource orders = client.sequence("orders"); // the first lease request, held
+    CompletableFuture<Long> first = orders.nextAsync();
+    CompletableFuture<Long> second = orders.nextAsync();
+    // As above, and the lease's valid_for runs out (by the ticker) before the second is completed.
+    CompletableFuture<Boolean> cancelled = first.thenApply(id -> {
+      ticker.advance(Duration.ofSeconds(1));
+      return second.cancel(false);
+    });
+
+    server.service().release(); // 1..10, valid for 1 s
+
+    assertThat(first).isCompletedWithValue(1L);
+    assertThat(cancelled).isCompletedWithValue(true);
+    assertThat(orders.stats().idsExpired()).as("2 is not given back after its lease: a counted gap").isEqualTo(1);
+    scheduler.runDue(); // the lease's expiry task: 3..10 dropped, the next lease requested
+    assertThat(orders.next()).isEqualTo(11);
+    IdSourceStats stats = orders.stats();
+    assertThat(stats.idsServed()).isEqualTo(2);
+    assertThat(stats.idsExpired()).isEqualTo(9);
+    assertThat(stats.idsServed() + stats.idsExpired() + stats.idsHeld()).isEqualTo(cluster.backend.leasedIds("orders"));
+  }
+
+  @Test
   void next_async_of_a_strict_sequence_should_count_the_id_of_a_future_cancelled_after_its_id_arrived() {
     server.service().ordering(Ordering.ORDERING_STRICT);
     client = builder().build();
