@@ -64,8 +64,8 @@ public final class IdSourceStats {
 
   /**
    * Returns how many IDs were handed to callers. An ID counts once nothing can drop it any more: when
-   * the call that took it returns it (a bulk call checks its IDs' leases first), or its future takes it.
-   * So the count never goes down.
+   * the call that took it returns it (a bulk call checks its IDs' leases first), or once its future took
+   * it (just after the future completes, on the thread that completes it). So the count never goes down.
    *
    * @return IDs handed to callers
    */
