@@ -75,7 +75,9 @@ public interface IdSource {
    * <p>A future that could not complete at once is completed on the client's executor thread (on
    * {@link IdGenClient#close()}, on the closing thread): dependent stages added without an executor of
    * their own run there, so they must not block (use the {@code ...Async} variants with an executor for
-   * work that may). Cancelling the future gives up the wait; no ID is lost by it.
+   * work that may). Cancelling the future gives up the wait; an ID already taken for it goes back to the
+   * source, unless its lease is over (a gap, counted in {@link IdSourceStats#idsExpired()}, as for a
+   * strict sequence, whose IDs are for their caller only).
    *
    * @return a future of an ID never handed out before; it fails with an {@link IdGenClientException}
    *     where {@link #next()} would throw one (reason {@code TIMED_OUT} after the client's wait deadline,
@@ -102,9 +104,10 @@ public interface IdSource {
    * @param from the first index to fill
    * @param to one past the last index to fill
    * @throws IndexOutOfBoundsException if {@code from..to} is not a range of {@code ids}
-   * @throws IdGenClientException as {@link #next()}; the IDs already written are valid, from
-   *     {@code ids[from]} on; where the call had written an ID it then dropped (its range expired
-   *     while the call waited) it leaves {@code -1}, never an ID (IDs are never negative)
+   * @throws IdGenClientException as {@link #next()}; the IDs it leaves, from {@code ids[from]} on, are
+   *     valid and each there once; every other slot it wrote (where it had written an ID it then
+   *     dropped, its range having expired while the call waited, or moved) holds {@code -1}, never an
+   *     ID (IDs are never negative)
    */
   void fill(long[] ids, int from, int to);
 

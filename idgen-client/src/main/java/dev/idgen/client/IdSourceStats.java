@@ -63,7 +63,9 @@ public final class IdSourceStats {
   }
 
   /**
-   * Returns how many IDs were handed to callers.
+   * Returns how many IDs were handed to callers. An ID counts once nothing can drop it any more: when
+   * the call that took it returns it (a bulk call checks its IDs' leases first), or once its future took
+   * it (just after the future completes, on the thread that completes it). So the count never goes down.
    *
    * @return IDs handed to callers
    */
@@ -131,9 +133,12 @@ public final class IdSourceStats {
   /**
    * Returns how many IDs were leased and dropped unused because their range's {@code valid_for} ran out
    * (a gap, never a duplicate); stays 0 with servers that set no {@code valid_for}, and in a steady
-   * workload whose leases are used up in time. For a {@linkplain #strictOrdering() strict} sequence it
-   * also counts the IDs of the lease the source requested before it knew the ordering (when it was
-   * created), which nobody had asked for yet.
+   * workload whose leases are used up in time. It also counts IDs a call took and dropped before its
+   * caller got them: those of a bulk call whose lease expired while it waited, or whose source became
+   * strict meanwhile, and an ID taken for a {@code nextAsync()} future cancelled in between whose lease
+   * was over by then. For a {@linkplain #strictOrdering() strict} sequence it also counts the IDs of the
+   * lease the source requested before it knew the ordering (when it was created), which nobody had asked
+   * for yet, and the ID of a {@code nextAsync()} whose future was cancelled or failed before it took it.
    *
    * @return IDs expired
    */

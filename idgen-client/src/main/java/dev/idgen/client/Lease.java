@@ -12,7 +12,8 @@ import java.lang.invoke.VarHandle;
  * lease's own counter, which is past its end, so it cannot take an ID of the new lease at an index
  * meant for the old one. {@link #take(long)} is a single {@code getAndAdd} (wait-free); the index
  * may run past {@code count} when threads race at the end of a lease, and those indexes are simply
- * not IDs.
+ * not IDs. {@link #takeAll(long)}, a bulk caller's fast path, is a bounded compare-and-set on the same
+ * index that never takes fewer IDs than asked for.
  *
  * <p>{@code refillAt} is the index whose taker asks the source to check whether the next lease should
  * be requested (see {@link Refiller}); {@code -1} for none. It is fixed before the lease is
@@ -31,6 +32,9 @@ import java.lang.invoke.VarHandle;
  */
 final class Lease {
   private static final VarHandle TAKEN;
+
+  /** How often {@link #takeAll} retries its compare-and-set before it leaves the caller to the slow path. */
+  private static final int TAKE_ALL_ATTEMPTS = 8;
 
   static {
     try {
@@ -85,6 +89,28 @@ final class Lease {
    */
   long take(long n) {
     return (long) TAKEN.getAndAdd(this, n);
+  }
+
+  /**
+   * Takes {@code n >= 1} consecutive indexes if that many IDs are left, and returns the first; else
+   * takes nothing and returns {@code -1}, as it does when other threads' takes made its compare-and-set
+   * fail {@value #TAKE_ALL_ATTEMPTS} times in a row. A bulk caller's fast path takes all it needs or
+   * nothing: what it takes without the source's lock counts as handed out at once, so it must be what
+   * it returns.
+   */
+  long takeAll(long n) {
+    long t = taken;
+    for (int attempt = 0; attempt < TAKE_ALL_ATTEMPTS; attempt++) {
+      if (t > count - n) {
+        return -1;
+      }
+      long witness = (long) TAKEN.compareAndExchange(this, t, t + n);
+      if (witness == t) {
+        return t;
+      }
+      t = witness;
+    }
+    return -1;
   }
 
   /** Indexes taken so far, possibly past {@code count} (always, once expired). */

@@ -20,8 +20,9 @@ import java.util.concurrent.ScheduledFuture;
  *
  * <p>Threads: the fast path ({@link #next()}, and the first take of {@link #tryNext()}, {@link
  * #nextAsync()} and {@link #fill}) reads the volatile {@code current} lease and takes an index with one
- * {@code getAndAdd}: no lock, no allocation, no clock read, and no call out of this class but {@link
- * Lease}'s final methods, unless the index is the lease's refill mark. A caller that finds the lease used
+ * {@code getAndAdd} ({@link #fill}: a compare-and-set that takes all it needs or nothing): no lock, no
+ * allocation, no clock read, and no call out of this class but {@link Lease}'s final methods, unless the
+ * index is the lease's refill mark. A caller that finds the lease used
  * up takes the source's lock (see {@link SourceState}), installs the next range, or waits, or makes a
  * strict request. {@link #close()} may run concurrently with any of them: it expires the current lease in
  * one atomic step, so that a thread that read it before gets nothing more from it.
@@ -228,71 +229,67 @@ final class LeasedIdSource extends Waiters implements IdSource {
   @Override
   public void fill(long[] ids, int from, int to) {
     Objects.checkFromToIndex(from, to, ids.length);
-    int pos = from;
+    int need = to - from;
+    if (need == 0) {
+      return;
+    }
     Lease l = current;
-    Waiter w = null;
+    long i = l.takeAll(need);
+    if (i >= 0) {
+      for (int k = 0; k < need; k++) {
+        ids[from + k] = l.id(i + k);
+      }
+      if (l.refillAt >= i && l.refillAt < i + need) {
+        refillMarkReached(null, 0);
+      }
+      return; // the fast path: one take from the current lease, nothing else
+    }
+    fillSlow(ids, from, to);
+  }
+
+  /**
+   * A fill that one take from the current lease cannot serve: its IDs are taken under the lock and held
+   * until it returns them, checked against their leases (see {@link #keepUnexpired}), or fails. Whatever
+   * it leaves in {@code ids} then holds only IDs it keeps, each once; every other slot it wrote is {@code
+   * NO_ID}, on every way out.
+   */
+  private void fillSlow(long[] ids, int from, int to) {
+    if (strict) {
+      StrictRequest.fill(this, ids, from, to, System.nanoTime() + settings.waitDeadlineNanos(), false);
+      return;
+    }
+    Waiter w = new Waiter();
+    int pos = from;
+    // One past the last slot written: keepUnexpired moves the IDs it keeps to the front, out of the
+    // slots behind them, which a failure must clear too, not only those up to pos.
+    int written = from;
     try {
       while (pos < to) {
-        long need = to - pos;
-        long i = l.take(need);
-        if (i < l.count) {
-          int start = pos;
-          long got = Math.min(need, l.count - i);
-          for (long k = 0; k < got; k++) {
-            ids[pos++] = l.id(i + k);
-          }
-          if (l.refillAt >= i && l.refillAt < i + got) {
-            refillMarkReached(w, to - pos);
-          }
-          if (w == null) {
-            if (pos == to) {
-              return; // the fast path: one take from the current lease, nothing else
-            }
-          } else {
-            w.took(l, start, pos);
-            if (pos == to) {
-              pos = keepUnexpired(w, ids, from, pos, false);
-              if (pos == to) {
-                return;
-              }
-            }
-          }
-        }
-        if (strict) {
-          break;
-        }
-        if (w == null) {
-          w = new Waiter();
-          if (pos > from) {
-            w.took(l, from, pos);
-          }
-        }
-        l = awaitLease(w, to - pos);
-        if (l == null) {
+        int end = awaitIds(w, ids, pos, to);
+        if (end < 0) {
           break; // the source learned that the sequence is strict while this caller waited
         }
+        pos = end;
+        written = Math.max(written, pos);
+        if (pos == to) {
+          pos = keepUnexpired(w, ids, from, pos, false);
+        }
       }
-    } catch (IdGenClientException e) {
-      if (w != null) {
-        Arrays.fill(ids, keepUnexpired(w, ids, from, pos, true), pos, NO_ID);
-      }
+    } catch (RuntimeException | Error e) {
+      Arrays.fill(ids, keepUnexpired(w, ids, from, pos, true), written, NO_ID);
       throw e;
     } finally {
-      if (w != null) {
-        w.done();
-      }
+      w.done();
     }
-    if (pos < to) {
-      if (w != null && pos > from) {
-        // The caller waited with cached IDs, leased perhaps before it asked: not new enough for a strict
-        // sequence. Dropped (its strict request asks for them too); NO_ID in their places until then.
-        dropTaken(pos - from);
-        Arrays.fill(ids, from, pos, NO_ID);
-        pos = from;
-      }
-      long deadline = System.nanoTime() + settings.waitDeadlineNanos();
-      StrictRequest.fill(this, ids, pos, to, w == null ? deadline : w.deadlineOr(deadline), w != null && w.counted);
+    if (pos == to) {
+      return;
     }
+    // The caller waited with cached IDs, leased perhaps before it asked: not new enough for a strict
+    // sequence. Dropped (its strict request asks for them too); NO_ID wherever it wrote one until then.
+    dropHeld(w);
+    Arrays.fill(ids, from, written, NO_ID);
+    long deadline = System.nanoTime() + settings.waitDeadlineNanos();
+    StrictRequest.fill(this, ids, from, to, w.deadlineOr(deadline), w.counted);
   }
 
   @Override

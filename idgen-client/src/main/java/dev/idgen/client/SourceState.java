@@ -185,26 +185,38 @@ abstract class SourceState {
   @GuardedBy("lock") long idsExpired;
 
   /**
-   * Of those, IDs that were taken from a lease (counted in its {@code used()}) by a bulk caller and dropped
-   * before it returned, because their lease expired meanwhile: not served.
+   * IDs taken from leases (counted in their {@code used()}) for callers that may still drop them: a bulk
+   * caller that left the fast path holds its IDs until it returns or fails, a waiting {@code nextAsync()}
+   * caller until its future took its ID. Taken under the lock, so {@code stats()} never sees an ID both
+   * served and then not: {@code idsServed} counts an ID once nothing can drop it, and never goes down.
+   */
+  @GuardedBy("lock") long inHand;
+
+  /**
+   * Of the IDs counted in {@code idsExpired}, those taken from a lease and then dropped before their caller
+   * got them (a bulk caller's whose lease expired meanwhile, say): not served.
    */
   @GuardedBy("lock") long takenThenExpired;
+
+  /**
+   * IDs taken for a {@code nextAsync()} caller whose future did not take them (cancelled meanwhile), and
+   * queued again: served once taken again, not twice.
+   */
+  @GuardedBy("lock") long givenBack;
 
   /** IDs strict requests handed to their callers. */
   @GuardedBy("lock") long strictServed;
 
-  /** Counts {@code n} IDs taken from leases and dropped before the caller returned them (see keepUnexpired). */
-  final void dropTaken(long n) {
-    lock.lock();
-    try {
-      dropTakenLocked(n);
-    } finally {
-      lock.unlock();
-    }
+  /** {@code n} IDs in hand reached their caller: served from now on. */
+  @GuardedBy("lock")
+  final void handedOverLocked(long n) {
+    inHand -= n;
   }
 
+  /** Drops {@code n} IDs in hand, which their caller will not get: a gap, counted as expired, never served. */
   @GuardedBy("lock")
   final void dropTakenLocked(long n) {
+    inHand -= n;
     idsExpired += n;
     takenThenExpired += n;
   }
@@ -373,10 +385,14 @@ abstract class SourceState {
     return queuedIds + current.remaining();
   }
 
-  /** IDs of leases handed out so far. */
+  /**
+   * IDs of leases handed out so far: taken, and no longer in a caller's hands that may drop them. Every
+   * term changes under the lock but {@code current.used()}, which only lock-free takes that can no longer
+   * be dropped raise: the value never goes down.
+   */
   @GuardedBy("lock")
   final long leasedServedLocked() {
-    return retiredIds + current.used() - takenThenExpired;
+    return retiredIds + current.used() - inHand - takenThenExpired - givenBack;
   }
 
   SourceState(String sequence, ClientSettings settings, Endpoints endpoints, ScheduledExecutorService executor) {

@@ -101,6 +101,8 @@ final class StrictRequest {
    */
   @GuardedBy("source.lock") private final List<Got> ranges = new ArrayList<>();
   @GuardedBy("source.lock") private boolean finished;
+  /** Whether {@link #deliver} ran: a {@code nextAsync} caller's ID is counted once, served or dropped. */
+  @GuardedBy("source.lock") private boolean delivered;
   /** Null once finished with every ID; else how to fail the caller (created on its thread). */
   @GuardedBy("source.lock") private Supplier<IdGenClientException> failure;
   @GuardedBy("source.lock") private AllocateCall active;
@@ -447,7 +449,7 @@ final class StrictRequest {
 
   /**
    * Once finished, outside the lock: no deadline task any more, and the caller may collect (a
-   * {@code nextAsync} caller's future is completed here, unless it was cancelled).
+   * {@code nextAsync} caller's future is completed here).
    */
   private void finished() {
     ScheduledFuture<?> t;
@@ -462,15 +464,48 @@ final class StrictRequest {
       t.cancel(false);
     }
     done.complete(null);
-    if (async != null && !async.isDone()) {
-      long[] id = new long[1];
-      try {
-        collect(id, 0);
-      } catch (IdGenClientException e) {
-        async.completeExceptionally(e);
-        return;
+    if (async != null) {
+      deliver();
+    }
+  }
+
+  /**
+   * Completes the {@code nextAsync} caller's future with its ID, or fails it. The ID is served only if the
+   * future took it: one it did not take (cancelled, before or after the ID arrived) or that arrived for a
+   * request that failed is dropped, counted in {@code idsExpired}. A strict ID is for its caller alone.
+   */
+  private void deliver() {
+    long id;
+    Supplier<IdGenClientException> f;
+    source.lock.lock();
+    try {
+      if (delivered) {
+        return; // finished() again: a request ended before it began
       }
-      async.complete(id[0]);
+      delivered = true;
+      if (failure != null) {
+        dropExpiredLocked();
+        source.idsExpired += got; // arrived, but the caller hears the failure
+      }
+      id = ids[0];
+      f = failure;
+    } finally {
+      source.lock.unlock();
+    }
+    if (f != null) {
+      async.completeExceptionally(f.get());
+      return;
+    }
+    boolean took = async.complete(id);
+    source.lock.lock();
+    try {
+      if (took) {
+        source.strictServed++;
+      } else {
+        source.idsExpired++;
+      }
+    } finally {
+      source.lock.unlock();
     }
   }
 

@@ -26,6 +26,12 @@ import java.util.concurrent.TimeUnit;
  * completed only after the lock is released (dependent stages never run under it). Each has a deadline
  * task on the executor; its {@code timeout} field is volatile because the task is scheduled outside the
  * lock and cancelled by whichever thread completes the future.
+ *
+ * <p>IDs that a caller here may still drop are taken under the lock and counted in {@code inHand} in the
+ * same step, so that {@code stats()} counts them served only once they can no longer be dropped: a bulk
+ * caller takes every ID of its slow path that way ({@link #awaitIds}) and settles them when it returns or
+ * fails ({@link #keepUnexpired}); a {@code nextAsync()} caller's ID is settled once its future took it,
+ * or given back to the source if the future was cancelled in between ({@code handOver}).
  */
 @ThreadSafe
 abstract class Waiters extends Refiller {
@@ -140,7 +146,8 @@ abstract class Waiters extends Refiller {
         asyncWaiters.pollFirst();
         leaveAsyncLocked(w, after);
         long id = l.id(i);
-        after.add(() -> w.future.complete(id));
+        inHand++; // until its future took it: it may be cancelled before
+        after.add(() -> handOver(w, l, id));
         launch |= i == l.refillAt && requestLocked(false);
         continue;
       }
@@ -170,6 +177,59 @@ abstract class Waiters extends Refiller {
     return launch;
   }
 
+  /**
+   * Completes a served {@code nextAsync()} caller's future with the ID taken for it, once unlocked. If the
+   * future was cancelled (or completed by someone else) since, the ID goes back to the source.
+   */
+  private void handOver(AsyncWaiter w, Lease l, long id) {
+    if (!w.future.complete(id)) {
+      giveBack(l, id);
+      return;
+    }
+    lock.lock();
+    try {
+      handedOverLocked(1);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Queues an ID taken from {@code l} that its caller did not take, first, as a range of its own with
+   * {@code l}'s expiry, and serves the callers that wait. Dropped instead (a counted gap) if the source
+   * no longer serves from leases (closed, strict) or {@code l} has expired.
+   */
+  private void giveBack(Lease l, long id) {
+    List<Runnable> after = new ArrayList<>();
+    Range back = null;
+    boolean launch = false;
+    lock.lock();
+    try {
+      if (closed || strict || l.expired() || (l.expires && l.dueAt(settings.ticker().nanos()))) {
+        dropTakenLocked(1);
+      } else {
+        back = new Range(id, 1, 1, l.expires, l.expiresAt);
+        queue.addFirst(back);
+        queuedIds++;
+        handedOverLocked(1);
+        givenBack++; // counted as served when taken again
+        launch = serveAsyncLocked(after);
+        if (waiting > 0) {
+          changed.signalAll();
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (back != null && back.expires) {
+      scheduleExpiry(back);
+    }
+    after.forEach(Runnable::run);
+    if (launch) {
+      launch();
+    }
+  }
+
   /** Fails every waiting {@link #nextAsync()} caller with {@code e}, once unlocked. */
   @GuardedBy("lock")
   private void failAsyncLocked(IdGenClientException e, List<Runnable> after) {
@@ -187,7 +247,9 @@ abstract class Waiters extends Refiller {
    * task does nothing), and moves those it keeps to the front of {@code ids[from..pos)}. Returns where
    * they end. A current lease due by the ticker is expired first, as its task will (nobody may take from
    * it after). Unless failing, if it dropped IDs once the caller's wait deadline passed, it fails the
-   * caller {@code TIMED_OUT} rather than ask again. See "Lease expiry" in docs/client.md.
+   * caller {@code TIMED_OUT} rather than ask again. When the caller is done (failing, or nothing dropped:
+   * it returns), the IDs it keeps are handed over: served from now on. See "Lease expiry" in
+   * docs/client.md.
    */
   final int keepUnexpired(Waiter w, long[] ids, int from, int pos, boolean failing) {
     List<Taken> taken = w.taken;
@@ -236,9 +298,14 @@ abstract class Waiters extends Refiller {
       taken.subList(kept, taken.size()).clear();
       if (dropped > 0) {
         dropTakenLocked(dropped);
+        w.held -= dropped;
         if (!failing && System.nanoTime() - w.deadline() >= 0) {
           timedOut = timedOutLocked();
         }
+      }
+      if (failing || dropped == 0) {
+        handedOverLocked(w.held);
+        w.held = 0;
       }
     } finally {
       lock.unlock();
@@ -253,6 +320,21 @@ abstract class Waiters extends Refiller {
     return out;
   }
 
+  /**
+   * Drops the IDs a bulk caller holds (the source became strict while it waited: they may be older than
+   * its call); a gap, counted as expired.
+   */
+  final void dropHeld(Waiter w) {
+    lock.lock();
+    try {
+      dropTakenLocked(w.held);
+      w.held = 0;
+      w.taken = null;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** IDs a bulk caller took from {@code lease} into {@code ids[from..to)} of its array. */
   record Taken(Lease lease, int from, int to) {}
 
@@ -264,6 +346,8 @@ abstract class Waiters extends Refiller {
     final long createdNanos = System.nanoTime();
     /** What a bulk caller took from leases since it left the fast path, in array order; null if nothing. */
     List<Taken> taken;
+    /** Of those, how many it still holds (counted in the source's {@code inHand}): all it kept so far. */
+    long held;
     boolean waiting;
     long startNanos;
     long deadlineNanos;
@@ -326,6 +410,9 @@ abstract class Waiters extends Refiller {
     waits++;
   }
 
+  /** What {@link #leaseLocked} returns when it decided a request: unlock, launch it, and look again. */
+  private static final Lease LAUNCH = Lease.empty();
+
   /**
    * Returns a lease that had IDs left when looked at (the caller takes from it and comes back if
    * others were faster), installing the next queued range if the current lease is used up, or waits
@@ -334,60 +421,54 @@ abstract class Waiters extends Refiller {
    */
   final Lease awaitLease(Waiter w, long need) {
     for (;;) {
-      boolean launch = false;
+      Lease l;
       lock.lock();
       try {
-        for (;;) {
-          Lease l = current;
-          if (closed) {
-            throw failure(IdGenClientException.Reason.CLOSED, null, "the IdGenClient is closed", null);
-          }
-          if (strict) {
-            return null;
-          }
-          if (l.taken() < l.count) {
-            return l;
-          }
-          if (!queue.isEmpty()) {
-            if (installNextLocked()) {
-              launch = true;
-              break;
+        l = leaseLocked(w, need);
+      } finally {
+        lock.unlock();
+      }
+      if (l != LAUNCH) {
+        return l;
+      }
+      launch();
+    }
+  }
+
+  /**
+   * A bulk caller's slow path: takes IDs for {@code ids[pos..to)} under the lock, as many as the lease
+   * it finds or waits for holds, and holds them ({@code inHand}) until it returns; returns where they
+   * end, or {@code -1} once the source is strict (the caller then makes a strict request).
+   */
+  final int awaitIds(Waiter w, long[] ids, int pos, int to) {
+    for (;;) { // bounded: each pass takes, or waits within the caller's deadline, or launches a request
+      boolean launch = false;
+      int end = pos;
+      lock.lock();
+      try {
+        Lease l = leaseLocked(w, to - pos);
+        if (l == LAUNCH) {
+          launch = true;
+        } else if (l == null) {
+          end = -1;
+        } else {
+          long i = l.take(to - pos);
+          if (i < l.count) { // else others were faster: look again
+            long got = Math.min(to - pos, l.count - i);
+            for (long k = 0; k < got; k++) {
+              ids[end++] = l.id(i + k);
             }
-            continue;
-          }
-          if (exhausted != null) {
-            throw exhaustedLocked();
-          }
-          if (!w.waiting) {
-            startWaitingLocked(w, need);
-            if (rejections != reportedRejections) {
-              // The last request failed while nobody waited: this caller is the first to hear.
-              throw rejectedLocked();
+            w.took(l, pos, end);
+            w.held += got;
+            inHand += got;
+            if (l.refillAt >= i && l.refillAt < i + got) {
+              // The mark: the request is sized to cover what this caller still needs.
+              if (w.waiting) {
+                waitingDemand += to - end - w.demand;
+                w.demand = to - end;
+              }
+              launch = requestLocked(false);
             }
-          } else if (w.demand != need) {
-            waitingDemand += need - w.demand;
-            w.demand = need;
-          }
-          if (rejections != w.rejectionsAtStart) {
-            throw rejectedLocked();
-          }
-          if (requestLocked(true)) {
-            launch = true;
-            break;
-          }
-          long left = w.deadlineNanos - System.nanoTime();
-          if (left <= 0) {
-            throw timedOutLocked();
-          }
-          waiting++;
-          try {
-            changed.awaitNanos(left);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw failure(IdGenClientException.Reason.INTERRUPTED, null,
-                "interrupted while waiting for a lease", e);
-          } finally {
-            waiting--;
           }
         }
       } finally {
@@ -395,6 +476,68 @@ abstract class Waiters extends Refiller {
       }
       if (launch) {
         launch();
+      }
+      if (end != pos) {
+        return end;
+      }
+    }
+  }
+
+  /**
+   * One look under the lock for {@link #awaitLease}: a lease with IDs left, null once strict, or
+   * {@link #LAUNCH} after deciding a request; waits on {@code changed} in between, within the caller's
+   * deadline. Throws what the caller fails with (closed, exhausted, rejected, timed out, interrupted).
+   */
+  @GuardedBy("lock")
+  private Lease leaseLocked(Waiter w, long need) {
+    for (;;) {
+      Lease l = current;
+      if (closed) {
+        throw failure(IdGenClientException.Reason.CLOSED, null, "the IdGenClient is closed", null);
+      }
+      if (strict) {
+        return null;
+      }
+      if (l.taken() < l.count) {
+        return l;
+      }
+      if (!queue.isEmpty()) {
+        if (installNextLocked()) {
+          return LAUNCH;
+        }
+        continue;
+      }
+      if (exhausted != null) {
+        throw exhaustedLocked();
+      }
+      if (!w.waiting) {
+        startWaitingLocked(w, need);
+        if (rejections != reportedRejections) {
+          // The last request failed while nobody waited: this caller is the first to hear.
+          throw rejectedLocked();
+        }
+      } else if (w.demand != need) {
+        waitingDemand += need - w.demand;
+        w.demand = need;
+      }
+      if (rejections != w.rejectionsAtStart) {
+        throw rejectedLocked();
+      }
+      if (requestLocked(true)) {
+        return LAUNCH;
+      }
+      long left = w.deadlineNanos - System.nanoTime();
+      if (left <= 0) {
+        throw timedOutLocked();
+      }
+      waiting++;
+      try {
+        changed.awaitNanos(left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw failure(IdGenClientException.Reason.INTERRUPTED, null, "interrupted while waiting for a lease", e);
+      } finally {
+        waiting--;
       }
     }
   }

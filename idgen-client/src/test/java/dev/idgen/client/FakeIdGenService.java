@@ -20,10 +20,12 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A correct fake {@code IdGen} server over a {@link FakeBackend}, with switches: fail with a status
- * (always, or the next n calls), hold calls until released, hang (never answer), split each answer
+ * (always, or the next n calls), hold calls until released (or fail them), hang (never answer), stream a
+ * call's ranges and hold its completion, split each answer
  * into several ranges, stamp ranges with a {@code valid_for} or an {@code ordering}, refuse counts above
  * a per-call limit, and answer errors as a server before 0.2 did (codes only, exhaustion as RESOURCE_EXHAUSTED). Its own
  * errors carry the details a 0.2 server sends ({@link #error}). It counts calls and cancellations and
@@ -50,7 +52,10 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
   private final AtomicInteger answerFirst = new AtomicInteger();
   private volatile boolean hang;
   private volatile boolean hold;
-  private final List<Runnable> held = new ArrayList<>();
+  /** Calls held by {@link #hold()}: each answers, or fails with the error it is given. */
+  private final List<Consumer<StatusRuntimeException>> held = new ArrayList<>();
+  private volatile boolean holdCompletions;
+  private final List<Runnable> heldCompletions = new ArrayList<>();
   private volatile int pieces = 1;
   private volatile java.time.Duration validFor;
   private volatile Ordering ordering = Ordering.ORDERING_UNSPECIFIED;
@@ -135,23 +140,66 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
 
   /** Answers the held calls, and the next ones at once. */
   void release() {
-    List<Runnable> toRun;
+    List<Consumer<StatusRuntimeException>> toRun;
     synchronized (held) {
       hold = false;
       toRun = new ArrayList<>(held);
       held.clear();
     }
-    toRun.forEach(Runnable::run);
+    toRun.forEach(c -> c.accept(null));
   }
 
   /** Answers the calls held so far, and keeps holding the next ones (a call each answer leads to, too). */
   void answerHeld() {
-    List<Runnable> toRun;
+    endHeld(null);
+  }
+
+  /** Fails the calls held so far with {@code error}, and keeps holding the next ones. */
+  void failHeld(Status error) {
+    endHeld(error.asRuntimeException());
+  }
+
+  private void endHeld(StatusRuntimeException error) {
+    List<Consumer<StatusRuntimeException>> toRun;
     synchronized (held) {
       toRun = new ArrayList<>(held);
       held.clear();
     }
+    toRun.forEach(c -> c.accept(error));
+  }
+
+  /** How many calls are held now (they are held once the call has got that far). */
+  int heldCalls() {
+    synchronized (held) {
+      return held.size();
+    }
+  }
+
+  /**
+   * From now on a call streams its ranges as usual and then waits, not completed, until
+   * {@link #completeHeld()}: the client has the IDs, and its call is still open.
+   */
+  FakeIdGenService holdCompletions() {
+    this.holdCompletions = true;
+    return this;
+  }
+
+  /** Completes the calls whose completion is held, and the next ones at once. */
+  void completeHeld() {
+    List<Runnable> toRun;
+    synchronized (heldCompletions) {
+      holdCompletions = false;
+      toRun = new ArrayList<>(heldCompletions);
+      heldCompletions.clear();
+    }
     toRun.forEach(Runnable::run);
+  }
+
+  /** How many calls streamed their ranges and wait to be completed. */
+  int heldCompletions() {
+    synchronized (heldCompletions) {
+      return heldCompletions.size();
+    }
   }
 
   /** Each answer is streamed as {@code pieces} ranges. */
@@ -218,7 +266,13 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
     }
     synchronized (held) {
       if (hold) {
-        held.add(() -> answer(request, responses, ticker, arrived));
+        held.add(error -> {
+          if (error == null) {
+            answer(request, responses, ticker, arrived);
+          } else {
+            responses.onError(error);
+          }
+        });
         return;
       }
     }
@@ -262,6 +316,12 @@ final class FakeIdGenService extends IdGenGrpc.IdGenImplBase {
           : error(Status.Code.OUT_OF_RANGE, "SEQUENCE_EXHAUSTED", message, "sequence", name,
               "requested", Long.toString(request.getCount()), "delivered", Long.toString(delivered)));
       return;
+    }
+    synchronized (heldCompletions) {
+      if (holdCompletions) {
+        heldCompletions.add(responses::onCompleted);
+        return;
+      }
     }
     responses.onCompleted();
   }

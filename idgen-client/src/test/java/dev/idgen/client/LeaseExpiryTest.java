@@ -3,6 +3,7 @@ package dev.idgen.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.idgen.api.v1.Ordering;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -10,6 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -257,6 +259,82 @@ class LeaseExpiryTest extends OneServerFixture<ManualScheduler> {
         .containsExactly(42, -1, -1, -1, -1, -1, -1, -1, 42, 42, 42, 42);
     assertThat(orders.stats().idsExpired()).isEqualTo(7);
     assertThat(orders.stats().idsServed()).isEqualTo(3);
+  }
+
+  @Test
+  void should_clear_every_slot_it_vacated_when_a_fill_fails_after_it_dropped_expired_ids() {
+    server.service().validFor(Duration.ofSeconds(1)).clock(ticker);
+    client = builder().minLeaseSize(10).maxLeaseSize(10).build();
+    LeasedIdSource orders = orders(); // call 1, sent at T: 1..10, valid until T + 1 s
+    ticker.advance(Duration.ofMillis(900));
+    server.service().latencies(Duration.ofMillis(200), Duration.ofMillis(200))
+        .failNext(2, 1_000, Status.PERMISSION_DENIED.withDescription("no").asRuntimeException());
+    long[] array = new long[25];
+
+    // 1..10; call 2 (answered at T + 1.1 s) 11..20; call 3 21..25, and 1..10, due by then, are dropped:
+    // the kept IDs move to the front, out of slots 20..24. Then 26..30, and call 4 is refused.
+    IdGenClientException e = catchThrowableOfType(IdGenClientException.class, () -> orders.fill(array, 0, 25));
+
+    assertThat(e.reason()).isEqualTo(IdGenClientException.Reason.REJECTED);
+    assertThat(array).as("each ID valid and there once; -1 in every slot the call vacated")
+        .containsExactly(LongStream.concat(LongStream.rangeClosed(11, 30), LongStream.of(-1, -1, -1, -1, -1)).toArray());
+    IdSourceStats stats = orders.stats();
+    assertThat(stats.idsServed()).as("the 20 IDs left in the array").isEqualTo(20);
+    assertThat(stats.idsExpired()).isEqualTo(10);
+    assertThat(stats.idsServed() + stats.idsExpired() + stats.idsHeld()).isEqualTo(cluster.backend.leasedIds("orders"));
+  }
+
+  @Test
+  void should_clear_every_slot_it_wrote_when_a_fill_that_found_the_sequence_strict_fails() throws Exception {
+    server.service().validFor(Duration.ofSeconds(1));
+    client = builder().minLeaseSize(10).maxLeaseSize(10).waitDeadline(Duration.ofSeconds(30)).build();
+    LeasedIdSource orders = orders(); // call 1, sent at T: 1..10, valid until T + 1 s
+    ticker.advance(Duration.ofMillis(900));
+    server.service().hold();
+    long[] array = new long[15];
+    Arrays.fill(array, 42);
+
+    // Takes 1..10 and waits for call 2 (sent at T + 0.9 s, held).
+    CompletableFuture<Void> fill = CompletableFuture.runAsync(() -> orders.fill(array, 0, 15));
+    Await.until("call 2 is held", () -> server.service().heldCalls() == 1);
+    ticker.advance(Duration.ofMillis(200)); // lease 1 is due by the ticker
+    // 11..20: the caller takes 11..15, drops 1..10, moves 11..15 to the front and asks for more (call 3).
+    server.service().answerHeld();
+    Await.until("call 3 is held", () -> server.service().calls.get() == 3 && server.service().heldCalls() == 1);
+    // Call 3 says the sequence is strict: the caller drops what it holds and makes a strict request, refused.
+    server.service().failAlways(Status.PERMISSION_DENIED.withDescription("no")).ordering(Ordering.ORDERING_STRICT);
+    server.service().answerHeld();
+
+    ExecutionException e = catchThrowableOfType(ExecutionException.class, () -> fill.get(10, TimeUnit.SECONDS));
+    assertThat(((IdGenClientException) e.getCause()).reason()).isEqualTo(IdGenClientException.Reason.REJECTED);
+    assertThat(array).as("no ID it dropped is left, wherever it had written it").containsOnly(-1);
+    IdSourceStats stats = orders.stats();
+    assertThat(stats.idsServed()).isZero();
+    assertThat(stats.idsServed() + stats.idsExpired() + stats.idsHeld()).isEqualTo(cluster.backend.leasedIds("orders"));
+  }
+
+  @Test
+  void should_never_count_down_the_ids_served_when_a_bulk_caller_drops_the_ids_it_took() throws Exception {
+    server.service().validFor(Duration.ofSeconds(1));
+    client = builder().minLeaseSize(10).maxLeaseSize(10).waitDeadline(Duration.ofSeconds(30)).build();
+    LeasedIdSource orders = orders(); // call 1, sent at T: 1..10, valid until T + 1 s
+    assertThat(orders.next(4)).containsExactly(ids(1, 4));
+    ticker.advance(Duration.ofMillis(900));
+    server.service().hold();
+
+    // Takes 5..10 (the refill mark: call 2, held) and waits with them.
+    CompletableFuture<long[]> bulk = CompletableFuture.supplyAsync(() -> orders.next(8));
+    Await.until("the caller waits", () -> orders.stats().waits() == 1);
+    long servedWhileItWaits = orders.stats().idsServed();
+    scheduler.advance(Duration.ofMillis(100)); // T + 1 s: lease 1 expires, 5..10 in the caller's hands
+    server.service().failHeld(Status.PERMISSION_DENIED.withDescription("no"));
+
+    ExecutionException e = catchThrowableOfType(ExecutionException.class, () -> bulk.get(10, TimeUnit.SECONDS));
+    assertThat(((IdGenClientException) e.getCause()).reason()).isEqualTo(IdGenClientException.Reason.REJECTED);
+    IdSourceStats stats = orders.stats();
+    assertThat(stats.idsServed()).as("a counter: never less than it was").isGreaterThanOrEqualTo(servedWhileItWaits);
+    assertThat(stats.idsServed()).as("5..10 were dropped, never handed out").isEqualTo(4);
+    assertThat(stats.idsExpired()).isEqualTo(6);
   }
 
   @Test
