@@ -36,6 +36,15 @@ class LeaseExpiryTest extends OneServerFixture<ManualScheduler> {
     super(ManualScheduler::new);
   }
 
+  /**
+   * Calls get a deadline no test reaches: gRPC measures it on the real clock, and the retry of a call that ran
+   * out of it is a task on the scheduler, which runs only when the test says (as in NonBlockingCallersTest).
+   */
+  @Override
+  protected IdGenClientBuilder builder() {
+    return super.builder().callDeadline(Duration.ofMinutes(10));
+  }
+
   private LeasedIdSource orders() {
     return (LeasedIdSource) client.sequence("orders");
   }
