@@ -2,7 +2,8 @@
 #
 # advance-wait.sh - how long AdvanceSequence takes on one embedded server with 10 s client leases (the default),
 # through the CLI (each time includes its JVM start): 12 s after the sequence's only Allocate, 30 s after one,
-# with nothing allocated since the previous advance, and right after an Allocate. One line per advance.
+# with nothing allocated since the previous advance, and right after an Allocate. One line per advance, and one
+# for the CLI's own start with a call that does not wait (list), to subtract.
 #
 #   ./mvnw -B -q -DskipTests -pl idgen-server,idgen-cli -am package && advance-wait.sh
 #
@@ -43,6 +44,7 @@ cli list >/dev/null || fail "the server did not start: $OUT/server.log"
 cli create orders --start 42000 >/dev/null
 sleep 15 # past what an earlier process under this server's name may have leased (a fresh process counts it)
 say "load average before: $(cut -d' ' -f1 /proc/loadavg)"
+timed "the CLI's own start and one call (list), for comparison" list
 cli allocate orders --count 10 >/dev/null
 sleep 12
 timed "12 s after the only Allocate" advance orders --floor 50000
