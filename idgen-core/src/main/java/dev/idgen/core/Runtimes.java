@@ -39,7 +39,7 @@ final class Runtimes {
   private static final Logger log = LoggerFactory.getLogger(Runtimes.class);
 
   /** How long a closing pool waits for a refill in flight, to give its range back too. */
-  private static final long LATE_REFILL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(15);
+  static final long LATE_REFILL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(15);
   /**
    * How many times a load reads a definition that is older than one a change showed here before it gives up
    * ({@link StoreUnavailableException}): more means the store lost a version, not that a change raced the load.
@@ -542,11 +542,6 @@ final class Runtimes {
     return leases;
   }
 
-  /** Closes a runtime's pools (none hands out an ID any more), then gives what they held back to the store. */
-  private void closeAndGiveBack(SequenceRuntime rt) {
-    giveBackStripes(rt, close(rt));
-  }
-
   /**
    * Closes a runtime's pools: none hands out an ID any more. Returns what they held, per stripe, for
    * {@link #giveBackStripes}; nothing for a strict runtime, whose owner it releases.
@@ -573,13 +568,24 @@ final class Runtimes {
       if (held.isEmpty()) {
         continue;
       }
-      held.sort(java.util.Comparator.comparingLong(IdRange::first));
-      try {
-        rt.pools[k].returned(store.giveBack(rt.definition, k, held));
-      } catch (RuntimeException e) {
-        log.warn("could not give back the reserve of sequence '{}' stripe {} ({} IDs, now a gap): {}",
-            rt.definition.name(), k, IdRange.total(held), e.toString());
-      }
+      giveBackStripe(store, rt, k, held);
+    }
+  }
+
+  /**
+   * Gives one stripe's reserve, taken from its closed pool, back to the store, lowest first; returns the IDs
+   * the store took back, 0 when the write failed (logged: a counted gap). For an unload and for a stop.
+   */
+  static long giveBackStripe(RangeStore store, SequenceRuntime rt, int k, List<IdRange> held) {
+    held.sort(java.util.Comparator.comparingLong(IdRange::first));
+    try {
+      long back = store.giveBack(rt.definition, k, held);
+      rt.pools[k].returned(back);
+      return back;
+    } catch (RuntimeException e) {
+      log.warn("could not give back the reserve of sequence '{}' stripe {} ({} IDs, now a gap): {}",
+          rt.definition.name(), k, IdRange.total(held), e.toString());
+      return 0;
     }
   }
 }

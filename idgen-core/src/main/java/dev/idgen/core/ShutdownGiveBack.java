@@ -36,8 +36,6 @@ final class ShutdownGiveBack {
 
   /** Sequences given back at once (each one is a store round trip). */
   static final int THREADS = 32;
-  /** How long a closed pool waits for a refill in flight, to give its range back too (within the deadline). */
-  private static final long LATE_REFILL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(15);
 
   /** One sequence's reserve, taken from its closed pools. */
   private record Held(SequenceRuntime runtime, List<List<IdRange>> stripes, long ids) {}
@@ -147,7 +145,7 @@ final class ShutdownGiveBack {
     SequenceRuntime rt = h.runtime();
     for (int k = 0; k < rt.pools.length; k++) {
       List<IdRange> held = h.stripes().get(k);
-      long wait = Math.min(LATE_REFILL_WAIT_NANOS, deadlineNanos - ticker.nanos());
+      long wait = Math.min(Runtimes.LATE_REFILL_WAIT_NANOS, deadlineNanos - ticker.nanos()); // within the deadline
       held.addAll(rt.pools[k].awaitLate(Math.max(0, wait))); // a refill in flight lands after the close
       if (held.isEmpty()) {
         continue;
@@ -156,15 +154,7 @@ final class ShutdownGiveBack {
         skippedIds.addAndGet(IdRange.total(held)); // the later stripes of a sequence begun in time
         continue;
       }
-      held.sort(Comparator.comparingLong(IdRange::first));
-      try {
-        long back = store.giveBack(rt.definition, k, held);
-        rt.pools[k].returned(back);
-        givenIds.addAndGet(back);
-      } catch (RuntimeException e) {
-        log.warn("could not give back the reserve of sequence '{}' stripe {} ({} IDs, now a gap): {}",
-            rt.definition.name(), k, IdRange.total(held), e.toString());
-      }
+      givenIds.addAndGet(Runtimes.giveBackStripe(store, rt, k, held));
     }
   }
 }
