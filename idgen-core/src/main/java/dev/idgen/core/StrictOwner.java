@@ -164,6 +164,11 @@ final class StrictOwner {
     Seen s = seen;
     if (!read || s.row() == null || s.released() || ours(s.row())) {
       tick();
+      if (!serving() && !read) {
+        // The claim lost a race: the row changed between the read and the write (an unload of this sequence
+        // releasing its row while a call inside it loads it anew). Read once more and claim what is there now.
+        tick();
+      }
     } else if (rereadDue() || now - s.sinceNanos() >= self.leaseNanos()) {
       // The owner named refused or could not be reached, or the row says a take-over is due: read it again,
       // at most every 50 ms whatever the call rate (a call waits for the next read rather than fail on the

@@ -38,6 +38,15 @@ class UnloadUnderCallTest {
   private final AtomicBoolean takenOverOnRelease = new AtomicBoolean();
   /** Counted down once the owner row was released (and maybe taken over). */
   private final CountDownLatch releasedRow = new CountDownLatch(1);
+  /**
+   * The unload's release of the owner row lands late: after the next read of the row, which still sees it
+   * held, and before the claim that follows that read (the race of an unload with a call inside it).
+   */
+  private final AtomicBoolean releaseBetweenReadAndClaim = new AtomicBoolean();
+  /** Counted down once the release held back by {@link #releaseBetweenReadAndClaim} was issued. */
+  private final CountDownLatch releaseIssued = new CountDownLatch(1);
+  /** The release held back by {@link #releaseBetweenReadAndClaim}: {expected, next}; under the store's monitor. */
+  private OwnerRecord[] heldRelease;
 
   private final InMemoryRangeStore store = new InMemoryRangeStore() {
     @Override
@@ -70,11 +79,31 @@ class UnloadUnderCallTest {
           Thread.currentThread().interrupt();
         }
       }
-      return super.owner(d);
+      if (releaseBetweenReadAndClaim.get()) {
+        try {
+          releaseIssued.await(10, TimeUnit.SECONDS); // a read of the row once the unload has released it
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      synchronized (this) {
+        Optional<OwnerRecord> read = super.owner(d);
+        if (heldRelease != null) {
+          super.replaceOwner(d, heldRelease[0], heldRelease[1]); // lands after this read, before its claim
+          heldRelease = null;
+          releasedRow.countDown();
+        }
+        return read;
+      }
     }
 
     @Override
     public synchronized boolean replaceOwner(SequenceDefinition d, OwnerRecord expected, OwnerRecord next) {
+      if (next.target().isEmpty() && releaseBetweenReadAndClaim.getAndSet(false)) {
+        heldRelease = new OwnerRecord[] {expected, next};
+        releaseIssued.countDown();
+        return true; // the releasing server ignores the outcome: its lease expires by itself if not applied
+      }
       boolean applied = super.replaceOwner(d, expected, next);
       if (applied && next.target().isEmpty()) {
         if (takenOverOnRelease.get()) {
@@ -93,6 +122,7 @@ class UnloadUnderCallTest {
   void close() {
     released.countDown();
     releasedRow.countDown();
+    releaseIssued.countDown();
     caller.shutdownNow();
     if (allocator != null) {
       allocator.close();
@@ -167,6 +197,23 @@ class UnloadUnderCallTest {
     got.forEach(r -> firsts.add(r.first()));
     assertThat(firsts).as("in order").isSorted();
     assertThat(a.owner("o")).hasValueSatisfying(row -> assertThat(row.epoch()).isEqualTo(2));
+  }
+
+  @Test
+  void should_claim_a_strict_sequence_again_when_the_unload_releases_its_row_between_the_read_and_the_claim()
+      throws Exception {
+    Allocator a = allocator(new SequenceDefinition("o", 1, Long.MAX_VALUE, 1, 100, 1_000)
+        .withStrictOrdering("local"));
+    Caught caught = callUnloadedUnder(a, "o", () -> releaseBetweenReadAndClaim.set(true));
+
+    List<IdRange> got = caught.call().get(30, TimeUnit.SECONDS);
+
+    assertThat(releasedRow.getCount()).as("the held-back release landed").isZero();
+    assertThat(IdRange.total(got)).as("exactly the count asked for").isEqualTo(caught.taken() + 1);
+    assertThat(a.owner("o")).hasValueSatisfying(row -> {
+      assertThat(row.epoch()).isEqualTo(2);
+      assertThat(row.target()).isEqualTo("a:7070");
+    });
   }
 
   @Test

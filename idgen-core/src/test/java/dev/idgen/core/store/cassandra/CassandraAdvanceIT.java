@@ -260,8 +260,9 @@ class CassandraAdvanceIT {
     AdvanceReceipt receipt = new AdvanceReceipt(Map.of(DC2, 1L));
     Duration lease = Duration.ofSeconds(2);
     UUID before = UUID.randomUUID();
-    // Kept one second only: the earlier process's row expires, into tombstones ten minutes ahead.
-    earlier.announce("b", before, 0, lease, Duration.ofSeconds(1), Duration.ZERO);
+    // Kept five seconds only: the earlier process's row expires, into tombstones ten minutes ahead. Long enough
+    // for the read below to find it on a busy machine (a 1 s TTL once expired before that read).
+    earlier.announce("b", before, 0, lease, Duration.ofSeconds(5), Duration.ZERO);
     assertThat(processIn(storeA.confirmations(receipt), before)).as("the earlier process's announcement").isNotNull();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (processIn(storeA.confirmations(receipt), before) != null && System.nanoTime() - deadline < 0) {
