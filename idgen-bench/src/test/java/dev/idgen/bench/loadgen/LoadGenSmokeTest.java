@@ -16,15 +16,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import picocli.CommandLine;
 
 /**
  * The load generator works: a short run against the real daemon (embedded store, Netty on loopback, in
  * this JVM) gives a complete, parsable report with positive counts. Nothing here checks a speed.
  */
-@Execution(ExecutionMode.CONCURRENT) // each test starts a server of its own
 class LoadGenSmokeTest {
 
   @TempDir
