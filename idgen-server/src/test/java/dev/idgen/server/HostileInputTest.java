@@ -41,8 +41,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -61,7 +59,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * the outcome is the one the API documents for that input; no ID is handed out twice, outside its
  * sequence's bounds or at or below an advanced floor; and the server still reports SERVING afterwards.
  */
-@Execution(ExecutionMode.CONCURRENT) // each seed starts a server of its own
 class HostileInputTest {
   private static final Pattern VALID_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
   private static final long LIMIT = 1_000_000; // idgen.limits.max-ids-per-call's default
