@@ -11,6 +11,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * How an advance (or a definition change, which rides the floor log as one) decides that a server which has
@@ -18,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * on the advancing process's own (monotonic) clock, never because a store's clock says its announcement expired. The store is scripted: every read of the
  * announcements moves the fake ticker one second and returns the next heartbeat of server {@code dc1/b}.
  */
+@Execution(ExecutionMode.CONCURRENT) // waits on real time; shares nothing static
 class HeartbeatTest {
   private static final Duration LEASE = Duration.ofSeconds(8);
   private static final AdvanceReceipt RECEIPT = new AdvanceReceipt(Map.of("dc1", 5L));

@@ -16,8 +16,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /** Sequences not used for a while leave the allocator, their reserve given back: nothing lost, nothing twice. */
+@Execution(ExecutionMode.CONCURRENT) // waits on real time; shares nothing static
 class IdleUnloadTest {
   private static final Duration WAIT = Duration.ofSeconds(5);
   private static final long MINUTE = TimeUnit.MINUTES.toNanos(1);

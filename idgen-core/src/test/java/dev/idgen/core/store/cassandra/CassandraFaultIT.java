@@ -27,6 +27,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Real faults on the real cluster: dc2's node is frozen with SIGSTOP (and always resumed with SIGCONT
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * off from the global cursor, while LOCAL_SERIAL in dc1 keeps working.
  */
 @ExtendWith(CassandraExtension.class)
+@Isolated // it freezes dc2 for everyone: no other class runs meanwhile
 class CassandraFaultIT {
   private String keyspace;
   private final List<CassandraRangeStore> stores = new ArrayList<>();

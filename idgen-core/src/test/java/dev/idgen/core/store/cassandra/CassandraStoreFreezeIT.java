@@ -16,6 +16,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * The outage runway on the real store: a server with default settings serves a paced caller through a
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * lasts at which rate is measured in BENCHMARKS.md, not asserted here.
  */
 @ExtendWith(CassandraExtension.class)
+@Isolated // it freezes dc1 for everyone: no other class runs meanwhile
 @Tag("full")
 class CassandraStoreFreezeIT {
   private static final int RATE = 500; // calls of one ID per second

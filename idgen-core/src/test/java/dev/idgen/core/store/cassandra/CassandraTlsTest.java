@@ -45,6 +45,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * TLS to Cassandra exactly as a server builds it — {@code idgen.cassandra.tls} mapped to the driver's
@@ -53,6 +55,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@link SSLServerSocket} that records how each handshake ended, then hangs up. Certificates are made at test
  * time (one CA; node certificates that name the host the driver reaches, {@code 127.0.0.1}, or another host).
  */
+@Execution(ExecutionMode.CONCURRENT) // waits on TLS handshakes; stand-ins on ports of their own
 class CassandraTlsTest {
 
   private static final String PASSWORD = "changeit";

@@ -27,8 +27,11 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /** The store contract on the embedded store, plus what only a store on local disk has to show. */
+@Execution(ExecutionMode.CONCURRENT) // waits on real time; a directory of its own per test
 class EmbeddedRangeStoreTest extends RangeStoreContractTest {
 
   @TempDir
