@@ -1,6 +1,19 @@
 package dev.idgen.core;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.internal.allocation.ClientLeases;
+import dev.idgen.core.internal.allocation.PoolTotals;
+import dev.idgen.core.internal.allocation.Runtimes;
+import dev.idgen.core.internal.allocation.SequenceRuntime;
+import dev.idgen.core.internal.allocation.StripePool;
+import dev.idgen.core.internal.floors.Advances;
+import dev.idgen.core.internal.floors.FloorPoller;
+import dev.idgen.core.internal.floors.FloorSync;
+import dev.idgen.core.internal.lifecycle.DefinitionChanges;
+import dev.idgen.core.internal.lifecycle.RangeReservations;
+import dev.idgen.core.internal.lifecycle.SequenceReads;
+import dev.idgen.core.internal.strict.StrictOwner;
+import dev.idgen.core.internal.strict.StrictOwners;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -595,7 +608,7 @@ public final class Allocator implements AutoCloseable {
     return runtimes.unloadIdle();
   }
 
-  static ThreadFactory daemonThreads(String prefix) {
+  public static ThreadFactory daemonThreads(String prefix) {
     AtomicInteger n = new AtomicInteger();
     return r -> {
       Thread t = new Thread(r, prefix + n.incrementAndGet());
@@ -645,7 +658,7 @@ public final class Allocator implements AutoCloseable {
 
   /** How an advance waits: {@link TimeUnit#sleep} but for tests. */
   @FunctionalInterface
-  interface Sleeper {
+  public interface Sleeper {
     void sleep(long nanos) throws InterruptedException;
   }
 }

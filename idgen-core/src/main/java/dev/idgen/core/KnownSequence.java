@@ -17,7 +17,7 @@ public final class KnownSequence {
   private volatile SequenceDefinition definition;
   private final java.util.concurrent.atomic.AtomicLong floor = new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
 
-  KnownSequence(SequenceDefinition definition) {
+  public KnownSequence(SequenceDefinition definition) {
     this.definition = definition;
   }
 
@@ -30,11 +30,11 @@ public final class KnownSequence {
     return floor.get();
   }
 
-  void redefine(SequenceDefinition newDefinition) {
+  public void redefine(SequenceDefinition newDefinition) {
     this.definition = newDefinition;
   }
 
-  void raise(long newFloor) {
+  public void raise(long newFloor) {
     floor.accumulateAndGet(newFloor, Math::max);
   }
 }

@@ -1,7 +1,16 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.strict;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.core.ForwardingRangeStore;
+import dev.idgen.core.IdRange;
+import dev.idgen.core.NotOwnerException;
+import dev.idgen.core.OwnerRecord;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.Ticker;
+import dev.idgen.core.WallClock;
+import dev.idgen.core.internal.allocation.StripePool;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
@@ -12,7 +21,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * This process's part in the ownership of one {@link Ordering#STRICT} sequence: whether it holds the
+ * This process's part in the ownership of one {@link dev.idgen.core.Ordering#STRICT} sequence: whether it holds the
  * owner lease (and may serve the sequence from its pool), and otherwise which server does.
  *
  * <p>The lease is the sequence's {@link OwnerRecord} in the store. The owner renews it every quarter
@@ -39,11 +48,11 @@ import org.slf4j.LoggerFactory;
  * {@link #forgetOwner} only counts a refusal, which a round that read the row before it does not clear.
  */
 @ThreadSafe
-final class StrictOwner {
+public final class StrictOwner {
   private static final Logger log = LoggerFactory.getLogger(StrictOwner.class);
 
   /** Who this process is, as owner rows name it, and how long its leases last. */
-  record Identity(String server, UUID incarnation, java.util.function.Supplier<String> targetSupplier,
+  public record Identity(String server, UUID incarnation, java.util.function.Supplier<String> targetSupplier,
       Duration lease, Duration margin, WallClock wall) {
     /** The gRPC target other servers forward to; asked for at each claim (the port is bound by then). */
     String target() {
@@ -60,7 +69,7 @@ final class StrictOwner {
     }
 
     /** The default margin: a tenth of the lease. */
-    static Duration defaultMargin(Duration lease) {
+    public static Duration defaultMargin(Duration lease) {
       return lease.dividedBy(10);
     }
   }
@@ -107,7 +116,7 @@ final class StrictOwner {
     }
   }
 
-  StrictOwner(SequenceDefinition definition, RangeStore store, Ticker ticker, Identity self,
+  public StrictOwner(SequenceDefinition definition, RangeStore store, Ticker ticker, Identity self,
       StripePool.Settings settings) {
     this.definition = definition;
     this.store = store;
@@ -132,12 +141,12 @@ final class StrictOwner {
     }, settings);
   }
 
-  StripePool pool() {
+  public StripePool pool() {
     return pool;
   }
 
   /** Whether this process holds the lease now: the hot path's check, before it takes from the pool. */
-  boolean serving() {
+  public boolean serving() {
     Lease l = lease;
     return l != null && l.holds(ticker.nanos(), self.wall().millis());
   }
@@ -146,7 +155,7 @@ final class StrictOwner {
    * The epoch of the owner lease this process holds now, or 0 when it holds none: what the server's owner
    * gauge shows. One volatile read, like {@link #serving}.
    */
-  long servingEpoch() {
+  public long servingEpoch() {
     Lease l = lease;
     return l != null && l.holds(ticker.nanos(), self.wall().millis()) ? l.row().epoch() : 0;
   }
@@ -156,7 +165,7 @@ final class StrictOwner {
    * row, or this process's own), otherwise throws {@link NotOwnerException} with the owner to forward to,
    * or none while the owner's lease runs out.
    */
-  synchronized void ensureServing() {
+  public synchronized void ensureServing() {
     if (serving()) {
       return;
     }
@@ -365,7 +374,7 @@ final class StrictOwner {
    * that another server takes over at once instead of after a lease. Best effort: if the write fails,
    * the lease expires by itself.
    */
-  synchronized void release() {
+  public synchronized void release() {
     Lease held = lease;
     lease = null;
     poolEpoch = 0;

@@ -1,6 +1,16 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.floors;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.AdvanceReceipt;
+import dev.idgen.core.Allocator;
+import dev.idgen.core.FloorAtMaxException;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.StoreUnavailableException;
+import dev.idgen.core.Ticker;
+import dev.idgen.core.internal.allocation.ClientLeases;
+import dev.idgen.core.internal.allocation.Runtimes;
+import dev.idgen.core.internal.allocation.SequenceRuntime;
 
 /**
  * {@code AdvanceSequence} for an {@link Allocator}: moves a sequence past a floor everywhere, in an order that
@@ -20,7 +30,7 @@ import com.google.errorprone.annotations.ThreadSafe;
  * allocator's sleeper, which tests replace.
  */
 @ThreadSafe
-final class Advances {
+public final class Advances {
   private final RangeStore store;
   private final Runtimes runtimes;
   private final FloorSync sync;
@@ -28,7 +38,7 @@ final class Advances {
   private final Ticker ticker;
   private final long confirmTimeoutNanos;
 
-  Advances(RangeStore store, Runtimes runtimes, FloorSync sync, ClientLeases clientLeases, Ticker ticker,
+  public Advances(RangeStore store, Runtimes runtimes, FloorSync sync, ClientLeases clientLeases, Ticker ticker,
       long confirmTimeoutNanos) {
     this.store = store;
     this.runtimes = runtimes;
@@ -39,7 +49,7 @@ final class Advances {
   }
 
   /** See {@link Allocator#advance}; the caller checked the name, and that the allocator is open. */
-  SequenceDefinition advance(String sequence, long floor, Allocator.Sleeper sleeper) {
+  public SequenceDefinition advance(String sequence, long floor, Allocator.Sleeper sleeper) {
     SequenceRuntime rt = runtimes.load(sequence);
     SequenceDefinition def = rt.definition;
     if (floor >= def.max()) {

@@ -1,6 +1,17 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.allocation;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.Allocator;
+import dev.idgen.core.IdRange;
+import dev.idgen.core.KnownSequence;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.SequenceDeletedException;
+import dev.idgen.core.SequenceNotFoundException;
+import dev.idgen.core.StoreUnavailableException;
+import dev.idgen.core.StoredSequence;
+import dev.idgen.core.Ticker;
+import dev.idgen.core.internal.strict.StrictOwner;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -35,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * store write that may wait, and advances and changes on this server wait for that lock.
  */
 @ThreadSafe
-final class Runtimes {
+public final class Runtimes {
   private static final Logger log = LoggerFactory.getLogger(Runtimes.class);
 
   /** How long a closing pool waits for a refill in flight, to give its range back too. */
@@ -90,7 +101,7 @@ final class Runtimes {
   private final ExecutorService giveBacks = new ThreadPoolExecutor(0, 1, 10, TimeUnit.SECONDS,
       new LinkedBlockingQueue<>(), Allocator.daemonThreads("idgen-give-back-after-change-"));
 
-  Runtimes(RangeStore store, StripePool.Settings poolSettings, StrictOwner.Identity identity, Ticker ticker,
+  public Runtimes(RangeStore store, StripePool.Settings poolSettings, StrictOwner.Identity identity, Ticker ticker,
       long unloadIdleAfterNanos, ClientLeases clientLeases) {
     this.store = store;
     this.poolSettings = poolSettings;
@@ -111,25 +122,25 @@ final class Runtimes {
 
   /** The loaded runtime of a sequence, or null: no store I/O (the hot path). */
   @Nullable
-  SequenceRuntime get(@Nullable String name) {
+  public SequenceRuntime get(@Nullable String name) {
     return name == null ? null : sequences.get(name);
   }
 
-  Collection<SequenceRuntime> loaded() {
+  public Collection<SequenceRuntime> loaded() {
     return sequences.values();
   }
 
-  boolean isLoaded(String name) {
+  public boolean isLoaded(String name) {
     return sequences.containsKey(name);
   }
 
   @Nullable
-  KnownSequence known(@Nullable String name) {
+  public KnownSequence known(@Nullable String name) {
     return name == null ? null : known.get(name);
   }
 
   /** A copy of the counters of the pools of unloaded sequences. */
-  PoolTotals retired() {
+  public PoolTotals retired() {
     PoolTotals t = new PoolTotals();
     synchronized (retired) {
       t.add(retired);
@@ -142,7 +153,7 @@ final class Runtimes {
    * handed out (a floor log entry applied while it was not loaded here reached no pool of it: defence in
    * depth, since the store's pools are cut at the floor too).
    */
-  SequenceRuntime load(String name) {
+  public SequenceRuntime load(String name) {
     // Bounded: each attempt reads the store afresh; only a change applied here during the attempt, or a store
     // that shows an older version than one applied here, starts another.
     for (int attempt = 1; ; attempt++) {
@@ -244,7 +255,7 @@ final class Runtimes {
   }
 
   /** A sequence's definition and creation time from the store; {@link SequenceNotFoundException} if none. */
-  StoredSequence stored(String name) {
+  public StoredSequence stored(String name) {
     SequenceDefinition.checkName(name);
     return store.findStored(name).orElseThrow(() -> notFound(name));
   }
@@ -273,7 +284,7 @@ final class Runtimes {
    *     older than {@code version}: this server then has not read the change, keeps what it has, and must not
    *     confirm it (the floor sync tries again)
    */
-  void redefine(String name, long version) {
+  public void redefine(String name, long version) {
     java.util.Optional<StoredSequence> stored = store.findCurrent(name);
     if (stored.isPresent() && stored.get().version() < version) {
       throw new StoreUnavailableException("sequence '" + name + "': the store shows version "
@@ -301,7 +312,7 @@ final class Runtimes {
    * {@link #redefine} of every loaded sequence (this server's place in the floor log is gone: the entries it
    * missed may have been definition changes). Tries them all, then throws the first failure, if any.
    */
-  void redefineAll() {
+  public void redefineAll() {
     StoreUnavailableException failed = null;
     for (SequenceRuntime rt : List.copyOf(sequences.values())) {
       try {
@@ -375,7 +386,7 @@ final class Runtimes {
    * still closing after an idle unload (a call inside it takes nothing at or below the floor). Returns
    * {@link #leasesUntil} of it.
    */
-  long applyFloor(String sequence, long floor) {
+  public long applyFloor(String sequence, long floor) {
     KnownSequence k = known.get(sequence);
     if (k != null) {
       k.raise(floor);
@@ -397,7 +408,7 @@ final class Runtimes {
    * gone; {@link #redefineAll} reads their definitions) and applies them. Returns the latest
    * {@link #leasesUntil} of them all.
    */
-  long reloadFloors() {
+  public long reloadFloors() {
     long until = leasesUntil(null);
     for (SequenceRuntime rt : sequences.values()) {
       long floor = store.floor(rt.definition);
@@ -419,7 +430,7 @@ final class Runtimes {
    * not loaded handed nothing out since it was unloaded (or since this allocator started: an earlier
    * process under this name may have).
    */
-  long leasesUntil(@Nullable SequenceRuntime rt) {
+  public long leasesUntil(@Nullable SequenceRuntime rt) {
     if (!clientLeases.enabled()) {
       return Long.MIN_VALUE;
     }
@@ -437,7 +448,7 @@ final class Runtimes {
    * unload), counts them lost in the retired totals, where the closed pools' counters went or will go: a closed
    * pool refuses them without counting, so each ID is counted once whichever comes first.
    */
-  void giveBack(SequenceRuntime rt, List<IdRange> ranges) {
+  public void giveBack(SequenceRuntime rt, List<IdRange> ranges) {
     long refused = rt.giveBack(ranges);
     if (refused > 0) {
       lostAfterUnload(refused);
@@ -454,7 +465,7 @@ final class Runtimes {
   }
 
   /** Looks at the mark of every loaded sequence ({@link SequenceRuntime#lookAtMark}): the periodic task. */
-  void lookAtMarks() {
+  public void lookAtMarks() {
     for (SequenceRuntime rt : sequences.values()) {
       rt.lookAtMark();
     }
@@ -471,7 +482,7 @@ final class Runtimes {
    * inside it when it closed carries on with the new one. So a server's memory and background work follow
    * the sequences in use, not every sequence it ever served. Returns how many were unloaded.
    */
-  int unloadIdle() {
+  public int unloadIdle() {
     if (unloadIdleAfterNanos <= 0) {
       return 0;
     }
@@ -509,7 +520,7 @@ final class Runtimes {
   }
 
   /** Ends the idle sweeps: the allocator is closing. */
-  void stopSweeps() {
+  public void stopSweeps() {
     if (sweeper != null) {
       sweeper.shutdownNow();
     }
@@ -521,7 +532,7 @@ final class Runtimes {
    * the store does not take back for certain stays a gap. Returns until when client leases handed out here may
    * still be used ({@link #leasesUntil}, over every sequence).
    */
-  long closeAll(long giveBackNanos) {
+  public long closeAll(long giveBackNanos) {
     closed = true;
     long leases = leasesUntil(null);
     for (SequenceRuntime rt : sequences.values()) {

@@ -1,6 +1,17 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.lifecycle;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.Allocator;
+import dev.idgen.core.InvalidRequestException;
+import dev.idgen.core.OwnerRecord;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.SequenceDeletedException;
+import dev.idgen.core.SequenceNotFoundException;
+import dev.idgen.core.StoredSequence;
+import dev.idgen.core.internal.allocation.Runtimes;
+import dev.idgen.core.internal.allocation.SequenceRuntime;
+import dev.idgen.core.internal.allocation.StripePool;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -17,13 +28,13 @@ import java.util.Optional;
  * when there is one, and the pages from the store's ordinary reads, as a listing may be a moment behind.
  */
 @ThreadSafe
-final class SequenceReads {
+public final class SequenceReads {
   private final RangeStore store;
   private final Runtimes runtimes;
-  /** Throws {@link StoreUnavailableException} once the allocator is closed. */
+  /** Throws {@link dev.idgen.core.StoreUnavailableException} once the allocator is closed. */
   private final Runnable checkOpen;
 
-  SequenceReads(RangeStore store, Runtimes runtimes, Runnable checkOpen) {
+  public SequenceReads(RangeStore store, Runtimes runtimes, Runnable checkOpen) {
     this.store = store;
     this.runtimes = runtimes;
     this.checkOpen = checkOpen;
@@ -42,19 +53,19 @@ final class SequenceReads {
   }
 
   /** See {@link Allocator#definition}. */
-  SequenceDefinition definition(String name) {
+  public SequenceDefinition definition(String name) {
     SequenceRuntime rt = runtimes.get(name);
     return rt != null ? rt.definition : runtimes.stored(name).definition();
   }
 
   /** See {@link Allocator#list}. */
-  List<SequenceDefinition> list(String afterName, int limit) {
+  public List<SequenceDefinition> list(String afterName, int limit) {
     checkPage(afterName, limit);
     return store.list(afterName, limit);
   }
 
   /** See {@link Allocator#listStored(String, int, boolean)}. */
-  List<StoredSequence> listStored(String afterName, int limit, boolean showDeleted) {
+  public List<StoredSequence> listStored(String afterName, int limit, boolean showDeleted) {
     List<StoredSequence> out = new ArrayList<>();
     String after = afterName;
     // Bounded: each round reads a page of the store, and ends the listing or moves past it.
@@ -76,13 +87,13 @@ final class SequenceReads {
   }
 
   /** See {@link Allocator#listStored(String, int)}. */
-  List<StoredSequence> listStored(String afterName, int limit) {
+  public List<StoredSequence> listStored(String afterName, int limit) {
     checkPage(afterName, limit);
     return store.listStored(afterName, limit);
   }
 
   /** See {@link Allocator#describe}. */
-  Allocator.SequenceView describe(String sequence) {
+  public Allocator.SequenceView describe(String sequence) {
     SequenceRuntime rt = runtimes.get(sequence);
     // From the store, not the runtime: the etag and a deletion are read where they are decided.
     SequenceDefinition.checkName(sequence);
