@@ -1,7 +1,7 @@
 package dev.idgen.core.internal.allocation;
 
 import com.google.errorprone.annotations.Immutable;
-import dev.idgen.core.Allocator;
+import dev.idgen.core.internal.Daemons;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  */
 @Immutable
 public final class ClientLeases {
-  private static final Logger log = LoggerFactory.getLogger(Allocator.class);
+  private static final Logger log = LoggerFactory.getLogger(Daemons.ALLOCATOR_LOG);
 
   /**
    * How often the allocator looks at every loaded sequence's mark ({@link SequenceRuntime#lookAtMark}): an

@@ -1,7 +1,6 @@
 package dev.idgen.core.internal.allocation;
 
 import com.google.errorprone.annotations.ThreadSafe;
-import dev.idgen.core.Allocator;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.KnownSequence;
 import dev.idgen.core.RangeStore;
@@ -11,7 +10,7 @@ import dev.idgen.core.SequenceNotFoundException;
 import dev.idgen.core.StoreUnavailableException;
 import dev.idgen.core.StoredSequence;
 import dev.idgen.core.Ticker;
-import dev.idgen.core.internal.strict.StrictOwner;
+import dev.idgen.core.internal.Daemons;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -32,7 +31,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The lifecycle of the sequences an {@link Allocator} serves: loading one (its definition, and its floor
+ * The lifecycle of the sequences an {@link dev.idgen.core.Allocator} serves: loading one (its definition, and its floor
  * before anything is handed out), unloading the idle ones, closing and giving back at a stop; what is known
  * of a sequence after it is unloaded ({@link KnownSequence}); floors applied to everything of a sequence here;
  * and, for advances, until when client leases of a sequence may still be used ({@link #leasesUntil}).
@@ -59,7 +58,7 @@ public final class Runtimes {
 
   private final RangeStore store;
   private final StripePool.Settings poolSettings;
-  private final StrictOwner.Identity identity;
+  private final OwnerLease.Opener owners;
   private final Ticker ticker;
   private final long unloadIdleAfterNanos;
   private final ClientLeases clientLeases;
@@ -69,7 +68,7 @@ public final class Runtimes {
    * knows, so that what a response says of a sequence, and the floor a range is checked against before it
    * is sent, never depend on whether the sequence is loaded at that moment.
    */
-  private final ConcurrentMap<String, KnownSequence> known = new ConcurrentHashMap<>();
+  private final ConcurrentMap<String, KnownState> known = new ConcurrentHashMap<>();
   /**
    * The version of each sequence that a definition change applied here showed ({@link #redefine}): a later
    * load whose read is older (a store's local read still behind the change, as a Cassandra replica may be)
@@ -99,20 +98,20 @@ public final class Runtimes {
    * when idle: see {@link #redefine} for why outside the caller's thread. Drained by {@link #closeAll}.
    */
   private final ExecutorService giveBacks = new ThreadPoolExecutor(0, 1, 10, TimeUnit.SECONDS,
-      new LinkedBlockingQueue<>(), Allocator.daemonThreads("idgen-give-back-after-change-"));
+      new LinkedBlockingQueue<>(), Daemons.threads("idgen-give-back-after-change-"));
 
-  public Runtimes(RangeStore store, StripePool.Settings poolSettings, StrictOwner.Identity identity, Ticker ticker,
+  public Runtimes(RangeStore store, StripePool.Settings poolSettings, OwnerLease.Opener owners, Ticker ticker,
       long unloadIdleAfterNanos, ClientLeases clientLeases) {
     this.store = store;
     this.poolSettings = poolSettings;
-    this.identity = identity;
+    this.owners = owners;
     this.ticker = ticker;
     this.unloadIdleAfterNanos = unloadIdleAfterNanos;
     this.clientLeases = clientLeases;
     this.lastUnloadNanos = ticker.nanos();
     if (unloadIdleAfterNanos > 0) {
       long period = Math.max(TimeUnit.SECONDS.toNanos(1), Math.min(TimeUnit.MINUTES.toNanos(1), unloadIdleAfterNanos / 4));
-      sweeper = Executors.newSingleThreadScheduledExecutor(Allocator.daemonThreads("idgen-unload-idle-"));
+      sweeper = Executors.newSingleThreadScheduledExecutor(Daemons.threads("idgen-unload-idle-"));
       // The task catches its own failures; stopSweeps() ends it.
       Future<?> unused = sweeper.scheduleWithFixedDelay(this::unloadIdleQuietly, period, period, TimeUnit.NANOSECONDS);
     } else {
@@ -191,11 +190,11 @@ public final class Runtimes {
     if (stored.deleted()) {
       throw new SequenceDeletedException(stored); // nothing is loaded: a deleted sequence holds no reserve here
     }
-    KnownSequence k = known.computeIfAbsent(name, n -> new KnownSequence(stored.definition()));
+    KnownState k = known.computeIfAbsent(name, n -> new KnownState(stored.definition()));
     k.redefine(stored.definition());
     k.raise(store.floor(stored.definition()));
     // Nothing handed out from it yet; an earlier runtime of it handed out before it was unloaded.
-    SequenceRuntime created = new SequenceRuntime(stored, k, store, poolSettings, identity, ticker, lastUnloadNanos);
+    SequenceRuntime created = new SequenceRuntime(stored, k, store, poolSettings, owners, ticker, lastUnloadNanos);
     created.raiseFloor(k.floor());
     // A change applied here while this load read the store finds nothing loaded to unload, so this load must
     // not publish a runtime made from the definition the change replaced (a deleted sequence served until it
@@ -296,7 +295,7 @@ public final class Runtimes {
       stored.ifPresent(s -> changedTo.merge(name, s.version(), Math::max));
       rt = sequences.get(name);
     }
-    KnownSequence k = known.get(name);
+    KnownState k = known.get(name);
     if (k != null && stored.isPresent()) {
       k.redefine(stored.get().definition());
     }
@@ -387,7 +386,7 @@ public final class Runtimes {
    * {@link #leasesUntil} of it.
    */
   public long applyFloor(String sequence, long floor) {
-    KnownSequence k = known.get(sequence);
+    KnownState k = known.get(sequence);
     if (k != null) {
       k.raise(floor);
     }

@@ -7,7 +7,6 @@ import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.StoredSequence;
 import dev.idgen.core.Ticker;
-import dev.idgen.core.internal.strict.StrictOwner;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -16,7 +15,7 @@ import javax.annotation.Nullable;
 
 /**
  * One sequence loaded in an {@link dev.idgen.core.Allocator}: its pools, one per stripe (a strict sequence's single pool is
- * its {@link StrictOwner}'s), and the marks the allocator's lifecycle reads: used since the last idle sweep,
+ * its {@link OwnerLease}'s), and the marks the allocator's lifecycle reads: used since the last idle sweep,
  * handed out since the mark was last looked at ({@link #lastHandedOut}).
  *
  * <p>Threads: the hot path reads {@link #touch}'s volatile flags and writes them only when they are clear;
@@ -29,7 +28,7 @@ public final class SequenceRuntime {
   final Optional<Instant> createTime;
   public final StripePool[] pools;
   /** For a strict sequence: this process's part in its ownership (its pool is {@code pools[0]}); else null. */
-  @Nullable public final StrictOwner owner;
+  @Nullable public final OwnerLease owner;
   public final AtomicInteger nextStripe = new AtomicInteger();
   /** Allocated from since the last sweep of idle sequences. Racy by design: a missed write only delays an unload. */
   volatile boolean used = true;
@@ -37,15 +36,15 @@ public final class SequenceRuntime {
   volatile long idleSinceNanos;
   /** Removed from the allocator: its pools are closed or closing. */
   public volatile boolean unloaded;
-  final KnownSequence known;
+  final KnownState known;
   /** Set by every call before it takes IDs (read first: no write on the hot path once set). */
   volatile boolean handedOut;
   /** When (ticker nanos) {@link #handedOut} was last cleared, or an earlier runtime of it was unloaded. */
   @GuardedBy("this") private long markNanos;
   private final Ticker ticker;
 
-  SequenceRuntime(StoredSequence stored, KnownSequence known, RangeStore store, StripePool.Settings settings,
-      StrictOwner.Identity identity, Ticker ticker, long markNanos) {
+  SequenceRuntime(StoredSequence stored, KnownState known, RangeStore store, StripePool.Settings settings,
+      OwnerLease.Opener owners, Ticker ticker, long markNanos) {
     SequenceDefinition definition = stored.definition();
     this.definition = definition;
     this.known = known;
@@ -54,7 +53,7 @@ public final class SequenceRuntime {
     this.createTime = stored.createTime();
     this.pools = new StripePool[definition.stripes()];
     if (definition.strict()) {
-      owner = new StrictOwner(definition, store, ticker, identity, settings);
+      owner = owners.open(definition, store, ticker, settings);
       pools[0] = owner.pool();
       return;
     }

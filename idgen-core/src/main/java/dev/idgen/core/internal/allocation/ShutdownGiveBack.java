@@ -2,10 +2,10 @@ package dev.idgen.core.internal.allocation;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
-import dev.idgen.core.Allocator;
 import dev.idgen.core.IdRange;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.Ticker;
+import dev.idgen.core.internal.Daemons;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -79,7 +79,7 @@ public final class ShutdownGiveBack {
       return;
     }
     ExecutorService workers = Executors.newFixedThreadPool(Math.min(THREADS, all.size()),
-        Allocator.daemonThreads("idgen-give-back-"));
+        Daemons.threads("idgen-give-back-"));
     try {
       List<Future<?>> started = new ArrayList<>();
       for (int i = 0; i < Math.min(THREADS, all.size()); i++) {

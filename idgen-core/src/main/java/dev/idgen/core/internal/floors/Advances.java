@@ -2,7 +2,6 @@ package dev.idgen.core.internal.floors;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import dev.idgen.core.AdvanceReceipt;
-import dev.idgen.core.Allocator;
 import dev.idgen.core.FloorAtMaxException;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceDefinition;
@@ -13,7 +12,7 @@ import dev.idgen.core.internal.allocation.Runtimes;
 import dev.idgen.core.internal.allocation.SequenceRuntime;
 
 /**
- * {@code AdvanceSequence} for an {@link Allocator}: moves a sequence past a floor everywhere, in an order that
+ * {@code AdvanceSequence} for an {@link dev.idgen.core.Allocator}: moves a sequence past a floor everywhere, in an order that
  * leaves no moment at which an ID at or below it can still be handed out once the call returns.
  *
  * <p>The store first ({@link RangeStore#advance}: its stripes and reserves, then every datacenter's floor log),
@@ -48,8 +47,8 @@ public final class Advances {
     this.confirmTimeoutNanos = confirmTimeoutNanos;
   }
 
-  /** See {@link Allocator#advance}; the caller checked the name, and that the allocator is open. */
-  public SequenceDefinition advance(String sequence, long floor, Allocator.Sleeper sleeper) {
+  /** See {@link dev.idgen.core.Allocator#advance}; the caller checked the name, and that the allocator is open. */
+  public SequenceDefinition advance(String sequence, long floor, Sleeper sleeper) {
     SequenceRuntime rt = runtimes.load(sequence);
     SequenceDefinition def = rt.definition;
     if (floor >= def.max()) {
@@ -76,5 +75,11 @@ public final class Advances {
       }
     }
     return def;
+  }
+
+  /** How an advance waits: {@link java.util.concurrent.TimeUnit#sleep} but for tests. */
+  @FunctionalInterface
+  public interface Sleeper {
+    void sleep(long nanos) throws InterruptedException;
   }
 }

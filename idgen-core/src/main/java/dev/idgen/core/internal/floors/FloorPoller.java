@@ -1,8 +1,8 @@
 package dev.idgen.core.internal.floors;
 
 import com.google.errorprone.annotations.ThreadSafe;
-import dev.idgen.core.Allocator;
 import dev.idgen.core.RangeStore;
+import dev.idgen.core.internal.Daemons;
 import dev.idgen.core.internal.allocation.ClientLeases;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -48,7 +48,7 @@ public final class FloorPoller {
   public FloorPoller(RangeStore store, FloorSync sync, @Nullable Runnable lookAtMarks) {
     this.sync = sync;
     if (lookAtMarks != null) {
-      marks = Executors.newSingleThreadScheduledExecutor(Allocator.daemonThreads("idgen-lease-marks-"));
+      marks = Executors.newSingleThreadScheduledExecutor(Daemons.threads("idgen-lease-marks-"));
       long every = ClientLeases.LOOK_EVERY.toNanos();
       // A task that threw would never run again, and every advance would wait a whole lease: it must not throw.
       Runnable quietly = () -> {
@@ -65,7 +65,7 @@ public final class FloorPoller {
     }
     CompletableFuture<Void> storeReady = store.ready().toCompletableFuture();
     if (sync.enabled()) {
-      observer = Executors.newSingleThreadScheduledExecutor(Allocator.daemonThreads("idgen-heartbeats-"));
+      observer = Executors.newSingleThreadScheduledExecutor(Daemons.threads("idgen-heartbeats-"));
       thread = start(storeReady, store.floorRefreshInterval().toNanos());
     } else {
       observer = null;
@@ -83,7 +83,7 @@ public final class FloorPoller {
       syncFloors(); // serve from the start when the store is there
     }
     ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(
-        Allocator.daemonThreads("idgen-floor-sync-"));
+        Daemons.threads("idgen-floor-sync-"));
     Future<?> unused = poller.scheduleWithFixedDelay(this::syncFloors, refreshNanos, refreshNanos,
         TimeUnit.NANOSECONDS); // catches its own failures; shutdownNow() in close() ends it
     // The other servers' heartbeats (FloorSync.observe reads them every eighth of a lease), on a thread of
@@ -112,7 +112,7 @@ public final class FloorPoller {
     }
   }
 
-  /** See {@link Allocator#ready()}. */
+  /** See {@link dev.idgen.core.Allocator#ready()}. */
   public CompletionStage<Void> ready() {
     return ready.copy();
   }

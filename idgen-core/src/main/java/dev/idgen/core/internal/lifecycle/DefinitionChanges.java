@@ -2,7 +2,6 @@ package dev.idgen.core.internal.lifecycle;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import dev.idgen.core.AdvanceReceipt;
-import dev.idgen.core.Allocator;
 import dev.idgen.core.ChangeNotConfirmedException;
 import dev.idgen.core.ChangeRefusedException;
 import dev.idgen.core.RangeStore;
@@ -14,6 +13,7 @@ import dev.idgen.core.SequenceUpdate;
 import dev.idgen.core.StoreUnavailableException;
 import dev.idgen.core.StoredSequence;
 import dev.idgen.core.WallClock;
+import dev.idgen.core.internal.Daemons;
 import dev.idgen.core.internal.allocation.Runtimes;
 import dev.idgen.core.internal.floors.FloorSync;
 import java.time.Duration;
@@ -24,8 +24,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A sequence's life for an {@link Allocator}: creating it, and changing its definition afterwards
- * ({@link Allocator#update}, {@link Allocator#delete} with its purge, {@link Allocator#undelete}).
+ * A sequence's life for an {@link dev.idgen.core.Allocator}: creating it, and changing its definition afterwards
+ * ({@link dev.idgen.core.Allocator#update}, {@link dev.idgen.core.Allocator#delete} with its purge, {@link dev.idgen.core.Allocator#undelete}).
  *
  * <p>How a change reaches every server: it is decided in the store, by one compare-and-set on the stored
  * version (the etag), which then appends a {@link dev.idgen.core.FloorLog#DEFINITION_CHANGED} entry to every datacenter's floor
@@ -54,7 +54,7 @@ import org.slf4j.LoggerFactory;
 @ThreadSafe
 public final class DefinitionChanges {
   /** The allocator's logger: these lines were its own, and operators may filter by it. */
-  private static final Logger log = LoggerFactory.getLogger(Allocator.class);
+  private static final Logger log = LoggerFactory.getLogger(Daemons.ALLOCATOR_LOG);
 
   private final RangeStore store;
   private final SequenceReads reads;
@@ -77,7 +77,7 @@ public final class DefinitionChanges {
   }
 
   /**
-   * See {@link Allocator#create}; the caller checked that the allocator is open. No floor log entry: a new
+   * See {@link dev.idgen.core.Allocator#create}; the caller checked that the allocator is open. No floor log entry: a new
    * sequence is loaded nowhere yet.
    */
   public SequenceDefinition create(SequenceDefinition definition) {
@@ -103,7 +103,7 @@ public final class DefinitionChanges {
     return definition;
   }
 
-  /** See {@link Allocator#update}. */
+  /** See {@link dev.idgen.core.Allocator#update}. */
   public StoredSequence update(String name, @Nullable String etag, SequenceUpdate update) {
     StoredSequence current = reads.current(name);
     if (current.deleted()) {
@@ -115,7 +115,7 @@ public final class DefinitionChanges {
         "its new definition");
   }
 
-  /** See {@link Allocator#delete}. */
+  /** See {@link dev.idgen.core.Allocator#delete}. */
   public StoredSequence delete(String name, @Nullable String etag, boolean purge) {
     StoredSequence current = reads.current(name);
     if (current.purged()) {
@@ -150,7 +150,7 @@ public final class DefinitionChanges {
     return change(current, current.purgedNow(), "its purge");
   }
 
-  /** See {@link Allocator#undelete}. */
+  /** See {@link dev.idgen.core.Allocator#undelete}. */
   public StoredSequence undelete(String name, @Nullable String etag) {
     StoredSequence current = reads.current(name);
     if (current.purged()) {

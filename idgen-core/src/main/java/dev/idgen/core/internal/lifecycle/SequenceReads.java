@@ -1,13 +1,13 @@
 package dev.idgen.core.internal.lifecycle;
 
 import com.google.errorprone.annotations.ThreadSafe;
-import dev.idgen.core.Allocator;
 import dev.idgen.core.InvalidRequestException;
 import dev.idgen.core.OwnerRecord;
 import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.SequenceDeletedException;
 import dev.idgen.core.SequenceNotFoundException;
+import dev.idgen.core.SequenceState;
 import dev.idgen.core.StoredSequence;
 import dev.idgen.core.internal.allocation.Runtimes;
 import dev.idgen.core.internal.allocation.SequenceRuntime;
@@ -17,9 +17,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * What the admin API reads of sequences for an {@link Allocator}: one sequence as the store has it now
+ * What the admin API reads of sequences for an {@link dev.idgen.core.Allocator}: one sequence as the store has it now
  * ({@link #current}, which the changes and the reservations start from), one definition, pages of them, and
- * one sequence described with this server's reserve ({@link Allocator#describe}). Nothing here loads a
+ * one sequence described with this server's reserve ({@link dev.idgen.core.Allocator#describe}). Nothing here loads a
  * sequence or takes a reserve.
  *
  * <p>Threads: no state of its own; any number of threads may call. {@link #current} and {@link #describe} read
@@ -52,19 +52,19 @@ public final class SequenceReads {
         + "' does not exist (sequences are created explicitly with CreateSequence)"));
   }
 
-  /** See {@link Allocator#definition}. */
+  /** See {@link dev.idgen.core.Allocator#definition}. */
   public SequenceDefinition definition(String name) {
     SequenceRuntime rt = runtimes.get(name);
     return rt != null ? rt.definition : runtimes.stored(name).definition();
   }
 
-  /** See {@link Allocator#list}. */
+  /** See {@link dev.idgen.core.Allocator#list}. */
   public List<SequenceDefinition> list(String afterName, int limit) {
     checkPage(afterName, limit);
     return store.list(afterName, limit);
   }
 
-  /** See {@link Allocator#listStored(String, int, boolean)}. */
+  /** See {@link dev.idgen.core.Allocator#listStored(String, int, boolean)}. */
   public List<StoredSequence> listStored(String afterName, int limit, boolean showDeleted) {
     List<StoredSequence> out = new ArrayList<>();
     String after = afterName;
@@ -86,14 +86,14 @@ public final class SequenceReads {
     }
   }
 
-  /** See {@link Allocator#listStored(String, int)}. */
+  /** See {@link dev.idgen.core.Allocator#listStored(String, int)}. */
   public List<StoredSequence> listStored(String afterName, int limit) {
     checkPage(afterName, limit);
     return store.listStored(afterName, limit);
   }
 
-  /** See {@link Allocator#describe}. */
-  public Allocator.SequenceView describe(String sequence) {
+  /** See {@link dev.idgen.core.Allocator#describe}. */
+  public Described describe(String sequence) {
     SequenceRuntime rt = runtimes.get(sequence);
     // From the store, not the runtime: the etag and a deletion are read where they are decided.
     SequenceDefinition.checkName(sequence);
@@ -110,7 +110,7 @@ public final class SequenceReads {
     }
     // A strict sequence's owner row, as the store has it now (a full view reads the store anyway).
     Optional<OwnerRecord> owner = def.strict() ? store.owner(def) : Optional.empty();
-    return new Allocator.SequenceView(stored, store.state(def), reserve, owner);
+    return new Described(stored, store.state(def), reserve, owner);
   }
 
   /** Refuses a page size below 1 ({@link InvalidRequestException}). */
@@ -126,4 +126,8 @@ public final class SequenceReads {
       SequenceDefinition.checkName(afterName);
     }
   }
+
+  /** What {@link #describe} read: the allocator's {@code SequenceView}, field for field. */
+  public record Described(StoredSequence stored, SequenceState state, long serverReserve,
+      Optional<OwnerRecord> owner) {}
 }

@@ -10,6 +10,7 @@ import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.Ticker;
 import dev.idgen.core.WallClock;
+import dev.idgen.core.internal.allocation.OwnerLease;
 import dev.idgen.core.internal.allocation.StripePool;
 import java.time.Duration;
 import java.util.Optional;
@@ -48,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * {@link #forgetOwner} only counts a refusal, which a round that read the row before it does not clear.
  */
 @ThreadSafe
-public final class StrictOwner {
+public final class StrictOwner implements OwnerLease {
   private static final Logger log = LoggerFactory.getLogger(StrictOwner.class);
 
   /** Who this process is, as owner rows name it, and how long its leases last. */
@@ -141,11 +142,13 @@ public final class StrictOwner {
     }, settings);
   }
 
+  @Override
   public StripePool pool() {
     return pool;
   }
 
   /** Whether this process holds the lease now: the hot path's check, before it takes from the pool. */
+  @Override
   public boolean serving() {
     Lease l = lease;
     return l != null && l.holds(ticker.nanos(), self.wall().millis());
@@ -155,6 +158,7 @@ public final class StrictOwner {
    * The epoch of the owner lease this process holds now, or 0 when it holds none: what the server's owner
    * gauge shows. One volatile read, like {@link #serving}.
    */
+  @Override
   public long servingEpoch() {
     Lease l = lease;
     return l != null && l.holds(ticker.nanos(), self.wall().millis()) ? l.row().epoch() : 0;
@@ -165,6 +169,7 @@ public final class StrictOwner {
    * row, or this process's own), otherwise throws {@link NotOwnerException} with the owner to forward to,
    * or none while the owner's lease runs out.
    */
+  @Override
   public synchronized void ensureServing() {
     if (serving()) {
       return;
@@ -231,7 +236,8 @@ public final class StrictOwner {
    * The gRPC target of the other server that owns the sequence, as last read; empty if none is known. Never
    * waits for the monitor (a network thread asks).
    */
-  Optional<String> ownerTarget() {
+  @Override
+  public Optional<String> ownerTarget() {
     Seen s = seen;
     OwnerRecord row = s.row();
     if (serving() || rereadDue() || row == null || s.released() || ours(row) || row.target().isEmpty()
@@ -251,7 +257,8 @@ public final class StrictOwner {
    * row again (at most every 50 ms) before it forwards anywhere. The take-over clock keeps running: it
    * restarts only when the row changes.
    */
-  void forgetOwner(String target) {
+  @Override
+  public void forgetOwner(String target) {
     OwnerRecord row = seen.row();
     if (row != null && row.target().equals(target)) {
       refusals.incrementAndGet(); // no monitor: a network thread calls this
@@ -262,7 +269,8 @@ public final class StrictOwner {
    * One round, every quarter lease: the owner renews; another server of the home datacenter tracks the
    * row and takes over once it has not changed for a lease; a server of another datacenter only reads it.
    */
-  synchronized void tick() {
+  @Override
+  public synchronized void tick() {
     long refusalsBefore = refusals.get(); // a refusal during the read still asks for another one
     OwnerRecord row;
     try {
@@ -374,6 +382,7 @@ public final class StrictOwner {
    * that another server takes over at once instead of after a lease. Best effort: if the write fails,
    * the lease expires by itself.
    */
+  @Override
   public synchronized void release() {
     Lease held = lease;
     lease = null;
@@ -392,7 +401,8 @@ public final class StrictOwner {
   }
 
   /** The owner row as last read, for the sequence's live state; never waits for the monitor. */
-  Optional<OwnerRecord> lastSeen() {
+  @Override
+  public Optional<OwnerRecord> lastSeen() {
     return Optional.ofNullable(seen.row());
   }
 

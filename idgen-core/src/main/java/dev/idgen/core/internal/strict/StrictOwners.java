@@ -1,8 +1,8 @@
 package dev.idgen.core.internal.strict;
 
 import com.google.errorprone.annotations.ThreadSafe;
-import dev.idgen.core.Allocator;
 import dev.idgen.core.OwnerRecord;
+import dev.idgen.core.internal.Daemons;
 import dev.idgen.core.internal.allocation.Runtimes;
 import dev.idgen.core.internal.allocation.SequenceRuntime;
 import java.util.Optional;
@@ -14,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The owner leases of the {@link dev.idgen.core.Ordering#STRICT} sequences loaded in one {@link Allocator}, each a
+ * The owner leases of the {@link dev.idgen.core.Ordering#STRICT} sequences loaded in one {@link dev.idgen.core.Allocator}, each a
  * {@link StrictOwner}: the rounds that renew them and watch the other owners, every quarter lease; where to
  * forward a call of a sequence another server owns; and a refusal from that owner.
  *
@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
 @ThreadSafe
 public final class StrictOwners {
   /** The allocator's logger: these lines were its own, and operators may filter by it. */
-  private static final Logger log = LoggerFactory.getLogger(Allocator.class);
+  private static final Logger log = LoggerFactory.getLogger(Daemons.ALLOCATOR_LOG);
 
   private final Runtimes runtimes;
   private final ScheduledExecutorService thread;
@@ -35,7 +35,7 @@ public final class StrictOwners {
 
   public StrictOwners(Runtimes runtimes, long leaseNanos) {
     this.runtimes = runtimes;
-    this.thread = Executors.newSingleThreadScheduledExecutor(Allocator.daemonThreads("idgen-owners-"));
+    this.thread = Executors.newSingleThreadScheduledExecutor(Daemons.threads("idgen-owners-"));
     long period = leaseNanos / 4;
     // The task catches its own failures; close() ends it.
     Future<?> unused = thread.scheduleWithFixedDelay(this::tickQuietly, period, period, TimeUnit.NANOSECONDS);
@@ -56,7 +56,7 @@ public final class StrictOwners {
     }
   }
 
-  /** See {@link Allocator#forwardTarget}. */
+  /** See {@link dev.idgen.core.Allocator#forwardTarget}. */
   public Optional<String> forwardTarget(String sequence) {
     SequenceRuntime rt = runtimes.get(sequence);
     if (rt == null || rt.owner == null) {
@@ -71,7 +71,7 @@ public final class StrictOwners {
     return target;
   }
 
-  /** See {@link Allocator#ownerRefused}. */
+  /** See {@link dev.idgen.core.Allocator#ownerRefused}. */
   public void refused(String sequence, String target) {
     SequenceRuntime rt = runtimes.get(sequence);
     if (rt != null && rt.owner != null) {
@@ -79,7 +79,7 @@ public final class StrictOwners {
     }
   }
 
-  /** See {@link Allocator#owner}. */
+  /** See {@link dev.idgen.core.Allocator#owner}. */
   public Optional<OwnerRecord> lastSeen(String sequence) {
     SequenceRuntime rt = runtimes.get(sequence);
     return rt == null || rt.owner == null ? Optional.empty() : rt.owner.lastSeen();
