@@ -124,8 +124,8 @@ final class ForwardBatch {
     return out;
   }
 
-  // Every Pipe is made by (and only ever held by) this Batch, so its lock ForwardBatch.this is this: Error Prone
-  // cannot relate the two.
+  // Every Pipe is made by (and only ever held by) this ForwardBatch, so its lock ForwardBatch.this is this:
+  // Error Prone cannot relate the two.
   @SuppressWarnings("GuardedBy")
   private void send(List<Waiter> batch) {
     if (batch.isEmpty()) {
@@ -187,7 +187,8 @@ final class ForwardBatch {
     Context previous = Context.ROOT.attach();
     ClientCall<AllocateRequest, dev.idgen.api.v1.IdRange> call = null;
     try {
-      call = channels.channel(target).newCall(IdGenGrpc.getAllocateMethod(), CallOptions.DEFAULT.withDeadline(deadline));
+      call = channels.channel(target)
+          .newCall(IdGenGrpc.getAllocateMethod(), CallOptions.DEFAULT.withDeadline(deadline));
       call.start(answer, callHeaders);
       // A forwarded call's answer is a few ranges at most (one per stripe it touched): no flow control needed.
       call.request(Integer.MAX_VALUE);
@@ -208,10 +209,10 @@ final class ForwardBatch {
    * the batch that opened it, which the owner checks again): each batch is one request, and the owner answers
    * them in order, so the oldest batch not answered yet is the one an answer is for.
    *
-   * <p>Threads: batches are enqueued under the {@link ForwardBatch}'s monitor and written by {@link #flush}, which one
-   * thread at a time runs (gRPC's outbound calls must not run concurrently), outside the monitor; a start that
-   * fails at once closes the call on the same thread, which the monitor allows. Answers and the close arrive on
-   * the channel's network thread.
+   * <p>Threads: batches are enqueued under the {@link ForwardBatch}'s monitor and written by {@link #flush}, which
+   * one thread at a time runs (gRPC's outbound calls must not run concurrently), outside the monitor; a start that
+   * fails at once closes the call on the same thread, which the monitor allows. Answers and the close arrive on the
+   * channel's network thread.
    */
   final class Pipe extends ClientCall.Listener<ForwardedAnswer> {
     @Nullable private final String authorization;
@@ -234,7 +235,8 @@ final class ForwardBatch {
       // Made outside the callers' contexts: a caller's call ending must not cancel the stream the others use.
       Context previous = Context.ROOT.attach();
       try {
-        call = channels.channel(target).newCall(IdGenPeerGrpc.getForwardAllocateMethod(), CallOptions.DEFAULT);
+        call = channels.channel(target)
+            .newCall(IdGenPeerGrpc.getForwardAllocateMethod(), CallOptions.DEFAULT);
       } finally {
         Context.ROOT.detach(previous);
       }

@@ -41,16 +41,17 @@ import org.slf4j.LoggerFactory;
  * Coalescing is what lets 1-ID calls through forwarding servers run at the owner's speed: the owner
  * serves one call per batch, not one per caller.
  *
- * <p><b>Pipes.</b> Batches travel as the requests of one long-lived {@code idgen.v1.IdGenPeer/ForwardAllocate}
- * stream per (owner, sequence, caller token), a {@link ForwardBatch.Pipe}, not as one {@code Allocate} call each: a batch
- * then costs both servers a message each way instead of a call's setup, headers, interceptors and trailers (12
- * runs of {@code strict.sh} per version: 0.79 of the default ordering's calls/s against 0.70 with unary calls,
- * BENCHMARKS.md). The owner answers a pipe's requests in order, so an answer is for the oldest batch not answered.
- * A pipe is half-closed after {@link ForwardBatch#PIPE_IDLE} without a batch and replaced once {@link ForwardBatch#PIPE_MAX_AGE} old (the
- * owner checks the token it carries again), and cancelled when a batch waits {@link ForwardBatch#MAX_FORWARD_TIME} for its
- * answer. Batches a pipe leaves unanswered when it ends fail as a unary call would, and are sent again after a
- * fresh read of the owner row when nothing was handed out for them. An owner that answers UNIMPLEMENTED (an older
- * version, during a rolling upgrade) gets unary calls for {@link OwnerChannels#UNARY_AFTER_REFUSAL}.
+ * <p><b>Pipes.</b> Batches travel as the requests of one long-lived {@code idgen.v1.IdGenPeer/ForwardAllocate} stream
+ * per (owner, sequence, caller token), a {@link ForwardBatch.Pipe}, not as one {@code Allocate} call each: a batch
+ * then costs both servers a message each way instead of a call's setup, headers, interceptors and trailers (12 runs
+ * of {@code strict.sh} per version: 0.79 of the default ordering's calls/s against 0.70 with unary calls,
+ * BENCHMARKS.md). The owner answers a pipe's requests in order, so an answer is for the oldest batch not answered. A
+ * pipe is half-closed after {@link ForwardBatch#PIPE_IDLE} without a batch and replaced once {@link
+ * ForwardBatch#PIPE_MAX_AGE} old (the owner checks the token it carries again), and cancelled when a batch waits
+ * {@link ForwardBatch#MAX_FORWARD_TIME} for its answer. Batches a pipe leaves unanswered when it ends fail as a unary
+ * call would, and are sent again after a fresh read of the owner row when nothing was handed out for them. An owner
+ * that answers UNIMPLEMENTED (an older version, during a rolling upgrade) gets unary calls for {@link
+ * OwnerChannels#UNARY_AFTER_REFUSAL}.
  *
  * <p><b>Headers.</b> A forwarded call carries {@code idgen-forwarded-by} (so that the owner never forwards
  * it again: it answers {@code NOT_OWNER} if it no longer owns the sequence) and the first caller's
