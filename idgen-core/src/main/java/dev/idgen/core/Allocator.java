@@ -1,6 +1,20 @@
 package dev.idgen.core;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.internal.Daemons;
+import dev.idgen.core.internal.allocation.ClientLeases;
+import dev.idgen.core.internal.allocation.PoolTotals;
+import dev.idgen.core.internal.allocation.Runtimes;
+import dev.idgen.core.internal.allocation.SequenceRuntime;
+import dev.idgen.core.internal.allocation.StripePool;
+import dev.idgen.core.internal.floors.Advances;
+import dev.idgen.core.internal.floors.FloorPoller;
+import dev.idgen.core.internal.floors.FloorSync;
+import dev.idgen.core.internal.lifecycle.DefinitionChanges;
+import dev.idgen.core.internal.lifecycle.RangeReservations;
+import dev.idgen.core.internal.lifecycle.SequenceReads;
+import dev.idgen.core.internal.strict.StrictOwner;
+import dev.idgen.core.internal.strict.StrictOwners;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -12,9 +26,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -94,7 +106,7 @@ public final class Allocator implements AutoCloseable {
   /** How long clients may use what they are handed, and so how long an advance waits for them. */
   private final ClientLeases clientLeases;
   /** How an advance waits for client leases; a seam for tests with a fake ticker. */
-  volatile Sleeper sleeper = TimeUnit.NANOSECONDS::sleep;
+  volatile Advances.Sleeper sleeper = TimeUnit.NANOSECONDS::sleep;
   /** Runs {@link FloorSync#cycle} when other processes share the store, and says when this allocator is ready. */
   private final FloorPoller poller;
   private final FloorSync sync;
@@ -121,10 +133,10 @@ public final class Allocator implements AutoCloseable {
       this.executor = b.executor;
       this.ownedExecutor = null;
     } else {
-      this.ownedExecutor = Executors.newCachedThreadPool(daemonThreads("idgen-refill-"));
+      this.ownedExecutor = Executors.newCachedThreadPool(Daemons.threads("idgen-refill-"));
       this.executor = ownedExecutor;
     }
-    this.directExecutor = Executors.newCachedThreadPool(daemonThreads("idgen-direct-reserve-"));
+    this.directExecutor = Executors.newCachedThreadPool(Daemons.threads("idgen-direct-reserve-"));
     this.poolSettings = new StripePool.Settings(
         b.ticker, RunwayPolicy.of(b.outageRunway, b.refillStep, b.minNodeBlock), executor, directExecutor);
     this.clientLeases = new ClientLeases(b.clientLeaseLifetime, b.serverLease);
@@ -135,7 +147,10 @@ public final class Allocator implements AutoCloseable {
     long unloadIdleAfterNanos = b.unloadIdleAfter.toNanos();
     this.giveBackDeadlineNanos = b.giveBackDeadline.compareTo(Duration.ofDays(1)) > 0 ? TimeUnit.DAYS.toNanos(1)
         : b.giveBackDeadline.toNanos();
-    this.runtimes = new Runtimes(store, poolSettings, identity, b.ticker, unloadIdleAfterNanos, clientLeases);
+    StrictOwner.Identity self = identity;
+    this.runtimes = new Runtimes(store, poolSettings,
+        (def, st, ticker, settings) -> new StrictOwner(def, st, ticker, self, settings), b.ticker,
+        unloadIdleAfterNanos, clientLeases);
     this.strictOwners = new StrictOwners(runtimes, b.ownerLease.toNanos());
     this.sync = new FloorSync(store, new FloorSync.Floors() {
       @Override
@@ -514,7 +529,8 @@ public final class Allocator implements AutoCloseable {
    * effect: a sequence this allocator has not loaded stays unloaded, with a reserve of 0.
    */
   public SequenceView describe(String sequence) {
-    return reads.describe(sequence);
+    SequenceReads.Described d = reads.describe(sequence);
+    return new SequenceView(d.stored(), d.state(), d.serverReserve(), d.owner());
   }
 
   /** Counters of this allocator since it started, summed over every sequence it served. */
@@ -595,15 +611,6 @@ public final class Allocator implements AutoCloseable {
     return runtimes.unloadIdle();
   }
 
-  static ThreadFactory daemonThreads(String prefix) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, prefix + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
-  }
-
   /**
    * A sequence's definition with its store state, what this process holds in memory, and its creation
    * time where the store recorded it.
@@ -643,9 +650,4 @@ public final class Allocator implements AutoCloseable {
   public record SequenceStats(SequenceDefinition definition, long served, long reservations,
       long droppedByAdvance, long abandoned, long held, long lowWater, long ownerEpoch) {}
 
-  /** How an advance waits: {@link TimeUnit#sleep} but for tests. */
-  @FunctionalInterface
-  interface Sleeper {
-    void sleep(long nanos) throws InterruptedException;
-  }
 }

@@ -17,7 +17,7 @@ import java.util.Optional;
  *     does not record it): the advancing server then waits its own client lease lifetime
  * @param heartbeats by {@code datacenter/name}, the heartbeats of the announcements that carry one: the
  *     advancing server counts a pending server as gone once its heartbeat has stayed the same for that
- *     server's lease on its own monotonic clock, whatever the store's clocks say ({@link FloorSync#confirm}).
+ *     server's lease on its own monotonic clock, whatever the store's clocks say ({@link dev.idgen.core.internal.floors.FloorSync#confirm}).
  *     A pending server without one counts until the store drops its announcement
  */
 public record Confirmations(List<String> pending, Optional<Duration> leasesOutstanding,

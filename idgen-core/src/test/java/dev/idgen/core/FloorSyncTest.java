@@ -3,6 +3,7 @@ package dev.idgen.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idgen.core.internal.floors.FloorSync;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

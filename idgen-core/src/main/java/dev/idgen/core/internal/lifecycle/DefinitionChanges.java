@@ -1,6 +1,21 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.lifecycle;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.AdvanceReceipt;
+import dev.idgen.core.ChangeNotConfirmedException;
+import dev.idgen.core.ChangeRefusedException;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.SequenceAlreadyExistsException;
+import dev.idgen.core.SequenceChangedException;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.SequenceDeletedException;
+import dev.idgen.core.SequenceUpdate;
+import dev.idgen.core.StoreUnavailableException;
+import dev.idgen.core.StoredSequence;
+import dev.idgen.core.WallClock;
+import dev.idgen.core.internal.Daemons;
+import dev.idgen.core.internal.allocation.Runtimes;
+import dev.idgen.core.internal.floors.FloorSync;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -9,11 +24,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A sequence's life for an {@link Allocator}: creating it, and changing its definition afterwards
- * ({@link Allocator#update}, {@link Allocator#delete} with its purge, {@link Allocator#undelete}).
+ * A sequence's life for an {@link dev.idgen.core.Allocator}: creating it, and changing its definition afterwards
+ * ({@link dev.idgen.core.Allocator#update}, {@link dev.idgen.core.Allocator#delete} with its purge, {@link dev.idgen.core.Allocator#undelete}).
  *
  * <p>How a change reaches every server: it is decided in the store, by one compare-and-set on the stored
- * version (the etag), which then appends a {@link FloorLog#DEFINITION_CHANGED} entry to every datacenter's floor
+ * version (the etag), which then appends a {@link dev.idgen.core.FloorLog#DEFINITION_CHANGED} entry to every datacenter's floor
  * log ({@link RangeStore#redefine}). That is the log every server's {@link FloorSync} already reads every
  * floor-refresh interval, in one read whatever the number of sequences, and whose confirmations an advance waits
  * for; the entry's floor is below every ID, so a server that knows nothing of definition changes applies a floor
@@ -37,9 +52,9 @@ import org.slf4j.LoggerFactory;
  * are decided ({@link Runtimes#load}), so a server never goes back to a definition it has seen replaced.
  */
 @ThreadSafe
-final class DefinitionChanges {
+public final class DefinitionChanges {
   /** The allocator's logger: these lines were its own, and operators may filter by it. */
-  private static final Logger log = LoggerFactory.getLogger(Allocator.class);
+  private static final Logger log = LoggerFactory.getLogger(Daemons.ALLOCATOR_LOG);
 
   private final RangeStore store;
   private final SequenceReads reads;
@@ -50,7 +65,7 @@ final class DefinitionChanges {
   private final WallClock wall;
   private final Duration undeleteWindow;
 
-  DefinitionChanges(RangeStore store, SequenceReads reads, Runtimes runtimes, FloorSync sync,
+  public DefinitionChanges(RangeStore store, SequenceReads reads, Runtimes runtimes, FloorSync sync,
       long confirmTimeoutNanos, WallClock wall, Duration undeleteWindow) {
     this.store = store;
     this.reads = reads;
@@ -62,10 +77,10 @@ final class DefinitionChanges {
   }
 
   /**
-   * See {@link Allocator#create}; the caller checked that the allocator is open. No floor log entry: a new
+   * See {@link dev.idgen.core.Allocator#create}; the caller checked that the allocator is open. No floor log entry: a new
    * sequence is loaded nowhere yet.
    */
-  SequenceDefinition create(SequenceDefinition definition) {
+  public SequenceDefinition create(SequenceDefinition definition) {
     try {
       store.create(definition);
     } catch (SequenceAlreadyExistsException e) {
@@ -88,8 +103,8 @@ final class DefinitionChanges {
     return definition;
   }
 
-  /** See {@link Allocator#update}. */
-  StoredSequence update(String name, @Nullable String etag, SequenceUpdate update) {
+  /** See {@link dev.idgen.core.Allocator#update}. */
+  public StoredSequence update(String name, @Nullable String etag, SequenceUpdate update) {
     StoredSequence current = reads.current(name);
     if (current.deleted()) {
       throw new SequenceDeletedException(current);
@@ -100,8 +115,8 @@ final class DefinitionChanges {
         "its new definition");
   }
 
-  /** See {@link Allocator#delete}. */
-  StoredSequence delete(String name, @Nullable String etag, boolean purge) {
+  /** See {@link dev.idgen.core.Allocator#delete}. */
+  public StoredSequence delete(String name, @Nullable String etag, boolean purge) {
     StoredSequence current = reads.current(name);
     if (current.purged()) {
       throw new SequenceDeletedException(current);
@@ -135,8 +150,8 @@ final class DefinitionChanges {
     return change(current, current.purgedNow(), "its purge");
   }
 
-  /** See {@link Allocator#undelete}. */
-  StoredSequence undelete(String name, @Nullable String etag) {
+  /** See {@link dev.idgen.core.Allocator#undelete}. */
+  public StoredSequence undelete(String name, @Nullable String etag) {
     StoredSequence current = reads.current(name);
     if (current.purged()) {
       throw new SequenceDeletedException(current);

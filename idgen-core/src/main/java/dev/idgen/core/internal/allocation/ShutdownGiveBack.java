@@ -1,7 +1,11 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.allocation;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.core.IdRange;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.Ticker;
+import dev.idgen.core.internal.Daemons;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -31,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * a give-back cut short counts as abandoned unless the store confirmed it.
  */
 @ThreadSafe
-final class ShutdownGiveBack {
+public final class ShutdownGiveBack {
   private static final Logger log = LoggerFactory.getLogger(ShutdownGiveBack.class);
 
   /** Sequences given back at once (each one is a store round trip). */
@@ -75,7 +79,7 @@ final class ShutdownGiveBack {
       return;
     }
     ExecutorService workers = Executors.newFixedThreadPool(Math.min(THREADS, all.size()),
-        Allocator.daemonThreads("idgen-give-back-"));
+        Daemons.threads("idgen-give-back-"));
     try {
       List<Future<?>> started = new ArrayList<>();
       for (int i = 0; i < Math.min(THREADS, all.size()); i++) {

@@ -1,7 +1,17 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.strict;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.core.ForwardingRangeStore;
+import dev.idgen.core.IdRange;
+import dev.idgen.core.NotOwnerException;
+import dev.idgen.core.OwnerRecord;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.Ticker;
+import dev.idgen.core.WallClock;
+import dev.idgen.core.internal.allocation.OwnerLease;
+import dev.idgen.core.internal.allocation.StripePool;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
@@ -12,7 +22,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * This process's part in the ownership of one {@link Ordering#STRICT} sequence: whether it holds the
+ * This process's part in the ownership of one {@link dev.idgen.core.Ordering#STRICT} sequence: whether it holds the
  * owner lease (and may serve the sequence from its pool), and otherwise which server does.
  *
  * <p>The lease is the sequence's {@link OwnerRecord} in the store. The owner renews it every quarter
@@ -39,11 +49,11 @@ import org.slf4j.LoggerFactory;
  * {@link #forgetOwner} only counts a refusal, which a round that read the row before it does not clear.
  */
 @ThreadSafe
-final class StrictOwner {
+public final class StrictOwner implements OwnerLease {
   private static final Logger log = LoggerFactory.getLogger(StrictOwner.class);
 
   /** Who this process is, as owner rows name it, and how long its leases last. */
-  record Identity(String server, UUID incarnation, java.util.function.Supplier<String> targetSupplier,
+  public record Identity(String server, UUID incarnation, java.util.function.Supplier<String> targetSupplier,
       Duration lease, Duration margin, WallClock wall) {
     /** The gRPC target other servers forward to; asked for at each claim (the port is bound by then). */
     String target() {
@@ -60,7 +70,7 @@ final class StrictOwner {
     }
 
     /** The default margin: a tenth of the lease. */
-    static Duration defaultMargin(Duration lease) {
+    public static Duration defaultMargin(Duration lease) {
       return lease.dividedBy(10);
     }
   }
@@ -107,7 +117,7 @@ final class StrictOwner {
     }
   }
 
-  StrictOwner(SequenceDefinition definition, RangeStore store, Ticker ticker, Identity self,
+  public StrictOwner(SequenceDefinition definition, RangeStore store, Ticker ticker, Identity self,
       StripePool.Settings settings) {
     this.definition = definition;
     this.store = store;
@@ -132,12 +142,14 @@ final class StrictOwner {
     }, settings);
   }
 
-  StripePool pool() {
+  @Override
+  public StripePool pool() {
     return pool;
   }
 
   /** Whether this process holds the lease now: the hot path's check, before it takes from the pool. */
-  boolean serving() {
+  @Override
+  public boolean serving() {
     Lease l = lease;
     return l != null && l.holds(ticker.nanos(), self.wall().millis());
   }
@@ -146,7 +158,8 @@ final class StrictOwner {
    * The epoch of the owner lease this process holds now, or 0 when it holds none: what the server's owner
    * gauge shows. One volatile read, like {@link #serving}.
    */
-  long servingEpoch() {
+  @Override
+  public long servingEpoch() {
     Lease l = lease;
     return l != null && l.holds(ticker.nanos(), self.wall().millis()) ? l.row().epoch() : 0;
   }
@@ -156,7 +169,8 @@ final class StrictOwner {
    * row, or this process's own), otherwise throws {@link NotOwnerException} with the owner to forward to,
    * or none while the owner's lease runs out.
    */
-  synchronized void ensureServing() {
+  @Override
+  public synchronized void ensureServing() {
     if (serving()) {
       return;
     }
@@ -222,7 +236,8 @@ final class StrictOwner {
    * The gRPC target of the other server that owns the sequence, as last read; empty if none is known. Never
    * waits for the monitor (a network thread asks).
    */
-  Optional<String> ownerTarget() {
+  @Override
+  public Optional<String> ownerTarget() {
     Seen s = seen;
     OwnerRecord row = s.row();
     if (serving() || rereadDue() || row == null || s.released() || ours(row) || row.target().isEmpty()
@@ -242,7 +257,8 @@ final class StrictOwner {
    * row again (at most every 50 ms) before it forwards anywhere. The take-over clock keeps running: it
    * restarts only when the row changes.
    */
-  void forgetOwner(String target) {
+  @Override
+  public void forgetOwner(String target) {
     OwnerRecord row = seen.row();
     if (row != null && row.target().equals(target)) {
       refusals.incrementAndGet(); // no monitor: a network thread calls this
@@ -253,7 +269,8 @@ final class StrictOwner {
    * One round, every quarter lease: the owner renews; another server of the home datacenter tracks the
    * row and takes over once it has not changed for a lease; a server of another datacenter only reads it.
    */
-  synchronized void tick() {
+  @Override
+  public synchronized void tick() {
     long refusalsBefore = refusals.get(); // a refusal during the read still asks for another one
     OwnerRecord row;
     try {
@@ -365,7 +382,8 @@ final class StrictOwner {
    * that another server takes over at once instead of after a lease. Best effort: if the write fails,
    * the lease expires by itself.
    */
-  synchronized void release() {
+  @Override
+  public synchronized void release() {
     Lease held = lease;
     lease = null;
     poolEpoch = 0;
@@ -383,7 +401,8 @@ final class StrictOwner {
   }
 
   /** The owner row as last read, for the sequence's live state; never waits for the monitor. */
-  Optional<OwnerRecord> lastSeen() {
+  @Override
+  public Optional<OwnerRecord> lastSeen() {
     return Optional.ofNullable(seen.row());
   }
 

@@ -1,7 +1,14 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.allocation;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.core.IdRange;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.RunwayPolicy;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.SequenceExhaustedException;
+import dev.idgen.core.StoreUnavailableException;
+import dev.idgen.core.Ticker;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * <p>A request larger than what a refill from empty brings bypasses the queue and reserves its shortfall directly:
  * waiting for several one-at-a-time refills would be slower and would not save a store write.
  *
- * <p>A pool of a {@link Ordering#STRICT} sequence keeps its queue increasing: it never takes a range back
+ * <p>A pool of a {@link dev.idgen.core.Ordering#STRICT} sequence keeps its queue increasing: it never takes a range back
  * (a failed call's IDs are dropped, a counted gap), never reserves directly beside a refill (two
  * reservations in flight could land out of order), and {@link #fence} drops everything it holds, and every
  * refill in flight, when its owner's lease ends.
@@ -47,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * Callers that find the pool empty wait on {@code changed}, bounded by their deadline.
  */
 @ThreadSafe
-final class StripePool {
+public final class StripePool {
   private static final Logger log = LoggerFactory.getLogger(StripePool.class);
 
   private static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -69,7 +76,7 @@ final class StripePool {
    * @param directExecutor where direct reservations run, so that their callers can stop waiting at their
    *     deadline (a thread per waiting call, bounded by the calls that may wait)
    */
-  record Settings(Ticker ticker, RunwayPolicy policy, Executor executor, Executor directExecutor) {}
+  public record Settings(Ticker ticker, RunwayPolicy policy, Executor executor, Executor directExecutor) {}
 
   /** A snapshot of a pool's counters. */
   record Counters(long served, long reservations, long dropped, long abandoned, long available, long returned,
@@ -79,7 +86,7 @@ final class StripePool {
   private final int stripe;
   private final RangeStore store;
   private final Settings settings;
-  /** The sequence is {@link Ordering#STRICT}: the queue only ever grows upwards (see the class comment). */
+  /** The sequence is {@link dev.idgen.core.Ordering#STRICT}: the queue only ever grows upwards (see the class comment). */
   private final boolean strict;
 
   private final ReentrantLock lock = new ReentrantLock();
@@ -116,7 +123,7 @@ final class StripePool {
   /** Raised by {@link #fence}: a refill started under an older generation is dropped when it lands. */
   @GuardedBy("lock") private long generation;
 
-  StripePool(SequenceDefinition definition, int stripe, RangeStore store, Settings settings) {
+  public StripePool(SequenceDefinition definition, int stripe, RangeStore store, Settings settings) {
     this.definition = definition;
     this.stripe = stripe;
     this.store = store;
@@ -133,7 +140,7 @@ final class StripePool {
    * @throws StoreUnavailableException if the store failed or the deadline passed before enough IDs
    *     came; what this call took is in {@code out}, and the caller gives it back
    */
-  long take(long need, List<IdRange> out, long deadlineNanos) {
+  public long take(long need, List<IdRange> out, long deadlineNanos) {
     long taken = 0;
     lock.lock();
     try {
@@ -184,7 +191,7 @@ final class StripePool {
    * refill if one is due). Never waits and never calls the store on the caller's thread: safe on a
    * network event loop.
    */
-  boolean tryTake(long need, List<IdRange> out) {
+  public boolean tryTake(long need, List<IdRange> out) {
     lock.lock();
     try {
       if (closed || available < need) {
@@ -518,7 +525,7 @@ final class StripePool {
    * A strict sequence's owner lease ended (or a new one began): drops what the pool holds (a counted gap)
    * and every refill in flight, so that nothing reserved under the old lease is handed out under a later one.
    */
-  void fence() {
+  public void fence() {
     lock.lock();
     try {
       generation++;
@@ -534,7 +541,7 @@ final class StripePool {
     }
   }
 
-  long available() {
+  public long available() {
     lock.lock();
     try {
       return available;
@@ -553,7 +560,7 @@ final class StripePool {
   }
 
   /** Abandons what the pool holds and wakes waiters, which then fail. */
-  void close() {
+  public void close() {
     closeAndTake();
   }
 

@@ -1,6 +1,12 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.allocation;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.core.IdRange;
+import dev.idgen.core.KnownSequence;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.StoredSequence;
+import dev.idgen.core.Ticker;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -8,37 +14,37 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.annotation.Nullable;
 
 /**
- * One sequence loaded in an {@link Allocator}: its pools, one per stripe (a strict sequence's single pool is
- * its {@link StrictOwner}'s), and the marks the allocator's lifecycle reads: used since the last idle sweep,
+ * One sequence loaded in an {@link dev.idgen.core.Allocator}: its pools, one per stripe (a strict sequence's single pool is
+ * its {@link OwnerLease}'s), and the marks the allocator's lifecycle reads: used since the last idle sweep,
  * handed out since the mark was last looked at ({@link #lastHandedOut}).
  *
  * <p>Threads: the hot path reads {@link #touch}'s volatile flags and writes them only when they are clear;
  * {@link #lastHandedOut} runs under this object's monitor, off the hot path (floors, close, and the allocator's
  * look at the marks every {@link ClientLeases#LOOK_EVERY}). Everything else is final, or the pools' own business.
  */
-final class SequenceRuntime {
-  final SequenceDefinition definition;
+public final class SequenceRuntime {
+  public final SequenceDefinition definition;
   /** Kept from loading (a creation time never changes). */
   final Optional<Instant> createTime;
-  final StripePool[] pools;
+  public final StripePool[] pools;
   /** For a strict sequence: this process's part in its ownership (its pool is {@code pools[0]}); else null. */
-  @Nullable final StrictOwner owner;
-  final AtomicInteger nextStripe = new AtomicInteger();
+  @Nullable public final OwnerLease owner;
+  public final AtomicInteger nextStripe = new AtomicInteger();
   /** Allocated from since the last sweep of idle sequences. Racy by design: a missed write only delays an unload. */
   volatile boolean used = true;
   /** Since when (ticker nanos) it has not been used; meaningful while {@code used} is false. */
   volatile long idleSinceNanos;
   /** Removed from the allocator: its pools are closed or closing. */
-  volatile boolean unloaded;
-  final KnownSequence known;
+  public volatile boolean unloaded;
+  final KnownState known;
   /** Set by every call before it takes IDs (read first: no write on the hot path once set). */
   volatile boolean handedOut;
   /** When (ticker nanos) {@link #handedOut} was last cleared, or an earlier runtime of it was unloaded. */
   @GuardedBy("this") private long markNanos;
   private final Ticker ticker;
 
-  SequenceRuntime(StoredSequence stored, KnownSequence known, RangeStore store, StripePool.Settings settings,
-      StrictOwner.Identity identity, Ticker ticker, long markNanos) {
+  SequenceRuntime(StoredSequence stored, KnownState known, RangeStore store, StripePool.Settings settings,
+      OwnerLease.Opener owners, Ticker ticker, long markNanos) {
     SequenceDefinition definition = stored.definition();
     this.definition = definition;
     this.known = known;
@@ -47,7 +53,7 @@ final class SequenceRuntime {
     this.createTime = stored.createTime();
     this.pools = new StripePool[definition.stripes()];
     if (definition.strict()) {
-      owner = new StrictOwner(definition, store, ticker, identity, settings);
+      owner = owners.open(definition, store, ticker, settings);
       pools[0] = owner.pool();
       return;
     }
@@ -58,7 +64,7 @@ final class SequenceRuntime {
   }
 
   /** The sums of its pools' counters, one short lock per pool. */
-  PoolTotals totals() {
+  public PoolTotals totals() {
     PoolTotals t = new PoolTotals();
     for (StripePool p : pools) {
       t.add(p.counters());
@@ -70,7 +76,7 @@ final class SequenceRuntime {
    * Marks the sequence used, before a call takes IDs from it; reads first, so that the hot path does not
    * write a shared line every call.
    */
-  void touch() {
+  public void touch() {
     if (!used) {
       used = true;
     }

@@ -1,14 +1,25 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.lifecycle;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.InvalidRequestException;
+import dev.idgen.core.OwnerRecord;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.SequenceDeletedException;
+import dev.idgen.core.SequenceNotFoundException;
+import dev.idgen.core.SequenceState;
+import dev.idgen.core.StoredSequence;
+import dev.idgen.core.internal.allocation.Runtimes;
+import dev.idgen.core.internal.allocation.SequenceRuntime;
+import dev.idgen.core.internal.allocation.StripePool;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
 /**
- * What the admin API reads of sequences for an {@link Allocator}: one sequence as the store has it now
+ * What the admin API reads of sequences for an {@link dev.idgen.core.Allocator}: one sequence as the store has it now
  * ({@link #current}, which the changes and the reservations start from), one definition, pages of them, and
- * one sequence described with this server's reserve ({@link Allocator#describe}). Nothing here loads a
+ * one sequence described with this server's reserve ({@link dev.idgen.core.Allocator#describe}). Nothing here loads a
  * sequence or takes a reserve.
  *
  * <p>Threads: no state of its own; any number of threads may call. {@link #current} and {@link #describe} read
@@ -17,13 +28,13 @@ import java.util.Optional;
  * when there is one, and the pages from the store's ordinary reads, as a listing may be a moment behind.
  */
 @ThreadSafe
-final class SequenceReads {
+public final class SequenceReads {
   private final RangeStore store;
   private final Runtimes runtimes;
-  /** Throws {@link StoreUnavailableException} once the allocator is closed. */
+  /** Throws {@link dev.idgen.core.StoreUnavailableException} once the allocator is closed. */
   private final Runnable checkOpen;
 
-  SequenceReads(RangeStore store, Runtimes runtimes, Runnable checkOpen) {
+  public SequenceReads(RangeStore store, Runtimes runtimes, Runnable checkOpen) {
     this.store = store;
     this.runtimes = runtimes;
     this.checkOpen = checkOpen;
@@ -41,20 +52,20 @@ final class SequenceReads {
         + "' does not exist (sequences are created explicitly with CreateSequence)"));
   }
 
-  /** See {@link Allocator#definition}. */
-  SequenceDefinition definition(String name) {
+  /** See {@link dev.idgen.core.Allocator#definition}. */
+  public SequenceDefinition definition(String name) {
     SequenceRuntime rt = runtimes.get(name);
     return rt != null ? rt.definition : runtimes.stored(name).definition();
   }
 
-  /** See {@link Allocator#list}. */
-  List<SequenceDefinition> list(String afterName, int limit) {
+  /** See {@link dev.idgen.core.Allocator#list}. */
+  public List<SequenceDefinition> list(String afterName, int limit) {
     checkPage(afterName, limit);
     return store.list(afterName, limit);
   }
 
-  /** See {@link Allocator#listStored(String, int, boolean)}. */
-  List<StoredSequence> listStored(String afterName, int limit, boolean showDeleted) {
+  /** See {@link dev.idgen.core.Allocator#listStored(String, int, boolean)}. */
+  public List<StoredSequence> listStored(String afterName, int limit, boolean showDeleted) {
     List<StoredSequence> out = new ArrayList<>();
     String after = afterName;
     // Bounded: each round reads a page of the store, and ends the listing or moves past it.
@@ -75,14 +86,14 @@ final class SequenceReads {
     }
   }
 
-  /** See {@link Allocator#listStored(String, int)}. */
-  List<StoredSequence> listStored(String afterName, int limit) {
+  /** See {@link dev.idgen.core.Allocator#listStored(String, int)}. */
+  public List<StoredSequence> listStored(String afterName, int limit) {
     checkPage(afterName, limit);
     return store.listStored(afterName, limit);
   }
 
-  /** See {@link Allocator#describe}. */
-  Allocator.SequenceView describe(String sequence) {
+  /** See {@link dev.idgen.core.Allocator#describe}. */
+  public Described describe(String sequence) {
     SequenceRuntime rt = runtimes.get(sequence);
     // From the store, not the runtime: the etag and a deletion are read where they are decided.
     SequenceDefinition.checkName(sequence);
@@ -99,7 +110,7 @@ final class SequenceReads {
     }
     // A strict sequence's owner row, as the store has it now (a full view reads the store anyway).
     Optional<OwnerRecord> owner = def.strict() ? store.owner(def) : Optional.empty();
-    return new Allocator.SequenceView(stored, store.state(def), reserve, owner);
+    return new Described(stored, store.state(def), reserve, owner);
   }
 
   /** Refuses a page size below 1 ({@link InvalidRequestException}). */
@@ -115,4 +126,8 @@ final class SequenceReads {
       SequenceDefinition.checkName(afterName);
     }
   }
+
+  /** What {@link #describe} read: the allocator's {@code SequenceView}, field for field. */
+  public record Described(StoredSequence stored, SequenceState state, long serverReserve,
+      Optional<OwnerRecord> owner) {}
 }

@@ -1,7 +1,15 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.floors;
 
 import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.idgen.core.AdvanceNotConfirmedException;
+import dev.idgen.core.AdvanceReceipt;
+import dev.idgen.core.Confirmations;
+import dev.idgen.core.FloorLog;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.StoreUnavailableException;
+import dev.idgen.core.Ticker;
+import dev.idgen.core.WallClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -55,7 +63,7 @@ import org.slf4j.LoggerFactory;
  * so far under the map's own lock.
  */
 @ThreadSafe
-final class FloorSync {
+public final class FloorSync {
   private static final Logger log = LoggerFactory.getLogger(FloorSync.class);
   private static final long CONFIRM_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
   /** For how many leases a store that records heartbeats keeps an announcement (its TTL on Cassandra). */
@@ -66,7 +74,7 @@ final class FloorSync {
    * when (ticker nanos) client leases this server handed out for those sequences may still be used;
    * {@link Long#MIN_VALUE}: none.
    */
-  interface Floors {
+  public interface Floors {
     long raise(String sequence, long floor);
 
     long reloadAll();
@@ -104,7 +112,7 @@ final class FloorSync {
   private final long servingNanos;
   private final boolean enabled;
   /** A seam for tests: runs at the start of every cycle (a stalled poller). */
-  volatile Runnable beforeCycle = () -> {};
+  public volatile Runnable beforeCycle = () -> {};
 
   @GuardedBy("this") private long applied;
   /** The log version {@link #notApplied} last warned of (-1: a re-read of everything); 0: none. */
@@ -137,7 +145,7 @@ final class FloorSync {
    * @param leasesUntil until when (ticker nanos) client leases handed out before this process started may be
    *     used, as far as it can tell (an earlier incarnation's): the starting point of what it announces
    */
-  FloorSync(RangeStore store, Floors floors, Ticker ticker, WallClock wall, String server, Duration lease,
+  public FloorSync(RangeStore store, Floors floors, Ticker ticker, WallClock wall, String server, Duration lease,
       long leasesUntil) {
     this.store = store;
     this.floors = floors;
@@ -155,7 +163,7 @@ final class FloorSync {
     }
   }
 
-  boolean enabled() {
+  public boolean enabled() {
     return enabled;
   }
 
@@ -164,7 +172,7 @@ final class FloorSync {
   }
 
   /** Whether this server may hand out IDs now. One volatile read and two clock reads. */
-  boolean serving() {
+  public boolean serving() {
     if (!enabled) {
       return true;
     }
@@ -173,7 +181,7 @@ final class FloorSync {
   }
 
   /** Why {@link #serving} is false, for the caller's error. */
-  String fencedReason() {
+  public String fencedReason() {
     if (!everServed) {
       return "server " + server + " has not reached the store yet to confirm floors: it hands out no IDs"
           + " until it does, so that an AdvanceSequence elsewhere never overlaps what it holds";
@@ -252,7 +260,7 @@ final class FloorSync {
   }
 
   /** {@link #cycle}, logging instead of throwing: for the background poller. */
-  void cycleQuietly() {
+  public void cycleQuietly() {
     try {
       cycle();
     } catch (RuntimeException e) {
@@ -275,7 +283,7 @@ final class FloorSync {
    *
    * @throws AdvanceNotConfirmedException if some have not confirmed by {@code deadlineNanos}
    */
-  long confirm(AdvanceReceipt receipt, String sequence, long floor, long deadlineNanos, long fallbackNanos) {
+  public long confirm(AdvanceReceipt receipt, String sequence, long floor, long deadlineNanos, long fallbackNanos) {
     return confirm(receipt, deadlineNanos, fallbackNanos,
         pending -> new AdvanceNotConfirmedException(sequence, floor, pending, lease.toString()));
   }
@@ -284,7 +292,7 @@ final class FloorSync {
    * {@link #confirm(AdvanceReceipt, String, long, long, long)} of a receipt of any change the floor log carries
    * (a definition change too), failing with what {@code notConfirmed} makes of the servers still pending.
    */
-  long confirm(AdvanceReceipt receipt, long deadlineNanos, long fallbackNanos,
+  public long confirm(AdvanceReceipt receipt, long deadlineNanos, long fallbackNanos,
       java.util.function.Function<List<String>, ? extends RuntimeException> notConfirmed) {
     if (!enabled || receipt.versions().isEmpty()) {
       return Long.MIN_VALUE;
@@ -367,7 +375,7 @@ final class FloorSync {
    * read is tried again at the next call. Runs on a thread of its own ({@link FloorPoller}): a slow read of a
    * remote datacenter must not delay the cycles that keep this server serving.
    */
-  void observe() {
+  public void observe() {
     if (!enabled) {
       return;
     }
@@ -404,7 +412,7 @@ final class FloorSync {
    * confirms every floor and says so, expiring with them: an advance right after this stop still waits for
    * them.
    */
-  synchronized void withdraw(long leasesUntilNanos) {
+  public synchronized void withdraw(long leasesUntilNanos) {
     if (!enabled) {
       return;
     }

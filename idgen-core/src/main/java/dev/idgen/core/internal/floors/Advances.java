@@ -1,9 +1,18 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.floors;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.AdvanceReceipt;
+import dev.idgen.core.FloorAtMaxException;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.StoreUnavailableException;
+import dev.idgen.core.Ticker;
+import dev.idgen.core.internal.allocation.ClientLeases;
+import dev.idgen.core.internal.allocation.Runtimes;
+import dev.idgen.core.internal.allocation.SequenceRuntime;
 
 /**
- * {@code AdvanceSequence} for an {@link Allocator}: moves a sequence past a floor everywhere, in an order that
+ * {@code AdvanceSequence} for an {@link dev.idgen.core.Allocator}: moves a sequence past a floor everywhere, in an order that
  * leaves no moment at which an ID at or below it can still be handed out once the call returns.
  *
  * <p>The store first ({@link RangeStore#advance}: its stripes and reserves, then every datacenter's floor log),
@@ -20,7 +29,7 @@ import com.google.errorprone.annotations.ThreadSafe;
  * allocator's sleeper, which tests replace.
  */
 @ThreadSafe
-final class Advances {
+public final class Advances {
   private final RangeStore store;
   private final Runtimes runtimes;
   private final FloorSync sync;
@@ -28,7 +37,7 @@ final class Advances {
   private final Ticker ticker;
   private final long confirmTimeoutNanos;
 
-  Advances(RangeStore store, Runtimes runtimes, FloorSync sync, ClientLeases clientLeases, Ticker ticker,
+  public Advances(RangeStore store, Runtimes runtimes, FloorSync sync, ClientLeases clientLeases, Ticker ticker,
       long confirmTimeoutNanos) {
     this.store = store;
     this.runtimes = runtimes;
@@ -38,8 +47,8 @@ final class Advances {
     this.confirmTimeoutNanos = confirmTimeoutNanos;
   }
 
-  /** See {@link Allocator#advance}; the caller checked the name, and that the allocator is open. */
-  SequenceDefinition advance(String sequence, long floor, Allocator.Sleeper sleeper) {
+  /** See {@link dev.idgen.core.Allocator#advance}; the caller checked the name, and that the allocator is open. */
+  public SequenceDefinition advance(String sequence, long floor, Sleeper sleeper) {
     SequenceRuntime rt = runtimes.load(sequence);
     SequenceDefinition def = rt.definition;
     if (floor >= def.max()) {
@@ -66,5 +75,11 @@ final class Advances {
       }
     }
     return def;
+  }
+
+  /** How an advance waits: {@link java.util.concurrent.TimeUnit#sleep} but for tests. */
+  @FunctionalInterface
+  public interface Sleeper {
+    void sleep(long nanos) throws InterruptedException;
   }
 }

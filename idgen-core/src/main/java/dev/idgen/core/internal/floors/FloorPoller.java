@@ -1,6 +1,9 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.floors;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.internal.Daemons;
+import dev.idgen.core.internal.allocation.ClientLeases;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executors;
@@ -20,7 +23,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>It also looks at the marks of client leases every {@link ClientLeases#LOOK_EVERY}, for any store, so that
  * an advance waits only for leases that can still be in use, not for one handed out long before it came
- * ({@link SequenceRuntime#lastHandedOut} says why a late look is never unsafe).
+ * ({@link dev.idgen.core.internal.allocation.SequenceRuntime#lastHandedOut} says why a late look is never unsafe).
  *
  * <p>Threads: the cycles run on the poller's own daemon thread (the first one on the constructing thread when
  * the store is there from the start, so that the allocator serves at once), the reads of the other servers'
@@ -29,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * {@link CompletableFuture}, safe from any thread.
  */
 @ThreadSafe
-final class FloorPoller {
+public final class FloorPoller {
   private static final Logger log = LoggerFactory.getLogger(FloorPoller.class);
 
   private final FloorSync sync;
@@ -42,10 +45,10 @@ final class FloorPoller {
   @Nullable private final ScheduledExecutorService marks;
 
   /** {@code lookAtMarks}: the periodic look at the lease marks, null when clients get no lease lifetime. */
-  FloorPoller(RangeStore store, FloorSync sync, @Nullable Runnable lookAtMarks) {
+  public FloorPoller(RangeStore store, FloorSync sync, @Nullable Runnable lookAtMarks) {
     this.sync = sync;
     if (lookAtMarks != null) {
-      marks = Executors.newSingleThreadScheduledExecutor(Allocator.daemonThreads("idgen-lease-marks-"));
+      marks = Executors.newSingleThreadScheduledExecutor(Daemons.threads("idgen-lease-marks-"));
       long every = ClientLeases.LOOK_EVERY.toNanos();
       // A task that threw would never run again, and every advance would wait a whole lease: it must not throw.
       Runnable quietly = () -> {
@@ -62,7 +65,7 @@ final class FloorPoller {
     }
     CompletableFuture<Void> storeReady = store.ready().toCompletableFuture();
     if (sync.enabled()) {
-      observer = Executors.newSingleThreadScheduledExecutor(Allocator.daemonThreads("idgen-heartbeats-"));
+      observer = Executors.newSingleThreadScheduledExecutor(Daemons.threads("idgen-heartbeats-"));
       thread = start(storeReady, store.floorRefreshInterval().toNanos());
     } else {
       observer = null;
@@ -80,7 +83,7 @@ final class FloorPoller {
       syncFloors(); // serve from the start when the store is there
     }
     ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(
-        Allocator.daemonThreads("idgen-floor-sync-"));
+        Daemons.threads("idgen-floor-sync-"));
     Future<?> unused = poller.scheduleWithFixedDelay(this::syncFloors, refreshNanos, refreshNanos,
         TimeUnit.NANOSECONDS); // catches its own failures; shutdownNow() in close() ends it
     // The other servers' heartbeats (FloorSync.observe reads them every eighth of a lease), on a thread of
@@ -109,13 +112,13 @@ final class FloorPoller {
     }
   }
 
-  /** See {@link Allocator#ready()}. */
-  CompletionStage<Void> ready() {
+  /** See {@link dev.idgen.core.Allocator#ready()}. */
+  public CompletionStage<Void> ready() {
     return ready.copy();
   }
 
   /** Stops the cycles (a cycle in flight is interrupted). */
-  void close() {
+  public void close() {
     if (thread != null) {
       thread.shutdownNow();
     }

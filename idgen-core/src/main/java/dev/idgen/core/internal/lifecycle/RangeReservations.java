@@ -1,14 +1,22 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.lifecycle;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.InvalidRequestException;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.Reservation;
+import dev.idgen.core.ReservationRefusedException;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.SequenceDeletedException;
+import dev.idgen.core.StoredSequence;
+import dev.idgen.core.internal.Daemons;
 import java.util.List;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Ranges reserved for one caller ({@link Allocator#reserveRange}), and the record of them
- * ({@link Allocator#reservations}).
+ * Ranges reserved for one caller ({@link dev.idgen.core.Allocator#reserveRange}), and the record of them
+ * ({@link dev.idgen.core.Allocator#reservations}).
  *
  * <p>Threads: no state of its own; any number of threads may call. A reservation is taken in the store, from
  * above everything any server or datacenter holds ({@link RangeStore#reserveRange}), and its request id makes a
@@ -17,20 +25,20 @@ import org.slf4j.LoggerFactory;
  * raised max counts at once, not once a runtime has applied it.
  */
 @ThreadSafe
-final class RangeReservations {
+public final class RangeReservations {
   /** The allocator's logger: the reservation line was its own, and operators may filter by it. */
-  private static final Logger log = LoggerFactory.getLogger(Allocator.class);
+  private static final Logger log = LoggerFactory.getLogger(Daemons.ALLOCATOR_LOG);
 
   private final RangeStore store;
   private final SequenceReads reads;
 
-  RangeReservations(RangeStore store, SequenceReads reads) {
+  public RangeReservations(RangeStore store, SequenceReads reads) {
     this.store = store;
     this.reads = reads;
   }
 
-  /** See {@link Allocator#reserveRange}. */
-  Reservation reserveRange(String sequence, long count, String requestId, String reservedBy) {
+  /** See {@link dev.idgen.core.Allocator#reserveRange}. */
+  public Reservation reserveRange(String sequence, long count, String requestId, String reservedBy) {
     SequenceDefinition.checkName(sequence);
     if (count < 1) {
       throw InvalidRequestException.ofField("count", "count " + count + " for sequence '" + sequence
@@ -53,8 +61,8 @@ final class RangeReservations {
     return r;
   }
 
-  /** See {@link Allocator#reservations}. */
-  List<Reservation> reservations(String sequence, long afterFirst, int limit) {
+  /** See {@link dev.idgen.core.Allocator#reservations}. */
+  public List<Reservation> reservations(String sequence, long afterFirst, int limit) {
     SequenceDefinition.checkName(sequence);
     SequenceReads.checkPageSize(limit);
     StoredSequence stored = reads.current(sequence);

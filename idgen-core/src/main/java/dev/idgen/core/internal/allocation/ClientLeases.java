@@ -1,6 +1,7 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.allocation;
 
 import com.google.errorprone.annotations.Immutable;
+import dev.idgen.core.internal.Daemons;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -12,14 +13,14 @@ import org.slf4j.LoggerFactory;
  * below the floor have expired, with a margin for a client's late expiry. Immutable.
  */
 @Immutable
-final class ClientLeases {
-  private static final Logger log = LoggerFactory.getLogger(Allocator.class);
+public final class ClientLeases {
+  private static final Logger log = LoggerFactory.getLogger(Daemons.ALLOCATOR_LOG);
 
   /**
    * How often the allocator looks at every loaded sequence's mark ({@link SequenceRuntime#lookAtMark}): an
    * advance waits at most this much longer than the last lease handed out below its floor can be in use.
    */
-  static final Duration LOOK_EVERY = Duration.ofSeconds(1);
+  public static final Duration LOOK_EVERY = Duration.ofSeconds(1);
 
   private final long lifetimeNanos;
   /** How long past a client lease's lifetime an advance waits for it: a client's expiry may run late. */
@@ -31,7 +32,7 @@ final class ClientLeases {
    */
   private final boolean endBeforeAnnouncements;
 
-  ClientLeases(Duration lifetime, Duration serverLease) {
+  public ClientLeases(Duration lifetime, Duration serverLease) {
     this.lifetimeNanos = lifetime.toNanos();
     this.marginNanos = Math.max(TimeUnit.SECONDS.toNanos(1), lifetimeNanos / 4);
     this.endBeforeAnnouncements = lifetimeNanos + marginNanos <= serverLease.toNanos() / 4;
@@ -42,16 +43,16 @@ final class ClientLeases {
   }
 
   /** Whether clients get a lease lifetime at all (zero: they hand IDs on at once, and nothing is waited for). */
-  boolean enabled() {
+  public boolean enabled() {
     return lifetimeNanos > 0;
   }
 
-  Duration lifetime() {
+  public Duration lifetime() {
     return Duration.ofNanos(lifetimeNanos);
   }
 
   /** How long after a range was handed out an advance must assume it in use: the lifetime and the margin. */
-  long heldNanos() {
+  public long heldNanos() {
     return lifetimeNanos + marginNanos;
   }
 
@@ -61,7 +62,7 @@ final class ClientLeases {
    * {@code now}: the later of the two, or a whole {@link #heldNanos} from now where expired announcements
    * cannot vouch that their servers' leases ended. {@link Long#MIN_VALUE}: no wait.
    */
-  long advanceWaitsUntil(long own, long others, long now) {
+  public long advanceWaitsUntil(long own, long others, long now) {
     long until = Runtimes.later(own, others);
     if (!endBeforeAnnouncements && enabled()) {
       until = Runtimes.later(until, now + heldNanos());

@@ -1,6 +1,10 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.strict;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.OwnerRecord;
+import dev.idgen.core.internal.Daemons;
+import dev.idgen.core.internal.allocation.Runtimes;
+import dev.idgen.core.internal.allocation.SequenceRuntime;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -10,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The owner leases of the {@link Ordering#STRICT} sequences loaded in one {@link Allocator}, each a
+ * The owner leases of the {@link dev.idgen.core.Ordering#STRICT} sequences loaded in one {@link dev.idgen.core.Allocator}, each a
  * {@link StrictOwner}: the rounds that renew them and watch the other owners, every quarter lease; where to
  * forward a call of a sequence another server owns; and a refusal from that owner.
  *
@@ -21,24 +25,24 @@ import org.slf4j.LoggerFactory;
  * gets no more rounds: its lease is released as its pools close ({@link Runtimes}).
  */
 @ThreadSafe
-final class StrictOwners {
+public final class StrictOwners {
   /** The allocator's logger: these lines were its own, and operators may filter by it. */
-  private static final Logger log = LoggerFactory.getLogger(Allocator.class);
+  private static final Logger log = LoggerFactory.getLogger(Daemons.ALLOCATOR_LOG);
 
   private final Runtimes runtimes;
   private final ScheduledExecutorService thread;
   private volatile boolean closed;
 
-  StrictOwners(Runtimes runtimes, long leaseNanos) {
+  public StrictOwners(Runtimes runtimes, long leaseNanos) {
     this.runtimes = runtimes;
-    this.thread = Executors.newSingleThreadScheduledExecutor(Allocator.daemonThreads("idgen-owners-"));
+    this.thread = Executors.newSingleThreadScheduledExecutor(Daemons.threads("idgen-owners-"));
     long period = leaseNanos / 4;
     // The task catches its own failures; close() ends it.
     Future<?> unused = thread.scheduleWithFixedDelay(this::tickQuietly, period, period, TimeUnit.NANOSECONDS);
   }
 
   /** One owner round for every strict sequence loaded here. */
-  void tickQuietly() {
+  public void tickQuietly() {
     for (SequenceRuntime rt : runtimes.loaded()) {
       if (rt.owner == null || rt.unloaded || closed) {
         continue;
@@ -52,8 +56,8 @@ final class StrictOwners {
     }
   }
 
-  /** See {@link Allocator#forwardTarget}. */
-  Optional<String> forwardTarget(String sequence) {
+  /** See {@link dev.idgen.core.Allocator#forwardTarget}. */
+  public Optional<String> forwardTarget(String sequence) {
     SequenceRuntime rt = runtimes.get(sequence);
     if (rt == null || rt.owner == null) {
       return Optional.empty();
@@ -67,22 +71,22 @@ final class StrictOwners {
     return target;
   }
 
-  /** See {@link Allocator#ownerRefused}. */
-  void refused(String sequence, String target) {
+  /** See {@link dev.idgen.core.Allocator#ownerRefused}. */
+  public void refused(String sequence, String target) {
     SequenceRuntime rt = runtimes.get(sequence);
     if (rt != null && rt.owner != null) {
       rt.owner.forgetOwner(target);
     }
   }
 
-  /** See {@link Allocator#owner}. */
-  Optional<OwnerRecord> lastSeen(String sequence) {
+  /** See {@link dev.idgen.core.Allocator#owner}. */
+  public Optional<OwnerRecord> lastSeen(String sequence) {
     SequenceRuntime rt = runtimes.get(sequence);
     return rt == null || rt.owner == null ? Optional.empty() : rt.owner.lastSeen();
   }
 
   /** No more rounds, from now on. */
-  void close() {
+  public void close() {
     closed = true;
     thread.shutdownNow();
   }

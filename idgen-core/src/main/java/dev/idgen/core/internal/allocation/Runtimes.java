@@ -1,6 +1,16 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.allocation;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.core.IdRange;
+import dev.idgen.core.KnownSequence;
+import dev.idgen.core.RangeStore;
+import dev.idgen.core.SequenceDefinition;
+import dev.idgen.core.SequenceDeletedException;
+import dev.idgen.core.SequenceNotFoundException;
+import dev.idgen.core.StoreUnavailableException;
+import dev.idgen.core.StoredSequence;
+import dev.idgen.core.Ticker;
+import dev.idgen.core.internal.Daemons;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -21,7 +31,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The lifecycle of the sequences an {@link Allocator} serves: loading one (its definition, and its floor
+ * The lifecycle of the sequences an {@link dev.idgen.core.Allocator} serves: loading one (its definition, and its floor
  * before anything is handed out), unloading the idle ones, closing and giving back at a stop; what is known
  * of a sequence after it is unloaded ({@link KnownSequence}); floors applied to everything of a sequence here;
  * and, for advances, until when client leases of a sequence may still be used ({@link #leasesUntil}).
@@ -35,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * store write that may wait, and advances and changes on this server wait for that lock.
  */
 @ThreadSafe
-final class Runtimes {
+public final class Runtimes {
   private static final Logger log = LoggerFactory.getLogger(Runtimes.class);
 
   /** How long a closing pool waits for a refill in flight, to give its range back too. */
@@ -48,7 +58,7 @@ final class Runtimes {
 
   private final RangeStore store;
   private final StripePool.Settings poolSettings;
-  private final StrictOwner.Identity identity;
+  private final OwnerLease.Opener owners;
   private final Ticker ticker;
   private final long unloadIdleAfterNanos;
   private final ClientLeases clientLeases;
@@ -58,7 +68,7 @@ final class Runtimes {
    * knows, so that what a response says of a sequence, and the floor a range is checked against before it
    * is sent, never depend on whether the sequence is loaded at that moment.
    */
-  private final ConcurrentMap<String, KnownSequence> known = new ConcurrentHashMap<>();
+  private final ConcurrentMap<String, KnownState> known = new ConcurrentHashMap<>();
   /**
    * The version of each sequence that a definition change applied here showed ({@link #redefine}): a later
    * load whose read is older (a store's local read still behind the change, as a Cassandra replica may be)
@@ -88,20 +98,20 @@ final class Runtimes {
    * when idle: see {@link #redefine} for why outside the caller's thread. Drained by {@link #closeAll}.
    */
   private final ExecutorService giveBacks = new ThreadPoolExecutor(0, 1, 10, TimeUnit.SECONDS,
-      new LinkedBlockingQueue<>(), Allocator.daemonThreads("idgen-give-back-after-change-"));
+      new LinkedBlockingQueue<>(), Daemons.threads("idgen-give-back-after-change-"));
 
-  Runtimes(RangeStore store, StripePool.Settings poolSettings, StrictOwner.Identity identity, Ticker ticker,
+  public Runtimes(RangeStore store, StripePool.Settings poolSettings, OwnerLease.Opener owners, Ticker ticker,
       long unloadIdleAfterNanos, ClientLeases clientLeases) {
     this.store = store;
     this.poolSettings = poolSettings;
-    this.identity = identity;
+    this.owners = owners;
     this.ticker = ticker;
     this.unloadIdleAfterNanos = unloadIdleAfterNanos;
     this.clientLeases = clientLeases;
     this.lastUnloadNanos = ticker.nanos();
     if (unloadIdleAfterNanos > 0) {
       long period = Math.max(TimeUnit.SECONDS.toNanos(1), Math.min(TimeUnit.MINUTES.toNanos(1), unloadIdleAfterNanos / 4));
-      sweeper = Executors.newSingleThreadScheduledExecutor(Allocator.daemonThreads("idgen-unload-idle-"));
+      sweeper = Executors.newSingleThreadScheduledExecutor(Daemons.threads("idgen-unload-idle-"));
       // The task catches its own failures; stopSweeps() ends it.
       Future<?> unused = sweeper.scheduleWithFixedDelay(this::unloadIdleQuietly, period, period, TimeUnit.NANOSECONDS);
     } else {
@@ -111,25 +121,25 @@ final class Runtimes {
 
   /** The loaded runtime of a sequence, or null: no store I/O (the hot path). */
   @Nullable
-  SequenceRuntime get(@Nullable String name) {
+  public SequenceRuntime get(@Nullable String name) {
     return name == null ? null : sequences.get(name);
   }
 
-  Collection<SequenceRuntime> loaded() {
+  public Collection<SequenceRuntime> loaded() {
     return sequences.values();
   }
 
-  boolean isLoaded(String name) {
+  public boolean isLoaded(String name) {
     return sequences.containsKey(name);
   }
 
   @Nullable
-  KnownSequence known(@Nullable String name) {
+  public KnownSequence known(@Nullable String name) {
     return name == null ? null : known.get(name);
   }
 
   /** A copy of the counters of the pools of unloaded sequences. */
-  PoolTotals retired() {
+  public PoolTotals retired() {
     PoolTotals t = new PoolTotals();
     synchronized (retired) {
       t.add(retired);
@@ -142,7 +152,7 @@ final class Runtimes {
    * handed out (a floor log entry applied while it was not loaded here reached no pool of it: defence in
    * depth, since the store's pools are cut at the floor too).
    */
-  SequenceRuntime load(String name) {
+  public SequenceRuntime load(String name) {
     // Bounded: each attempt reads the store afresh; only a change applied here during the attempt, or a store
     // that shows an older version than one applied here, starts another.
     for (int attempt = 1; ; attempt++) {
@@ -180,11 +190,11 @@ final class Runtimes {
     if (stored.deleted()) {
       throw new SequenceDeletedException(stored); // nothing is loaded: a deleted sequence holds no reserve here
     }
-    KnownSequence k = known.computeIfAbsent(name, n -> new KnownSequence(stored.definition()));
+    KnownState k = known.computeIfAbsent(name, n -> new KnownState(stored.definition()));
     k.redefine(stored.definition());
     k.raise(store.floor(stored.definition()));
     // Nothing handed out from it yet; an earlier runtime of it handed out before it was unloaded.
-    SequenceRuntime created = new SequenceRuntime(stored, k, store, poolSettings, identity, ticker, lastUnloadNanos);
+    SequenceRuntime created = new SequenceRuntime(stored, k, store, poolSettings, owners, ticker, lastUnloadNanos);
     created.raiseFloor(k.floor());
     // A change applied here while this load read the store finds nothing loaded to unload, so this load must
     // not publish a runtime made from the definition the change replaced (a deleted sequence served until it
@@ -244,7 +254,7 @@ final class Runtimes {
   }
 
   /** A sequence's definition and creation time from the store; {@link SequenceNotFoundException} if none. */
-  StoredSequence stored(String name) {
+  public StoredSequence stored(String name) {
     SequenceDefinition.checkName(name);
     return store.findStored(name).orElseThrow(() -> notFound(name));
   }
@@ -273,7 +283,7 @@ final class Runtimes {
    *     older than {@code version}: this server then has not read the change, keeps what it has, and must not
    *     confirm it (the floor sync tries again)
    */
-  void redefine(String name, long version) {
+  public void redefine(String name, long version) {
     java.util.Optional<StoredSequence> stored = store.findCurrent(name);
     if (stored.isPresent() && stored.get().version() < version) {
       throw new StoreUnavailableException("sequence '" + name + "': the store shows version "
@@ -285,7 +295,7 @@ final class Runtimes {
       stored.ifPresent(s -> changedTo.merge(name, s.version(), Math::max));
       rt = sequences.get(name);
     }
-    KnownSequence k = known.get(name);
+    KnownState k = known.get(name);
     if (k != null && stored.isPresent()) {
       k.redefine(stored.get().definition());
     }
@@ -301,7 +311,7 @@ final class Runtimes {
    * {@link #redefine} of every loaded sequence (this server's place in the floor log is gone: the entries it
    * missed may have been definition changes). Tries them all, then throws the first failure, if any.
    */
-  void redefineAll() {
+  public void redefineAll() {
     StoreUnavailableException failed = null;
     for (SequenceRuntime rt : List.copyOf(sequences.values())) {
       try {
@@ -375,8 +385,8 @@ final class Runtimes {
    * still closing after an idle unload (a call inside it takes nothing at or below the floor). Returns
    * {@link #leasesUntil} of it.
    */
-  long applyFloor(String sequence, long floor) {
-    KnownSequence k = known.get(sequence);
+  public long applyFloor(String sequence, long floor) {
+    KnownState k = known.get(sequence);
     if (k != null) {
       k.raise(floor);
     }
@@ -397,7 +407,7 @@ final class Runtimes {
    * gone; {@link #redefineAll} reads their definitions) and applies them. Returns the latest
    * {@link #leasesUntil} of them all.
    */
-  long reloadFloors() {
+  public long reloadFloors() {
     long until = leasesUntil(null);
     for (SequenceRuntime rt : sequences.values()) {
       long floor = store.floor(rt.definition);
@@ -419,7 +429,7 @@ final class Runtimes {
    * not loaded handed nothing out since it was unloaded (or since this allocator started: an earlier
    * process under this name may have).
    */
-  long leasesUntil(@Nullable SequenceRuntime rt) {
+  public long leasesUntil(@Nullable SequenceRuntime rt) {
     if (!clientLeases.enabled()) {
       return Long.MIN_VALUE;
     }
@@ -437,7 +447,7 @@ final class Runtimes {
    * unload), counts them lost in the retired totals, where the closed pools' counters went or will go: a closed
    * pool refuses them without counting, so each ID is counted once whichever comes first.
    */
-  void giveBack(SequenceRuntime rt, List<IdRange> ranges) {
+  public void giveBack(SequenceRuntime rt, List<IdRange> ranges) {
     long refused = rt.giveBack(ranges);
     if (refused > 0) {
       lostAfterUnload(refused);
@@ -454,7 +464,7 @@ final class Runtimes {
   }
 
   /** Looks at the mark of every loaded sequence ({@link SequenceRuntime#lookAtMark}): the periodic task. */
-  void lookAtMarks() {
+  public void lookAtMarks() {
     for (SequenceRuntime rt : sequences.values()) {
       rt.lookAtMark();
     }
@@ -471,7 +481,7 @@ final class Runtimes {
    * inside it when it closed carries on with the new one. So a server's memory and background work follow
    * the sequences in use, not every sequence it ever served. Returns how many were unloaded.
    */
-  int unloadIdle() {
+  public int unloadIdle() {
     if (unloadIdleAfterNanos <= 0) {
       return 0;
     }
@@ -509,7 +519,7 @@ final class Runtimes {
   }
 
   /** Ends the idle sweeps: the allocator is closing. */
-  void stopSweeps() {
+  public void stopSweeps() {
     if (sweeper != null) {
       sweeper.shutdownNow();
     }
@@ -521,7 +531,7 @@ final class Runtimes {
    * the store does not take back for certain stays a gap. Returns until when client leases handed out here may
    * still be used ({@link #leasesUntil}, over every sequence).
    */
-  long closeAll(long giveBackNanos) {
+  public long closeAll(long giveBackNanos) {
     closed = true;
     long leases = leasesUntil(null);
     for (SequenceRuntime rt : sequences.values()) {

@@ -1,10 +1,10 @@
-package dev.idgen.core;
+package dev.idgen.core.internal.allocation;
 
 /** Sums of pool counters. Not thread-safe: local, or guarded by the lock of the retired totals ({@link Runtimes}). */
-final class PoolTotals {
-  long served, reservations, dropped, held, returned, abandoned, lowWater;
+public final class PoolTotals {
+  public long served, reservations, dropped, held, returned, abandoned, lowWater;
 
-  void add(StripePool.Counters c) {
+  public void add(StripePool.Counters c) {
     served += c.served();
     reservations += c.reservations();
     dropped += c.dropped();
@@ -14,7 +14,7 @@ final class PoolTotals {
     lowWater += c.lowWater();
   }
 
-  void add(PoolTotals o) {
+  public void add(PoolTotals o) {
     served += o.served;
     reservations += o.reservations;
     dropped += o.dropped;
