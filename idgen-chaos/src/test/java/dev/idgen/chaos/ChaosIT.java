@@ -50,7 +50,7 @@ class ChaosIT {
   /** The mixed run's duration, in the README's test command and in CI's full run: the first round, every kind once. */
   static final String DURATION = "30s";
   /**
-   * Kinds only the full set injects, so that the test command stays within its 15 minutes: each of these costs
+   * Kinds only the full set injects, so that the test command stays within its budget (8 minutes): each of these costs
    * 10-60 s of the run. A restarted server or Cassandra node takes that long to serve again on 2 cores
    * (server-kill, server-restart, cassandra-kill: owner-kill still kills a server with {@code kill -9} in the
    * default set, and the full set's second run restarts every server); servers
