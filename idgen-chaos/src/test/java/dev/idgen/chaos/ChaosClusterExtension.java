@@ -28,7 +28,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * (namespaces required: fail without them), {@code false} (the two-datacenter cluster, as a newcomer without
  * root gets; the default of the README's test command without {@code full}: starting four more Cassandra JVMs
  * and the network and kill faults they allow cost about three minutes on 2 cores, more than the test command's
- * 15 minutes leave, so those kinds run in the full set, as CI runs it).
+ * 8 minutes leave, so those kinds run in the full set, as CI runs it).
  */
 final class ChaosClusterExtension implements BeforeAllCallback, ParameterResolver {
   static final String PROPERTY = "chaosNetns";
@@ -105,7 +105,7 @@ final class ChaosClusterExtension implements BeforeAllCallback, ParameterResolve
       CassandraCluster netns = new CassandraCluster(root, topology, netnsBaseDir());
       Optional<String> unavailable = !mode.equals("false") ? netns.unavailable()
           : Optional.of(System.getProperty(PROPERTY) != null ? "-D" + PROPERTY + "=false asks for it"
-              : "the default set runs on it to stay within the test command's 15 minutes (-Didgen.tests=full or -D"
+              : "the default set runs on it to stay within the test command's 8 minutes (-Didgen.tests=full or -D"
                   + PROPERTY + "=auto: the namespaces' cluster and every fault kind)");
       if (unavailable.isEmpty()) {
         System.out.println("[chaos-it] Cassandra for the chaos ITs: " + topology + " in " + netnsBaseDir()
