@@ -154,7 +154,7 @@ class CassandraAdvanceIT {
     assertThat(s2.floor(def)).as("dc2's pool rows carry the floor before dc2 ever refilled").isEqualTo(RACE_FLOOR);
   }
 
-  @Tag("full") // about 50 s (a keyspace altered twice): the full set, to keep the test command within 15 minutes
+  @Tag("full") // about 50 s (a keyspace altered twice): the full set, to keep the test command within its 8 minutes
   @Test
   void should_cover_a_datacenter_added_to_the_replication_as_soon_as_the_alter_returned() {
     String ks = LocalCassandra.newKeyspace("adddc");

@@ -38,7 +38,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * the next Paxos round: an older row, a newer ballot.
  */
 @ExtendWith(CassandraExtension.class)
-@Tag("full") // about 45 s: the full set (CI), to keep the test command within 15 minutes
+@Tag("full") // about 45 s: the full set (CI), to keep the test command within its 8 minutes
 class CassandraForgottenWritesIT {
   private static final long SIZE = 2_000;
 

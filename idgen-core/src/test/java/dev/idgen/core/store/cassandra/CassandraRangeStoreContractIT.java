@@ -45,7 +45,7 @@ class CassandraRangeStoreContractIT extends RangeStoreContractTest {
 
   /**
    * 8 x 200 contended reservations in the README's test command (about 18 s on 2 cores; 500 each took 45 s of its
-   * 15 minutes), 8 x 500 with {@code -Didgen.tests=full}, as on the embedded store.
+   * 8 minutes), 8 x 500 with {@code -Didgen.tests=full}, as on the embedded store.
    */
   @Override
   protected int concurrentReservesPerThread() {
