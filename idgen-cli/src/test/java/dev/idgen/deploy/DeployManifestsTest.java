@@ -424,6 +424,28 @@ class DeployManifestsTest {
     assertThat(Files.readAllLines(root.resolve(".dockerignore"))).contains("**/target/", ".git");
   }
 
+  @Test
+  void should_tag_the_image_with_the_poms_version_wherever_a_build_command_is_shown() throws IOException {
+    Pattern tag = Pattern.compile("docker build .*-t\\s+\"?(\\S+?)\"?(\\s|$)");
+    List<String> tags = new ArrayList<>();
+    for (String file : List.of("deploy/docker/Dockerfile", "docs/operations-cli-and-deploy.md")) {
+      for (String line : Files.readAllLines(root.resolve(file))) {
+        Matcher m = tag.matcher(line);
+        if (m.find()) {
+          tags.add(file + ": " + m.group(1));
+        }
+      }
+    }
+
+    assertThat(tags).as("docker build -t … in the Dockerfile's header and the docs").hasSize(2);
+    assertThat(tags).as("the tag comes from the POM (help:evaluate -Dexpression=project.version)")
+        .allMatch(t -> t.endsWith(":$version"));
+    for (String file : List.of("deploy/docker/Dockerfile", "docs/operations-cli-and-deploy.md")) {
+      assertThat(Files.readString(root.resolve(file))).as(file)
+          .contains("version=\"$(./mvnw -q -N help:evaluate -Dexpression=project.version -DforceStdout)\"");
+    }
+  }
+
   // Helpers
 
   /** The keys of {@code config} that reference.conf lacks, all reported at once. */
