@@ -17,7 +17,7 @@ import picocli.CommandLine.Option;
  * recorded. Exit status 0 only if the run completed and the checker found no violation.
  *
  * <pre>
- * flock /tmp/idgen-cassandra.lock java -jar idgen-chaos/target/idgen-chaos-0.1.0-SNAPSHOT-all.jar \
+ * flock /tmp/idgen-cassandra.lock java -jar idgen-chaos/target/idgen-chaos-0.2.0-SNAPSHOT-all.jar \
  *     --topology netns-3x3 --duration 10m --servers 3 --clients 6 --out target/chaos-long
  * </pre>
  * It prints which fault kinds the cluster cannot take and why ({@link FaultKinds#injectable}); asking for one of
@@ -68,7 +68,7 @@ public final class ChaosCommand implements Callable<Integer> {
   Path repoRoot;
 
   @Option(names = "--server-jar", description = "the shaded server jar "
-      + "(default: <repo-root>/idgen-server/target/idgen-server-0.1.0-SNAPSHOT-all.jar)")
+      + "(default: <repo-root>/idgen-server/target/idgen-server-0.2.0-SNAPSHOT-all.jar)")
   Path serverJar;
 
   @Option(names = "--rate", defaultValue = "5000", description = "the most IDs per second each client takes (default: ${DEFAULT-VALUE})")
@@ -200,7 +200,7 @@ public final class ChaosCommand implements Callable<Integer> {
     long s = seed != null ? seed : new SecureRandom().nextLong();
     System.out.println("chaos seed=" + s + " kinds=" + String.join(",", kinds));
     Path root = repoRoot.toAbsolutePath().normalize();
-    Path jar = serverJar != null ? serverJar : root.resolve("idgen-server/target/idgen-server-0.1.0-SNAPSHOT-all.jar");
+    Path jar = serverJar != null ? serverJar : root.resolve("idgen-server/target/idgen-server-0.2.0-SNAPSHOT-all.jar");
     Path dir = out.toAbsolutePath().normalize();
     new ChaosRun(new ChaosRun.Settings(duration, s, servers, clients, dir, useRunningCassandra,
         jar.toAbsolutePath(), root, rate, int32Space, kinds, maxHold, callScale, strictClients, strictRate,

@@ -14,7 +14,7 @@ import picocli.CommandLine.Option;
 /**
  * {@code idgen-chaos disk-soak}: the embedded store's disk faults under load ({@link DiskSoak}), as root:
  * <pre>
- * java -jar idgen-chaos/target/idgen-chaos-0.1.0-SNAPSHOT-all.jar disk-soak --duration 10m --out /tmp/disk-soak
+ * java -jar idgen-chaos/target/idgen-chaos-0.2.0-SNAPSHOT-all.jar disk-soak --duration 10m --out /tmp/disk-soak
  * </pre>
  * Exits 0 when nothing was handed out twice and every fault went as it must, 1 otherwise, 2 on bad options.
  */
@@ -53,7 +53,7 @@ final class DiskSoakCommand implements Callable<Integer> {
   @Option(names = "--out", defaultValue = "target/disk-soak", description = "where the disk image and logs go")
   Path out;
 
-  @Option(names = "--server-jar", defaultValue = "idgen-server/target/idgen-server-0.1.0-SNAPSHOT-all.jar",
+  @Option(names = "--server-jar", defaultValue = "idgen-server/target/idgen-server-0.2.0-SNAPSHOT-all.jar",
       description = "the shaded server jar (default: ${DEFAULT-VALUE})")
   Path serverJar;
 
