@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.function.BiFunction;
 import java.util.function.IntConsumer;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
@@ -83,14 +84,9 @@ public final class StrictForwarder implements ServerComponent {
   /** How often pipes are checked for an owner that does not answer, and for idleness. */
   private static final Duration SWEEP_EVERY = Duration.ofSeconds(1);
 
-  private final long maxIdsPerCall;
-  /** Forwarded calls per (owner, sequence) at once; more callers wait and go as one call. */
-  private final int maxInFlight;
-  /** Told of every forwarded call, with how many callers it carries. */
-  private final IntConsumer sent;
   private final OwnerChannels channels;
-  private final ForwardHeaders headers;
-  private final ForwardErrors errors;
+  /** The batch of one (owner target, sequence), with the settings and helpers every batch shares. */
+  private final BiFunction<String, String, ForwardBatch> newBatch;
   private final ConcurrentMap<String, ForwardBatch> batches = new ConcurrentHashMap<>();
   private volatile boolean closed;
   @Nullable private volatile PeriodicTask sweep;
@@ -102,14 +98,18 @@ public final class StrictForwarder implements ServerComponent {
         settings.forwardedInFlight(), OwnerChannels.credentials(operations.tls()), metrics::forwarded);
   }
 
+  /**
+   * {@code maxInFlight}: forwarded calls per (owner, sequence) at once, more callers wait and go as one call;
+   * {@code sent} is told of every forwarded call, with how many callers it carries.
+   */
   StrictForwarder(Allocator allocator, String self, long maxIdsPerCall, int maxInFlight,
       ChannelCredentials credentials, IntConsumer sent) {
-    this.sent = sent;
-    this.maxIdsPerCall = maxIdsPerCall;
-    this.maxInFlight = maxInFlight;
-    this.channels = new OwnerChannels(credentials);
-    this.headers = new ForwardHeaders(self);
-    this.errors = new ForwardErrors(allocator);
+    OwnerChannels owners = new OwnerChannels(credentials);
+    ForwardHeaders headers = new ForwardHeaders(self);
+    ForwardErrors errors = new ForwardErrors(allocator);
+    this.channels = owners;
+    this.newBatch = (target, sequence) -> new ForwardBatch(target, sequence, maxIdsPerCall, maxInFlight, sent,
+        owners, headers, errors);
   }
 
   /** Puts the forwarding and authorization headers into the call's context, for {@link IdGenService}. */
@@ -137,7 +137,7 @@ public final class StrictForwarder implements ServerComponent {
       return;
     }
     batches.computeIfAbsent(target + '\u0000' + sequence,
-            k -> new ForwardBatch(target, sequence, maxIdsPerCall, maxInFlight, sent, channels, headers, errors))
+            k -> newBatch.apply(target, sequence))
         .submit(new ForwardBatch.Waiter(count, deadline, authorization, callback, reroute, NetworkThreads.current()));
   }
 
