@@ -2,13 +2,13 @@ package dev.idgen.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idgen.deploy.RepositoryPages;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -25,7 +25,7 @@ class DocsCommandsTest {
   void should_parse_every_idgen_command_that_the_docs_show() throws IOException {
     List<String> broken = new ArrayList<>();
     int parsed = 0;
-    for (Path page : pages()) {
+    for (Path page : RepositoryPages.markdown(root)) {
       List<String> lines = Files.readAllLines(page);
       boolean shell = false;
       for (int i = 0; i < lines.size(); i++) {
@@ -106,17 +106,5 @@ class DocsCommandsTest {
       out.add(word.toString());
     }
     return out;
-  }
-
-  private List<Path> pages() throws IOException {
-    try (Stream<Path> files = Files.walk(root)) {
-      return files.filter(p -> p.toString().endsWith(".md"))
-          .filter(p -> {
-            String rel = root.relativize(p).toString();
-            return !rel.contains("/target/") && !rel.contains("node_modules") && !rel.startsWith(".ci/tools")
-                && !rel.startsWith(".git/");
-          })
-          .sorted().toList();
-    }
   }
 }

@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,7 +37,7 @@ class DocLinksTest {
 
   @Test
   void should_resolve_every_link_and_anchor_between_the_repository_pages() throws IOException {
-    List<Path> pages = pages();
+    List<Path> pages = RepositoryPages.markdown(root);
     assertThat(pages).as("Markdown pages under %s", root).hasSizeGreaterThan(10);
     List<String> broken = new ArrayList<>();
     int checked = 0;
@@ -145,18 +144,5 @@ class DocLinksTest {
       }
     });
     return out.toString();
-  }
-
-  /** Every Markdown file of the repository, build output and installed tools left out. */
-  private List<Path> pages() throws IOException {
-    try (Stream<Path> files = Files.walk(root)) {
-      return files.filter(p -> p.toString().endsWith(".md"))
-          .filter(p -> {
-            String rel = root.relativize(p).toString();
-            return !rel.contains("/target/") && !rel.startsWith("target/") && !rel.contains("node_modules")
-                && !rel.startsWith(".ci/tools") && !rel.startsWith(".git/") && !rel.contains("/.mvn/");
-          })
-          .sorted().toList();
-    }
   }
 }
