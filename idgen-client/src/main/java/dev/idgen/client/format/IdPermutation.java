@@ -14,7 +14,7 @@ import javax.crypto.spec.SecretKeySpec;
  *
  * <p><b>The construction.</b> An ID's offset {@code id - start} is a number of {@code w} bits, where {@code 2^w} is
  * the smallest power of two above {@code max - start} (at least 2 bits). The offset is split into a high part of
- * {@code w/2} bits and a low part of the rest, and {@value #ROUNDS} Feistel rounds alternate between them: each
+ * {@code w/2} bits and a low part of the rest, and 8 Feistel rounds alternate between them: each
  * round XORs a keyed function of one part into the other. Each round undoes itself, so the whole is a bijection of
  * the {@code w}-bit numbers whatever the round function is. When the result lies above {@code max - start}, the
  * rounds run again on it (cycle walking) until it does not. Walking the cycle of a bijection returns to the range,
@@ -50,9 +50,6 @@ import javax.crypto.spec.SecretKeySpec;
 @Immutable
 public final class IdPermutation {
 
-  /** Feistel rounds: each XORs into one part. Luby and Rackoff's proof needs 4; FF1 uses 10. */
-  static final int ROUNDS = 8;
-
   /** The shortest key {@link #create} accepts, in bytes. */
   public static final int MIN_KEY_BYTES = 16;
 
@@ -67,7 +64,8 @@ public final class IdPermutation {
   /** Width of the low part, in bits (1 to 32): {@code highBits} or one more. */
   private final int lowBits;
   private final long lowMask;
-  // Round keys, unrolled into fields so that a round reads no array (and checks no bound).
+  // Round keys, unrolled into fields so that a round reads no array (and checks no bound). Eight rounds, each
+  // XORing into one part: Luby and Rackoff's proof needs 4, FF1 uses 10.
   private final long x0, x1, x2, x3, x4, x5, x6, x7;
   private final long m0, m1, m2, m3, m4, m5, m6, m7;
 
