@@ -20,8 +20,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * {@link IdPermutation#apply} and {@link IdPermutation#invert} from one thread, on consecutive IDs as a sequence
  * hands them out: on {@code [1, 2^31 - 1]} (the target: 50M calls/s) and on the JavaScript-safe range
- * {@code [1, 2^53 - 1]}, whose 53-bit domain is nearly twice the range, so a call runs the rounds about 1.8 times
- * on average. {@code format} is {@link IdFormat#format} with a prefix, padding, a Damm check digit and the
+ * {@code [1, 2^53 - 1]}. Both ranges nearly fill their domain (2^31 and 2^53), so a call runs the rounds about
+ * once; a range just above a power of two would run them about twice. {@code format} is {@link IdFormat#format} with a prefix, padding, a Damm check digit and the
  * permutation: it allocates its string.
  *
  * <pre>java -jar idgen-bench/target/idgen-bench-*-benchmarks.jar IdPermutationBenchmark</pre>
