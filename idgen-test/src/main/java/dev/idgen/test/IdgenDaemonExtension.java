@@ -158,7 +158,8 @@ public final class IdgenDaemonExtension implements BeforeAllCallback, BeforeEach
     try {
       return d.source(name);
     } catch (IllegalArgumentException e) {
-      throw new ParameterResolutionException("@Sequence(\"" + name + "\") " + p.getName() + ": " + e.getMessage(), e);
+      throw new ParameterResolutionException("@Sequence(\"" + name + "\") on a parameter of "
+          + parameterContext.getDeclaringExecutable().getName() + ": " + e.getMessage(), e);
     }
   }
 
