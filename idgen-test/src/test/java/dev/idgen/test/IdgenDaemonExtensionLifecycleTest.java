@@ -103,6 +103,20 @@ class IdgenDaemonExtensionLifecycleTest {
   }
 
   @Test
+  void should_fail_the_class_with_the_servers_answer_when_a_sequence_cannot_be_created_and_leave_no_directory() {
+    Set<Path> before = daemonDirs();
+
+    EngineExecutionResults results = EngineTestKit.engine("junit-jupiter").selectors(selectClass(BadName.class))
+        .execute();
+
+    results.allEvents().assertThatEvents().haveAtLeastOne(event(finishedWithFailure(
+        instanceOf(IllegalArgumentException.class),
+        message(m -> m.startsWith("idgen-test: cannot create sequence 'bad name': INVALID_ARGUMENT")))));
+    assertThat(results.testEvents().succeeded().count()).isZero();
+    assertThat(daemonDirs()).as("the daemon stopped and its directory deleted").isEqualTo(before);
+  }
+
+  @Test
   void should_refuse_an_extension_without_sequences() {
     assertThatThrownBy(IdgenDaemonExtension::withSequences).isInstanceOf(IllegalArgumentException.class)
         .hasMessage("sequences: none (expected: at least one name)");
@@ -127,6 +141,15 @@ class IdgenDaemonExtensionLifecycleTest {
     @Test
     void asks_for_a_sequence_it_did_not_name(@Sequence("refunds") IdSource refunds) {
       refunds.next();
+    }
+  }
+
+  /** A name the server refuses. */
+  @IdgenDaemonTest(sequences = "bad name")
+  static class BadName {
+    @Test
+    void takes_ids(IdGenClient client) {
+      client.sequence("orders").next();
     }
   }
 
