@@ -64,6 +64,30 @@ public final class IdGenClientException extends RuntimeException {
   }
 
   /**
+   * Returns an exception as an {@link IdSource} of the library throws it, for the test kit's sources
+   * ({@code idgen-test}) and for tests of code that handles these failures. The library's own sources
+   * create theirs internally.
+   *
+   * @param sequence the sequence's name
+   * @param reason why no IDs could be handed out
+   * @param status the gRPC status behind the failure; required for {@link Reason#REJECTED} and
+   *     {@link Reason#EXHAUSTED} (as {@link #status()} promises), else may be {@code null}
+   * @param message what happened, in words a person can act on; the exception's message is
+   *     {@code sequence '<sequence>': <message>}
+   * @return a new exception, with no cause
+   * @throws NullPointerException if {@code sequence}, {@code reason} or {@code message} is null, or
+   *     {@code status} is null for a reason that requires one
+   */
+  public static IdGenClientException of(String sequence, Reason reason, Status status, String message) {
+    Objects.requireNonNull(reason, "reason");
+    Objects.requireNonNull(message, "message");
+    if (reason == Reason.REJECTED || reason == Reason.EXHAUSTED) {
+      Objects.requireNonNull(status, () -> "status (required for reason " + reason + ")");
+    }
+    return new IdGenClientException(sequence, reason, status, message, null);
+  }
+
+  /**
    * Returns the name of the sequence that could not hand out IDs.
    *
    * @return the sequence's name
