@@ -106,8 +106,9 @@ class IdgenIdTest {
       assertThat(db.insertsBatched).hasValue(500);
       assertThat(db.insertsRunAlone).hasValue(0);
       assertThat(db.batchesRun.get()).isBetween(10, 11);
-      assertThat(factory.fromTransaction(s -> s.createSelectionQuery("select count(*) from Line", Long.class)
-          .getSingleResult())).isEqualTo(500L);
+      long rows = factory.fromTransaction(s -> s.createNativeQuery("select count(*) from lines", Long.class)
+          .getSingleResult());
+      assertThat(rows).isEqualTo(500L);
       // Counted from the start: the source's first lease is requested when the factory starts.
       assertThat(allocateCalls.get("lines").get()).isBetween(1, 6);
     }
