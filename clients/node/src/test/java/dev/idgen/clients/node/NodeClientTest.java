@@ -13,6 +13,7 @@ import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -46,9 +47,9 @@ class NodeClientTest {
             Map.of("idgen.advance.client-lease-lifetime", "1s"));
         Stoppable stopped = new Stoppable(EmbeddedDaemon.onLoopback(store, Map.of()))) {
       createSequences(a.port());
-      HttpServer control = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+      HttpServer control = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
       control.createContext("/stop", exchange -> {
-        stopped.close();
+        stopped.stop();
         exchange.sendResponseHeaders(204, -1);
         exchange.close();
       });
@@ -135,12 +136,17 @@ class NodeClientTest {
       this.daemon = daemon;
     }
 
-    @Override
-    public synchronized void close() {
+    /** Stops the daemon, once; later calls do nothing. */
+    synchronized void stop() {
       if (!closed) {
         closed = true;
         daemon.close();
       }
+    }
+
+    @Override
+    public void close() {
+      stop();
     }
   }
 }
