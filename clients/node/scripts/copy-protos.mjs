@@ -1,5 +1,6 @@
 // Copies the API's protos (the repository's proto module) and the google ones they import (proto-deps/,
-// from proto-google-common-protos) into proto/, so that the published package is self-contained.
+// from proto-google-common-protos) into proto/, and the repository's LICENSE, so that the published package
+// is self-contained.
 import { cpSync, existsSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,3 +17,4 @@ if (!existsSync(api)) {
 rmSync(out, { recursive: true, force: true });
 cpSync(api, join(out, 'idgen'), { recursive: true });
 cpSync(join(root, 'proto-deps', 'google'), join(out, 'google'), { recursive: true });
+cpSync(join(root, '..', '..', 'LICENSE'), join(root, 'LICENSE'));
