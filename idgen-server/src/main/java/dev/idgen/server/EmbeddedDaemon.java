@@ -69,8 +69,17 @@ public final class EmbeddedDaemon implements AutoCloseable {
    * on one store, as servers share a Cassandra keyspace (processes never share an embedded directory).
    */
   static EmbeddedDaemon onLoopback(RangeStore store) {
+    return onLoopback(store, Map.of());
+  }
+
+  /**
+   * As {@link #onLoopback(RangeStore)}, with settings {@code overrides} (keys as in {@code reference.conf}):
+   * for tests in other modules and languages, {@code idgen.advance.client-lease-lifetime} gives ranges a
+   * short {@code valid_for}.
+   */
+  public static EmbeddedDaemon onLoopback(RangeStore store, Map<String, Object> overrides) {
     RangeStore shared = new ForwardingRangeStore(store) {}; // does not close the store it forwards to
-    return start(Path.of("unused"), Map.of(), null, GrpcModule.netty(),
+    return start(Path.of("unused"), overrides, null, GrpcModule.netty(),
         binder -> binder.bind(RangeStore.class).toInstance(shared));
   }
 
