@@ -46,6 +46,7 @@ final class HttpErrors {
 
   /** The detail types a status may carry, so that JSON names their fields rather than bytes. */
   private static final JsonFormat.Printer JSON = JsonFormat.printer()
+      .omittingInsignificantWhitespace() // one line, as the answers of the calls
       .usingTypeRegistry(JsonFormat.TypeRegistry.newBuilder()
           .add(ErrorInfo.getDescriptor())
           .add(RetryInfo.getDescriptor())
@@ -187,7 +188,7 @@ final class HttpErrors {
       body = JSON.print(proto);
     } catch (InvalidProtocolBufferException e) {
       // A detail of a type not in the registry: the code and the message still go out.
-      body = "{\"code\": " + proto.getCode() + ", \"message\": \"" + escape(proto.getMessage()) + "\"}";
+      body = "{\"code\":" + proto.getCode() + ",\"message\":\"" + escape(proto.getMessage()) + "\"}";
     }
     return AggregatedHttpResponse.of(
         ResponseHeaders.builder(status)

@@ -5,6 +5,7 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import com.linecorp.armeria.common.HttpResponse;
 import com.linecorp.armeria.common.HttpStatus;
 import com.linecorp.armeria.common.MediaType;
+import com.linecorp.armeria.common.grpc.GrpcJsonMarshaller;
 import com.linecorp.armeria.server.Server;
 import com.linecorp.armeria.server.ServerBuilder;
 import com.linecorp.armeria.server.grpc.GrpcService;
@@ -68,7 +69,7 @@ final class HttpServer implements ServerComponent {
   }
 
   @Override
-  public void start() {
+  public void start() throws java.io.IOException {
     synchronized (lock) {
       if (http != null) {
         return;
@@ -80,6 +81,9 @@ final class HttpServer implements ServerComponent {
           .maxRequestMessageLength(limits.maxInboundMessageSize())
           // The calls run where the gRPC port runs them: the event loop, and the worker pool for what may wait.
           .useBlockingTaskExecutor(false)
+          // A body that is JSON but not the request message: INVALID_ARGUMENT, as on the gRPC port.
+          .jsonMarshallerFactory(service -> new RequestJson(GrpcJsonMarshaller.of(service)))
+          .exceptionHandler((ctx, status, cause, trailers) -> RequestJson.status(cause, trailers))
           // intercept(): the last one listed runs first. CallAttributes first, so the metrics see the peer.
           .intercept(metrics, new CallAttributes());
       GrpcService service = grpc.build();
@@ -115,7 +119,14 @@ final class HttpServer implements ServerComponent {
       ifSet(limits.maxConnectionIdle(), d -> b.idleTimeout(d));
       ifSet(limits.maxConnectionAge(), d -> b.maxConnectionAge(d));
       Server started = b.build();
-      started.start().join();
+      try {
+        started.start().join();
+      } catch (java.util.concurrent.CompletionException e) {
+        Throwable cause = e.getCause() == null ? e : e.getCause();
+        throw new java.io.IOException("HTTP/JSON (" + HttpSettings.PORT + ") cannot listen on " + settings.host() + ":"
+            + settings.port() + ": " + cause.getMessage() + " (another server on this port? set "
+            + HttpSettings.PORT + ", or 0 to turn HTTP/JSON off)", cause);
+      }
       http = started;
       log.info("HTTP/JSON on {}://{}:{}", tls.enabled() ? "https" : "http", settings.host(),
           started.activeLocalPort());
