@@ -25,7 +25,7 @@ import javax.annotation.Nullable;
  * ({@link #onLoopback}), plaintext.
  *
  * <p>Settings are {@code reference.conf}'s, except: gRPC (on Netty) and the metrics endpoint on 127.0.0.1,
- * the metrics endpoint on a free port, no shutdown quiet period, and a shutdown timeout of 5s.
+ * the metrics endpoint on a free port, HTTP/JSON off, no shutdown quiet period, and a shutdown timeout of 5s.
  *
  * <p>The one public entry point into the daemon's wiring; everything else of {@code idgen-server} that is
  * public is so for the server's own packages. Not thread-safe; close it once.
@@ -101,6 +101,8 @@ public final class EmbeddedDaemon implements AutoCloseable {
     values.put(ServerSettings.CLIENT_LEASE_LIFETIME, "0s");
     values.put("idgen.metrics.host", "127.0.0.1");
     values.put("idgen.metrics.port", 0);
+    // No HTTP/JSON: several daemons of one test JVM must not contend for port 8080.
+    values.put(dev.idgen.server.http.HttpSettings.PORT, 0);
     values.putAll(overrides);
     Config config = ConfigFactory.parseMap(values).withFallback(ConfigFactory.defaultReference()).resolve();
     IdGenServer server = Wiring.injector(config, OperationsSettings.from(config, Map.of()),

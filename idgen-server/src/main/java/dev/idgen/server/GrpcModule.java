@@ -16,11 +16,13 @@ import dev.idgen.server.transport.OffloadInterceptor;
 import dev.idgen.server.transport.ServerTransport;
 import dev.idgen.server.transport.TlsCredentials;
 import dev.idgen.server.transport.WorkerPool;
+import dev.idgen.server.http.PublicServices;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionService;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import java.util.List;
 
 /**
  * Builds the {@link Server}: {@code idgen.v1.IdGen}, {@code idgen.v1.SequenceAdmin}, {@code idgen.v1.IdGenPeer}
@@ -69,18 +71,33 @@ final class GrpcModule extends AbstractModule {
     return new HealthStatusManager();
   }
 
+  /**
+   * IdGen and SequenceAdmin behind their interceptors, built once: the gRPC server and the HTTP/JSON port
+   * ({@code dev.idgen.server.http}) serve these same definitions.
+   */
+  @Provides
+  @Singleton
+  PublicServices publicServices(IdGenService idGen, SequenceAdminService admin, AccessInterceptor access,
+      CallDurationLimit callDuration, OffloadInterceptor offload) {
+    // ServerInterceptors.intercept: the last one listed runs first.
+    // RequestParsing outermost: bytes that are not the request message get INVALID_ARGUMENT.
+    return new PublicServices(List.of(
+        RequestParsing.guard(ServerInterceptors.intercept(idGen, callDuration, access,
+            dev.idgen.server.api.StrictForwarder.headers())),
+        RequestParsing.guard(ServerInterceptors.intercept(admin, offload, access))));
+  }
+
   @Provides
   @Singleton
   @SuppressWarnings("deprecation") // ProtoReflectionService is v1alpha, deprecated but still widely used
   Server server(ServerSettings settings, OperationsSettings operations, IdGenService idGen,
-      SequenceAdminService admin, PeerService peers, HealthStatusManager health, TlsCredentials tls, AccessInterceptor access,
-      GrpcCallMetrics rpcMetrics,
-      CallDurationLimit callDuration, OffloadInterceptor offload) {
+      SequenceAdminService admin, PublicServices services, PeerService peers, HealthStatusManager health,
+      TlsCredentials tls, AccessInterceptor access, GrpcCallMetrics rpcMetrics) {
     OperationsSettings.Limits limits = operations.limits();
     // Both services' meters exist from the start (OK at zero): a dashboard's rate() has a series to read.
     rpcMetrics.preregisterService(idGen);
     rpcMetrics.preregisterService(admin);
-    return transport.serverBuilder(settings, limits, tls.credentials())
+    io.grpc.ServerBuilder<?> builder = transport.serverBuilder(settings, limits, tls.credentials())
         // Every call runs on the network thread that read it: no hand-off to a thread pool per call,
         // which cost more than serving an Allocate. What may block moves to the worker pool: Allocate
         // calls that must wait (IdGenService) and every SequenceAdmin call (OffloadInterceptor).
@@ -89,12 +106,9 @@ final class GrpcModule extends AbstractModule {
         .maxInboundMetadataSize(limits.maxInboundMetadataSize())
         // Runs before every service's own interceptors: each call of every method is timed, with its status,
         // whatever refused it (parsing, access rules, the call-duration limit).
-        .intercept(rpcMetrics)
-        // ServerInterceptors.intercept: the last one listed runs first.
-        // RequestParsing outermost: bytes that are not the request message get INVALID_ARGUMENT.
-        .addService(RequestParsing.guard(ServerInterceptors.intercept(idGen, callDuration, access,
-            dev.idgen.server.api.StrictForwarder.headers())))
-        .addService(RequestParsing.guard(ServerInterceptors.intercept(admin, offload, access)))
+        .intercept(rpcMetrics);
+    services.services().forEach(builder::addService);
+    return builder
         // Strict forwarding between servers: the same access rules as Allocate; a long-lived stream, so not
         // under the call-duration limit (StrictForwarder retires its streams itself).
         .addService(RequestParsing.guard(ServerInterceptors.intercept(peers, access)))

@@ -173,6 +173,9 @@ final class IdGenServer {
   void stopAccepting() {
     beginShutdown();
     server.shutdown();
+    for (ServerComponent component : components) {
+      component.stopAccepting(); // the HTTP/JSON port closes with the gRPC one
+    }
     // Forwarding servers' streams would never end by themselves: each ends once its request in hand is answered.
     peers.drain();
   }
@@ -196,6 +199,9 @@ final class IdGenServer {
         }
       } catch (InterruptedException e) {
         interrupted = true;
+      }
+      for (ServerComponent component : components) {
+        component.awaitCalls(settings.shutdownTimeout()); // the HTTP/JSON port's calls, before the allocator closes
       }
       server.shutdownNow();
       try {

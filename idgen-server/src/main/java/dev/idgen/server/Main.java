@@ -9,6 +9,7 @@ import com.typesafe.config.ConfigException;
 import dev.idgen.server.config.ConfigLoader;
 import dev.idgen.server.config.OperationsSettings;
 import dev.idgen.server.config.ServerSettings;
+import dev.idgen.server.http.HttpSettings;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -109,8 +110,9 @@ public final class Main implements Callable<Integer> {
     try {
       server.start();
     } catch (IOException e) {
-      log.error("idgen-server could not listen (gRPC on {}:{}, metrics on {}:{}): {}",
-          settings.grpcHost(), settings.grpcPort(), operations.metrics().host(), operations.metrics().port(),
+      log.error("idgen-server could not listen (gRPC on {}:{}, HTTP/JSON on {}:{}, metrics on {}:{}): {}",
+          settings.grpcHost(), settings.grpcPort(), config.getString(HttpSettings.HOST), config.getInt(HttpSettings.PORT),
+          operations.metrics().host(), operations.metrics().port(),
           rootCause(e).getMessage(), e);
       server.finishShutdown();
       return EXIT_START_FAILED;

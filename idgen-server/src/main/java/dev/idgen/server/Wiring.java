@@ -8,6 +8,8 @@ import com.typesafe.config.Config;
 import dev.idgen.server.config.OperationsSettings;
 import dev.idgen.server.config.ServerSettings;
 import dev.idgen.server.config.SettingsModule;
+import dev.idgen.server.http.HttpModule;
+import dev.idgen.server.http.HttpSettings;
 import dev.idgen.server.transport.CallDurationLimit;
 import javax.annotation.Nullable;
 
@@ -30,6 +32,7 @@ final class Wiring {
         storeModule,
         new AllocatorModule(),
         new OperationsModule(operations, timer),
+        new HttpModule(HttpSettings.from(config)),
         grpc);
   }
 }

@@ -55,6 +55,7 @@ class MainTest {
         idgen.cassandra.contact-points = ["127.0.0.1:1"]
         idgen.grpc { host = "127.0.0.1", port = 0 }
         idgen.metrics { host = "127.0.0.1", port = 0 }
+        idgen.http.port = 0
         idgen.shutdown.quiet-period = 0s
         datastax-java-driver.advanced.reconnect-on-init = false
         """);

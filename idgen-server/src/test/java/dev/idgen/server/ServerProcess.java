@@ -58,6 +58,8 @@ final class ServerProcess implements AutoCloseable {
           "-Didgen.grpc.port=" + port,
           "-Didgen.metrics.host=127.0.0.1",
           "-Didgen.metrics.port=0", // any free port: several servers run at once
+          "-Didgen.http.host=127.0.0.1",
+          "-Didgen.http.port=-1", // likewise; never 8080
           "-Didgen.shutdown.quiet-period=0s"));
       for (String s : settings) {
         cmd.add("-D" + s);

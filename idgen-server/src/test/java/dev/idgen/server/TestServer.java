@@ -153,6 +153,9 @@ public final class TestServer implements AutoCloseable {
     values.put(ServerSettings.CLIENT_LEASE_LIFETIME, "0s");
     values.put("idgen.metrics.host", "127.0.0.1");
     values.put("idgen.metrics.port", 0);
+    // HTTP/JSON off unless a test asks for it (idgen.http.port = -1: a free port, httpPort()).
+    values.put(dev.idgen.server.http.HttpSettings.HOST, "127.0.0.1");
+    values.put(dev.idgen.server.http.HttpSettings.PORT, 0);
     values.putAll(overrides);
     // Without the driver's reference.conf, as ConfigLoader reads it: datastax-java-driver is the user's.
     Config config = ConfigFactory.parseMap(values)
@@ -181,6 +184,11 @@ public final class TestServer implements AutoCloseable {
       channel = null;
     }
     return new TestServer(store, server, channel, settings, injector);
+  }
+
+  /** The HTTP/JSON port; -1 when off (the tests' default). */
+  public int httpPort() {
+    return dev.idgen.server.http.HttpModule.port(injector);
   }
 
   /** The gRPC port (Netty), -1 in-process. */

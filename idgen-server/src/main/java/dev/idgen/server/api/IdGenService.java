@@ -4,6 +4,7 @@ import com.google.errorprone.annotations.ThreadSafe;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import com.google.inject.Inject;
 import com.google.inject.Singleton;
+import dev.idgen.api.v1.AllocateRangesResponse;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
@@ -25,6 +26,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -113,6 +115,17 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
   }
 
   /**
+   * Allocate in one answer, for HTTP/JSON (its transcoding serves unary methods only). The very same path as
+   * {@link #allocate}: its stream goes to a {@link RangeCollector}, which is always ready, so the ranges are
+   * checked (floor, valid_for) and collected at once, then sent as one message. The stream's hot path is
+   * untouched. On an error, ranges already collected are not sent: a counted gap.
+   */
+  @Override
+  public void allocateRanges(AllocateRequest request, StreamObserver<AllocateRangesResponse> responses) {
+    allocate(request, new RangeCollector((ServerCallStreamObserver<AllocateRangesResponse>) responses, abandoned));
+  }
+
+  /**
    * The blocking path: may wait for a reserve, load the sequence, or report an error. {@code arrivedNanos}:
    * when the call arrived, so that the time it queued for a worker counts against max-wait too.
    */
@@ -193,6 +206,91 @@ public final class IdGenService extends IdGenGrpc.IdGenImplBase {
       budget = Math.min(budget, Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)));
     }
     return Duration.ofNanos(budget);
+  }
+
+  /**
+   * A stream of ranges that becomes one {@link AllocateRangesResponse}: it is always ready, so
+   * {@link RangeStream} hands it every range at once; completion sends them, an error sends only the error
+   * (the collected IDs are reported to {@code abandoned}). Cancellation and close handlers are the unary
+   * call's. Not thread-safe by itself: {@link RangeStream} calls it under its lock.
+   */
+  static final class RangeCollector extends ServerCallStreamObserver<IdRange> {
+    private final ServerCallStreamObserver<AllocateRangesResponse> call;
+    private final LongConsumer abandoned;
+    private final List<IdRange> ranges = new ArrayList<>();
+
+    RangeCollector(ServerCallStreamObserver<AllocateRangesResponse> call, LongConsumer abandoned) {
+      this.call = call;
+      this.abandoned = abandoned;
+    }
+
+    @Override
+    public void onNext(IdRange range) {
+      ranges.add(range);
+    }
+
+    @Override
+    public void onError(Throwable error) {
+      long ids = 0;
+      for (IdRange r : ranges) {
+        ids += r.getCount();
+      }
+      if (ids > 0) {
+        abandoned.accept(ids);
+      }
+      call.onError(error);
+    }
+
+    @Override
+    public void onCompleted() {
+      call.onNext(AllocateRangesResponse.newBuilder().addAllRanges(ranges).build());
+      call.onCompleted();
+    }
+
+    @Override
+    public boolean isReady() {
+      return true; // collected in memory: one message goes out at the end, under the unary call's flow control
+    }
+
+    @Override
+    public boolean isCancelled() {
+      return call.isCancelled();
+    }
+
+    @Override
+    public void setOnCancelHandler(Runnable handler) {
+      call.setOnCancelHandler(handler);
+    }
+
+    @Override
+    public void setOnCloseHandler(Runnable handler) {
+      call.setOnCloseHandler(handler);
+    }
+
+    @Override
+    public void setOnReadyHandler(Runnable handler) {
+      // Always ready: RangeStream never waits for onReady.
+    }
+
+    @Override
+    public void setCompression(String compression) {
+      call.setCompression(compression);
+    }
+
+    @Override
+    public void disableAutoInboundFlowControl() {
+      call.disableAutoInboundFlowControl();
+    }
+
+    @Override
+    public void request(int count) {
+      call.request(count);
+    }
+
+    @Override
+    public void setMessageCompression(boolean enable) {
+      call.setMessageCompression(enable);
+    }
   }
 
   /**

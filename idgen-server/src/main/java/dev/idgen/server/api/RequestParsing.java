@@ -61,7 +61,7 @@ public final class RequestParsing {
     MethodDescriptor<Q, A> method = definition.getMethodDescriptor();
     String type = typeName(method);
     MethodDescriptor<Q, A> lenient = method.toBuilder(
-        new LenientMarshaller<>(method.getRequestMarshaller(), type), method.getResponseMarshaller()).build();
+        LenientMarshaller.of(method.getRequestMarshaller(), type), method.getResponseMarshaller()).build();
     return ServerMethodDefinition.create(lenient, new GuardedHandler<>(definition.getServerCallHandler(),
         method.getFullMethodName(), type));
   }
@@ -124,13 +124,24 @@ public final class RequestParsing {
   }
 
   /** The method's own marshaller, but a parse failure yields {@code null} and the error in the thread-local. */
-  private static final class LenientMarshaller<T> implements MethodDescriptor.Marshaller<T> {
+  private static class LenientMarshaller<T> implements MethodDescriptor.Marshaller<T> {
     private final MethodDescriptor.Marshaller<T> strict;
     private final String type;
 
     LenientMarshaller(MethodDescriptor.Marshaller<T> strict, String type) {
       this.strict = strict;
       this.type = type;
+    }
+
+    /**
+     * Keeps a protobuf marshaller's prototype visible: the HTTP/JSON transcoding (dev.idgen.server.http) finds
+     * the request type through it.
+     */
+    static <T> LenientMarshaller<T> of(MethodDescriptor.Marshaller<T> strict, String type) {
+      if (strict instanceof MethodDescriptor.PrototypeMarshaller<T> p) {
+        return new LenientPrototypeMarshaller<>(p, type);
+      }
+      return new LenientMarshaller<>(strict, type);
     }
 
     @Override
@@ -147,6 +158,27 @@ public final class RequestParsing {
         LAST_ERROR.set("the request is not a valid " + type + " message (" + cause.getMessage() + ")");
         return null;
       }
+    }
+  }
+
+  /** A {@link LenientMarshaller} of a protobuf message type, which it names. */
+  private static final class LenientPrototypeMarshaller<T> extends LenientMarshaller<T>
+      implements MethodDescriptor.PrototypeMarshaller<T> {
+    private final MethodDescriptor.PrototypeMarshaller<T> prototype;
+
+    LenientPrototypeMarshaller(MethodDescriptor.PrototypeMarshaller<T> strict, String type) {
+      super(strict, type);
+      this.prototype = strict;
+    }
+
+    @Override
+    public T getMessagePrototype() {
+      return prototype.getMessagePrototype();
+    }
+
+    @Override
+    public Class<T> getMessageClass() {
+      return prototype.getMessageClass();
     }
   }
 }

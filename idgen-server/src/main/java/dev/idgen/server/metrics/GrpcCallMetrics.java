@@ -1,6 +1,7 @@
 package dev.idgen.server.metrics;
 
 import com.google.errorprone.annotations.ThreadSafe;
+import dev.idgen.api.v1.AllocateRangesResponse;
 import dev.idgen.api.v1.AllocateRequest;
 import dev.idgen.api.v1.IdGenGrpc;
 import dev.idgen.api.v1.IdRange;
@@ -124,6 +125,12 @@ public final class GrpcCallMetrics extends MetricCollectingServerInterceptor {
     public void sendMessage(A message) {
       if (message instanceof IdRange range) {
         IDS.setRelease(this, (long) IDS.getAcquire(this) + range.getCount());
+      } else if (message instanceof AllocateRangesResponse answer) { // AllocateRanges, HTTP/JSON's Allocate
+        long sent = 0;
+        for (IdRange range : answer.getRangesList()) {
+          sent += range.getCount();
+        }
+        IDS.setRelease(this, (long) IDS.getAcquire(this) + sent);
       }
       responses.increment();
       super.sendMessage(message);

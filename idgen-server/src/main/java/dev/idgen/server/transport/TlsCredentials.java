@@ -95,6 +95,28 @@ public final class TlsCredentials implements ServerComponent {
     return credentials;
   }
 
+  /** Whether TLS is on ({@code idgen.grpc.tls.enabled}). */
+  public boolean enabled() {
+    return settings.enabled();
+  }
+
+  /** The server's certificate, reloaded in place; null without TLS. The HTTP port serves the same one. */
+  @javax.annotation.Nullable
+  public javax.net.ssl.X509ExtendedKeyManager keyManager() {
+    return keyManager;
+  }
+
+  /** The client certificates' trust, reloaded in place; null without TLS or without client certificates. */
+  @javax.annotation.Nullable
+  public javax.net.ssl.X509ExtendedTrustManager trustManager() {
+    return trustManager;
+  }
+
+  /** Whether client certificates are asked for ({@code idgen.grpc.tls.client-auth}). */
+  public OperationsSettings.ClientAuth clientAuth() {
+    return settings.clientAuth();
+  }
+
   @Override
   public void start() {
     if (!settings.enabled()) {
