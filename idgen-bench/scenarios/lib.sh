@@ -53,7 +53,7 @@ start_cassandra_server() {
   java -Xms256m -Xmx1g -Didgen.store=cassandra -Didgen.cassandra.contact-points="$contact" \
     -Didgen.cassandra.local-datacenter="$dc" -Didgen.cassandra.create-schema=true \
     -Didgen.grpc.host=127.0.0.1 -Didgen.grpc.port="$grpc" -Didgen.metrics.host=127.0.0.1 \
-    -Didgen.metrics.port="$metrics" "$@" -jar "$SERVER_JAR" >"$log" 2>&1 9>&- &
+    -Didgen.metrics.port="$metrics" -Didgen.http.port="${IDGEN_BENCH_HTTP_PORT:-0}" "$@" -jar "$SERVER_JAR" >"$log" 2>&1 9>&- &
   STARTED_PID=$!
   for ((i = 0; i < 600; i++)); do
     kill -0 "$STARTED_PID" 2>/dev/null || { tail -20 "$log" >&2; fail "the server ($dc) exited during start"; }

@@ -71,7 +71,7 @@ start_servers() {
     GRPCS+=("$(port)"); METRICS_PORTS+=("$(port)")
     java -Xms64m -Xmx"$SERVER_HEAP" -Didgen.store=cassandra -Didgen.cassandra.contact-points=127.0.0.1:9042 \
       -Didgen.cassandra.local-datacenter=dc1 -Didgen.cassandra.create-schema=true -Didgen.cassandra.replication.dc1=1 \
-      -Didgen.server-name="srv$i" -Didgen.grpc.host=127.0.0.1 -Didgen.grpc.port="${GRPCS[i]}" \
+      -Didgen.server-name="srv$i" -Didgen.grpc.host=127.0.0.1 -Didgen.grpc.port="${GRPCS[i]}" -Didgen.http.port=0 \
       -Didgen.metrics.host=127.0.0.1 -Didgen.metrics.port="${METRICS_PORTS[i]}" \
       -jar "$SERVER_JAR" >"$OUT/server-$s-$i.log" 2>&1 9>&- &
     PIDS+=($!)

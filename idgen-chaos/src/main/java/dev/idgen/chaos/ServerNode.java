@@ -242,6 +242,8 @@ final class ServerNode implements AutoCloseable {
     cmd.addAll(List.of(
         "-Didgen.grpc.host=" + host,
         "-Didgen.grpc.port=" + port,
+        // No HTTP/JSON: the harness calls gRPC only, and servers of one host must not contend for port 8080.
+        "-Didgen.http.port=0",
         "-Didgen.shutdown.quiet-period=" + SHUTDOWN_QUIET_PERIOD,
         "-Didgen.shutdown.timeout=" + SHUTDOWN_TIMEOUT));
     for (String s : settings) {

@@ -133,6 +133,18 @@ class DeployManifestsTest {
   }
 
   @Test
+  void should_agree_on_the_http_port_everywhere() {
+    int port = referenceInt("idgen.http.port");
+
+    assertThat(containerPort("http")).as("containerPort http").isEqualTo(port);
+    Map<String, Object> servicePort = servicePort("http");
+    assertThat(servicePort.get("port")).as("Service port http").isEqualTo(port);
+    assertThat(servicePort.get("targetPort")).as("Service targetPort (a container port's name)")
+        .isIn("http", port);
+    assertThat(exposedPorts()).as("Dockerfile EXPOSE").contains(port);
+  }
+
+  @Test
   void should_agree_on_the_metrics_port_everywhere() {
     int port = referenceInt(METRICS_PORT);
 
