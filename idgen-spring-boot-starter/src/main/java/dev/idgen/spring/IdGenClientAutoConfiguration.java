@@ -169,4 +169,17 @@ public class IdGenClientAutoConfiguration {
       };
     }
   }
+
+  /** Spring Data JDBC: {@code @Id @IdSequence("orders")} ids filled before an aggregate is saved. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.data.jdbc.core.JdbcAggregateTemplate")
+  static class DataJdbcConfiguration {
+    @Bean
+    @ConditionalOnMissingBean(IdSequenceBeforeConvertCallback.class)
+    org.springframework.data.relational.core.mapping.event.BeforeConvertCallback<Object> idSequenceBeforeConvertCallback(
+        ObjectProvider<org.springframework.data.relational.core.mapping.RelationalMappingContext> mapping,
+        ObjectProvider<IdGenClient> client) {
+      return new IdSequenceBeforeConvertCallback(mapping, client);
+    }
+  }
 }
