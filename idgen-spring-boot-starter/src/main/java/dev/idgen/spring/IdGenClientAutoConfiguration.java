@@ -4,6 +4,7 @@ import dev.idgen.client.IdGenClient;
 import dev.idgen.client.IdGenClientBuilder;
 import dev.idgen.client.IdGenClientMetrics;
 import dev.idgen.client.IdSource;
+import dev.idgen.hibernate.IdgenHibernate;
 import io.grpc.TlsChannelCredentials;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.io.IOException;
@@ -17,6 +18,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.PropertyMapper;
+import org.springframework.boot.hibernate.autoconfigure.HibernatePropertiesCustomizer;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
@@ -29,7 +31,8 @@ import org.springframework.context.annotation.Import;
  * {@code idgen.client.sequences} (inject {@code @IdSequence("orders") IdSource}), and, when the application
  * has them, a health indicator {@code idgen} (Spring Boot's health module, as Actuator brings it) and the
  * client's metrics ({@link IdGenClientMetrics}, bound to the application's registries by Spring Boot's
- * Micrometer support). Off with {@code idgen.client.enabled=false}; an application's own {@code IdGenClient}
+ * Micrometer support), and, with idgen-hibernate and Spring Boot's Hibernate, the client in Hibernate's
+ * settings for {@code @IdgenId} entities. Off with {@code idgen.client.enabled=false}; an application's own {@code IdGenClient}
  * bean replaces the one built here (then without the call outcomes and failover counts, which need the
  * interceptors installed here).
  */
@@ -146,6 +149,37 @@ public class IdGenClientAutoConfiguration {
     @ConditionalOnMissingBean(name = "idgenHealthIndicator")
     IdGenHealthIndicator idgenHealthIndicator(IdGenCallOutcomes outcomes, ObjectProvider<IdSource> sources) {
       return new IdGenHealthIndicator(outcomes, sources.orderedStream().toList());
+    }
+  }
+
+  /**
+   * {@code @IdgenId} entities under Spring Boot's Hibernate: the client goes into Hibernate's settings as
+   * {@link IdgenHibernate#CLIENT}. A value the application set there (spring.jpa.properties or its own
+   * customizer, ordered before) is kept.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass({IdgenHibernate.class, HibernatePropertiesCustomizer.class})
+  static class HibernateConfiguration {
+    @Bean
+    HibernatePropertiesCustomizer idGenHibernatePropertiesCustomizer(ObjectProvider<IdGenClient> client) {
+      return settings -> {
+        if (!settings.containsKey(IdgenHibernate.CLIENT)) {
+          client.ifAvailable(c -> settings.put(IdgenHibernate.CLIENT, c));
+        }
+      };
+    }
+  }
+
+  /** Spring Data JDBC: {@code @Id @IdSequence("orders")} ids filled before an aggregate is saved. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.data.jdbc.core.JdbcAggregateTemplate")
+  static class DataJdbcConfiguration {
+    @Bean
+    @ConditionalOnMissingBean(IdSequenceBeforeConvertCallback.class)
+    org.springframework.data.relational.core.mapping.event.BeforeConvertCallback<Object> idSequenceBeforeConvertCallback(
+        ObjectProvider<org.springframework.data.relational.core.mapping.RelationalMappingContext> mapping,
+        ObjectProvider<IdGenClient> client) {
+      return new IdSequenceBeforeConvertCallback(mapping, client);
     }
   }
 }
