@@ -161,8 +161,9 @@ class DeployManifestsTest {
   }
 
   @Test
-  void should_expose_only_the_grpc_and_metrics_ports_in_the_image() {
-    assertThat(exposedPorts()).containsExactlyInAnyOrder(referenceInt(GRPC_PORT), referenceInt(METRICS_PORT));
+  void should_expose_only_the_grpc_http_and_metrics_ports_in_the_image() {
+    assertThat(exposedPorts()).containsExactlyInAnyOrder(
+        referenceInt(GRPC_PORT), referenceInt("idgen.http.port"), referenceInt(METRICS_PORT));
   }
 
   // Probes
@@ -356,14 +357,14 @@ class DeployManifestsTest {
   }
 
   @Test
-  void should_expose_the_grpc_port_on_a_headless_service_that_selects_the_pods() {
+  void should_expose_the_grpc_and_http_ports_on_a_headless_service_that_selects_the_pods() {
     Map<String, Object> labels = map(at(workload, "spec", "template", "metadata", "labels"));
 
     assertThat(at(service, "spec", "clusterIP")).as("headless").isEqualTo("None");
     assertThat(at(service, "metadata", "name")).isEqualTo("idgen-headless");
     assertThat(labels).containsAllEntriesOf(map(at(service, "spec", "selector")));
     assertThat(labels).containsAllEntriesOf(map(at(workload, "spec", "selector", "matchLabels")));
-    assertThat(list(at(service, "spec", "ports"))).hasSize(1);
+    assertThat(list(at(service, "spec", "ports"))).hasSize(2); // grpc and http, checked by name above
   }
 
   @Test
