@@ -106,6 +106,11 @@ final class HttpServer implements ServerComponent {
               return HttpResponse.of(HttpStatus.UNSUPPORTED_MEDIA_TYPE, MediaType.PLAIN_TEXT_UTF_8,
                   "this is idgen's HTTP/JSON port (idgen.http.port): send gRPC to idgen.grpc.port");
             }
+            if (type != null && type.is(MediaType.FORM_DATA)) {
+              // curl -d sends its body as a form; every body here is JSON (docs/http.md's curl lines omit -H).
+              req = req.withHeaders(req.headers().toBuilder().contentType(MediaType.JSON_UTF_8).build());
+              ctx.updateRequest(req);
+            }
             open.incrementAndGet();
             ctx.log().whenComplete().thenRun(open::decrementAndGet);
             return delegate.serve(ctx, req);

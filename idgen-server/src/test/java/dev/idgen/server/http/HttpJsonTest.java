@@ -104,6 +104,17 @@ class HttpJsonTest {
   }
 
   @Test
+  void should_read_curls_default_form_content_type_as_json() throws Exception {
+    Answer created = call("POST", "/v1/sequences", "{\"name\": \"curl-form\"}",
+        "application/x-www-form-urlencoded");
+    assertThat(created.status()).as(created.body()).isEqualTo(200);
+    Answer allocated = call("POST", "/v1/sequences/curl-form:allocate", "{\"count\": 10}",
+        "application/x-www-form-urlencoded");
+    assertThat(allocated.status()).as(allocated.body()).isEqualTo(200);
+    assertThat(allocated.body()).contains("\"count\":\"10\"");
+  }
+
+  @Test
   void should_allocate_with_int64s_as_strings_and_valid_for() throws Exception {
     assertThat(call("POST", "/v1/sequences", "{\"name\": \"orders\", \"start\": 1000}").status()).isEqualTo(200);
 
