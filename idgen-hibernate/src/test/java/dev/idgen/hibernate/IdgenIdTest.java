@@ -13,6 +13,7 @@ import dev.idgen.hibernate.Entities.Line;
 import dev.idgen.hibernate.Entities.Order;
 import dev.idgen.hibernate.Entities.Tag;
 import dev.idgen.server.EmbeddedDaemon;
+import dev.idgen.test.InMemoryIdSource;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
@@ -116,7 +117,7 @@ class IdgenIdTest {
 
   @Test
   void should_take_ids_from_a_function_of_sources_when_the_setting_holds_one() {
-    CountingIdSource orders = new CountingIdSource("orders", 7);
+    InMemoryIdSource orders = InMemoryIdSource.startingAt("orders", 7);
     Function<String, IdSource> sources = name -> orders;
     try (SessionFactory factory = factory(Map.of(IdgenHibernate.CLIENT, sources), Order.class)) {
       Order a = new Order("a");

@@ -1,9 +1,6 @@
 package dev.idgen.spring;
 
 import dev.idgen.client.IdGenClient;
-import dev.idgen.client.IdSource;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.data.mapping.PersistentPropertyAccessor;
 import org.springframework.data.relational.core.mapping.RelationalMappingContext;
@@ -15,12 +12,12 @@ import org.springframework.data.relational.core.mapping.event.BeforeConvertCallb
  * Spring Data JDBC: fills an {@code @Id} also annotated {@code @IdSequence("orders")} when it is null or 0,
  * from that sequence. Through the mapping context's accessor, so records and {@code withId} entities work.
  * The mapping context and the client are looked up at the first save (Spring Data's own configuration may come
- * after this one). Thread-safe: the sources are cached per name in a concurrent map; an {@link IdSource} is thread-safe.
+ * after this one). Thread-safe and stateless: the client keeps one thread-safe source per name
+ * ({@link IdGenClient#sequence}).
  */
 final class IdSequenceBeforeConvertCallback implements BeforeConvertCallback<Object> {
   private final ObjectProvider<RelationalMappingContext> mapping;
   private final ObjectProvider<IdGenClient> client;
-  private final Map<String, IdSource> sources = new ConcurrentHashMap<>();
 
   IdSequenceBeforeConvertCallback(ObjectProvider<RelationalMappingContext> mapping, ObjectProvider<IdGenClient> client) {
     this.mapping = mapping;
@@ -43,14 +40,12 @@ final class IdSequenceBeforeConvertCallback implements BeforeConvertCallback<Obj
     if (current != null && !(current instanceof Number n && n.longValue() == 0)) {
       return aggregate;
     }
-    long next = sources.computeIfAbsent(sequence.value(), name -> client.getObject().sequence(name)).next();
     Class<?> type = id.getType();
-    if (type == Long.class || type == long.class) {
-      accessor.setProperty(id, next);
-    } else {
+    if (type != Long.class && type != long.class) {
       throw new IllegalStateException(entity.getName() + "." + id.getName() + ": @IdSequence(\"" + sequence.value()
           + "\") fills a long or Long id, not " + type.getName());
     }
+    accessor.setProperty(id, client.getObject().sequence(sequence.value()).next());
     return accessor.getBean();
   }
 }
