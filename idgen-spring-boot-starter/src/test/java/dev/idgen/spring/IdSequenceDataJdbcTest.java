@@ -1,6 +1,7 @@
 package dev.idgen.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterAll;
@@ -17,7 +18,9 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.annotation.Id;
 import org.springframework.data.jdbc.core.JdbcAggregateTemplate;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.jdbc.repository.config.EnableJdbcRepositories;
 import org.springframework.data.relational.core.mapping.Table;
+import org.springframework.data.repository.CrudRepository;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /** Spring Data JDBC aggregates (records) whose {@code @Id @IdSequence} comes from a real daemon. */
@@ -42,10 +45,60 @@ class IdSequenceDataJdbcTest {
     }
   }
 
+  /** An aggregate whose annotated id is not a number: the callback refuses it, naming the field. */
+  @Table("labels")
+  record Label(@Id @IdSequence("shipments") String id, String text) {}
+
+  /** A repository as an application declares it; Spring Data implements it. */
+  interface Shipments extends CrudRepository<Shipment, Long> {}
+
   /** The application: its package is where Spring Data looks for repositories. */
   @Configuration(proxyBeanMethods = false)
   @AutoConfigurationPackage
+  @EnableJdbcRepositories(considerNestedRepositories = true, basePackageClasses = IdSequenceDataJdbcTest.class)
   static class App {}
+
+  private static ApplicationContextRunner application() {
+    return new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdGenClientAutoConfiguration.class,
+            DataSourceAutoConfiguration.class, JdbcTemplateAutoConfiguration.class,
+            DataSourceTransactionManagerAutoConfiguration.class, DataJdbcRepositoriesAutoConfiguration.class))
+        .withUserConfiguration(App.class)
+        .withPropertyValues("idgen.client.targets=" + daemon.target(), "idgen.client.tls.enabled=false");
+  }
+
+  @Test
+  void should_fill_the_ids_of_aggregates_saved_through_a_repository() {
+    application().run(context -> {
+      assertThat(context).hasNotFailed();
+      context.getBean(JdbcTemplate.class)
+          .execute("CREATE TABLE \"shipments\" (id BIGINT PRIMARY KEY, label VARCHAR(40))");
+      Shipments shipments = context.getBean(Shipments.class);
+
+      Shipment first = shipments.save(new Shipment(null, "books"));
+      Shipment second = shipments.save(new Shipment(null, "lamps"));
+
+      assertThat(first.id()).isNotNull().isPositive();
+      assertThat(second.id()).isNotNull().isNotEqualTo(first.id());
+      assertThat(shipments.findById(second.id())).contains(second);
+      assertThat(shipments.count()).isEqualTo(2);
+    });
+  }
+
+  @Test
+  void should_refuse_an_annotated_id_that_is_not_a_long_naming_the_field() {
+    application().run(context -> {
+      assertThat(context).hasNotFailed();
+      context.getBean(JdbcTemplate.class)
+          .execute("CREATE TABLE \"labels\" (id VARCHAR(40) PRIMARY KEY, text VARCHAR(40))");
+      JdbcAggregateTemplate template = context.getBean(JdbcAggregateTemplate.class);
+
+      assertThatThrownBy(() -> template.insert(new Label(null, "fragile")))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("Label.id")
+          .hasMessageContaining("@IdSequence(\"shipments\") fills a long or Long id, not java.lang.String");
+    });
+  }
 
   @Test
   void should_fill_a_null_id_from_the_sequence_and_keep_a_set_one() {
