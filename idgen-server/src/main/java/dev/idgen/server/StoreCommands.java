@@ -1,5 +1,7 @@
 package dev.idgen.server;
 
+import com.google.common.base.CharMatcher;
+import com.google.common.base.Splitter;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import dev.idgen.core.IdGenException;
@@ -213,7 +215,8 @@ final class StoreCommands {
           out.println("dry run: " + steps.size() + " sequences would be moved; nothing was written");
         } else {
           move.apply(steps, out::println);
-          out.println("moved " + steps.size() + " sequences into keyspace " + to);
+          out.println("moved " + steps.size() + " sequences into keyspace "
+              + CassandraStoreModule.settings(target).keyspace());
         }
       }
       return EXIT_OK;
@@ -254,19 +257,19 @@ final class StoreCommands {
       if (line.isEmpty()) {
         continue;
       }
-      String[] parts = line.split("\\s+");
+      List<String> parts = Splitter.on(CharMatcher.whitespace()).omitEmptyStrings().splitToList(line);
       String where = "--floors " + file + " line " + (i + 1) + ": ";
-      if (parts.length != 2) {
+      if (parts.size() != 2) {
         throw new UsageException(where + "'" + lines.get(i) + "' (expected: SEQUENCE FLOOR, e.g. 'orders 1200000')");
       }
       long floor;
       try {
-        floor = Long.parseLong(parts[1]);
+        floor = Long.parseLong(parts.get(1));
       } catch (NumberFormatException e) {
-        throw new UsageException(where + "floor '" + parts[1] + "' is not an integer");
+        throw new UsageException(where + "floor '" + parts.get(1) + "' is not an integer");
       }
-      if (floors.put(parts[0], floor) != null) {
-        throw new UsageException(where + "sequence '" + parts[0] + "' is named twice");
+      if (floors.put(parts.get(0), floor) != null) {
+        throw new UsageException(where + "sequence '" + parts.get(0) + "' is named twice");
       }
     }
     return floors;
