@@ -45,6 +45,8 @@ import picocli.CommandLine;
 @ExtendWith(CassandraExtension.class)
 class MoveStoreCassandraIT {
   private static final long STRIPED_START = 1_000_000_000L;
+  /** Between orders' IDs and striped's: every sequence's IDs in one set, none shared. */
+  private static final long RANKED_START = 500_000_000L;
 
   @TempDir
   Path dir;
@@ -82,6 +84,17 @@ class MoveStoreCassandraIT {
       embedded.advance(orders, reserved.last() + 1_000); // a floor above every reservation
       StoredSequence gone = embedded.findStored("gone").orElseThrow();
       embedded.redefine(gone, gone.deletedAt(Instant.now(), Instant.now().plus(Duration.ofDays(30))));
+      // A strict sequence of the embedded store's one datacenter, and a purged one.
+      SequenceDefinition ranked = new SequenceDefinition("ranked", RANKED_START, Long.MAX_VALUE, 1, 30, 1_000)
+          .withStrictOrdering("local");
+      embedded.create(ranked);
+      before.addAll(TestServer.ids(List.of(proto(embedded.reserveStrict(ranked, 1, 10)))));
+      embedded.create(new SequenceDefinition("tomb", 1, Long.MAX_VALUE, 1, 30, 1_000));
+      embedded.reserve(embedded.find("tomb").orElseThrow(), 0, 10);
+      StoredSequence tomb = embedded.findStored("tomb").orElseThrow();
+      StoredSequence deleted = tomb.deletedAt(Instant.now(), Instant.now().plus(Duration.ofDays(30)));
+      embedded.redefine(tomb, deleted);
+      embedded.redefine(deleted, deleted.purgedNow());
     }
     long ordersFloor = reserved.last() + 1_000;
 
@@ -92,12 +105,14 @@ class MoveStoreCassandraIT {
     assertThat(run("move-store", "--from-config", from.toString(), "--to-config", to.toString(), "--dry-run"))
         .as(err.toString()).isZero();
     assertThat(out.toString()).contains("orders: would be created, floor " + ordersFloor + ", 1 reservation")
-        .contains("dry run: 3 sequences would be moved; nothing was written");
+        .contains("ranked: would be created, floor " + (RANKED_START + 9) + ", 0 reservations, strict in dc1")
+        .contains("dry run: 5 sequences would be moved; nothing was written");
 
     assertThat(run("move-store", "--from-config", from.toString(), "--to-config", to.toString()))
         .as(err.toString()).isZero();
     assertThat(out.toString()).contains("orders: created, floor " + ordersFloor)
-        .contains("gone: created").contains("deleted").contains("moved 3 sequences");
+        .contains("gone: created").contains("deleted").contains("tomb: created, floor 10, 0 reservations, purged")
+        .contains("moved 5 sequences into keyspace " + keyspace);
     // Run again (say, after it stopped half-way): harmless.
     assertThat(run("move-store", "--from-config", from.toString(), "--to-config", to.toString()))
         .as(err.toString()).isZero();
@@ -110,6 +125,10 @@ class MoveStoreCassandraIT {
       assertThat(orders.nodeBlockSize()).isEqualTo(30);
       assertThat(cassandra.find("striped").orElseThrow().stripes()).isEqualTo(4);
       assertThat(cassandra.findStored("gone").orElseThrow().deleted()).isTrue();
+      assertThat(cassandra.findStored("tomb").orElseThrow().purged()).isTrue();
+      SequenceDefinition ranked = cassandra.find("ranked").orElseThrow();
+      assertThat(ranked.strict()).isTrue();
+      assertThat(ranked.homeDatacenter()).isEqualTo(TestCassandra.DC1);
       assertThat(cassandra.floor(orders)).isGreaterThanOrEqualTo(ordersFloor);
       assertThat(cassandra.reservations(orders, Long.MIN_VALUE, 10)).singleElement()
           .satisfies(r -> assertThat(List.of(r.first(), r.last(), r.requestId()))
@@ -122,12 +141,13 @@ class MoveStoreCassandraIT {
             after.addAll(allocate(channel, "orders", 3));
             after.addAll(allocate(channel, "striped", 3));
           }
+          after.addAll(allocate(channel, "ranked", 5));
         } finally {
           channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
       }
     }
-    assertThat(after).hasSize(300).doesNotContainAnyElementsOf(before);
+    assertThat(after).hasSize(305).doesNotContainAnyElementsOf(before);
     assertThat(after).filteredOn(id -> id < STRIPED_START).allMatch(id -> id > ordersFloor);
     long highestStriped = before.stream().mapToLong(Long::longValue).max().orElseThrow();
     assertThat(after).filteredOn(id -> id >= STRIPED_START).allMatch(id -> id > highestStriped);
@@ -197,6 +217,10 @@ class MoveStoreCassandraIT {
         .setOut(new PrintWriter(out, true))
         .setErr(new PrintWriter(err, true))
         .execute(args);
+  }
+
+  private static IdRange proto(dev.idgen.core.IdRange r) {
+    return IdRange.newBuilder().setFirst(r.first()).setCount(r.count()).setStride(r.stride()).build();
   }
 
   private static ManagedChannel channel(int port) {
