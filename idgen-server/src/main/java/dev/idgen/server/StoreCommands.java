@@ -123,7 +123,7 @@ final class StoreCommands {
   }
 
   /** {@code backup}: a consistent copy of the embedded store, into a new file. */
-  @Command(name = "backup", mixinStandardHelpOptions = true,
+  @Command(name = "backup", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
       description = {"Copies the embedded store into a new file, consistently (SQLite's VACUUM INTO).",
           "Run it with the server stopped: the server holds the store's file for itself.",
           "Exit codes: 0 done, 1 store unusable (held by a server), 2 bad input."})
@@ -153,7 +153,7 @@ final class StoreCommands {
    * {@code restore-guard}: after a restore, advances every sequence past the highest ID it may have handed out
    * since the backup, as the operator's floors file says, before any server starts on the restored file.
    */
-  @Command(name = "restore-guard", mixinStandardHelpOptions = true,
+  @Command(name = "restore-guard", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
       description = {"After restoring an embedded store from a backup, advances every sequence to its floor",
           "from --floors (lines 'SEQUENCE FLOOR': at or above the highest ID your systems hold for it).",
           "Refuses, writing nothing, unless the file names every sequence that can still hand out IDs.",
@@ -181,7 +181,7 @@ final class StoreCommands {
   }
 
   /** {@code move-store}: every sequence of the embedded store into the Cassandra keyspace of another config. */
-  @Command(name = "move-store", mixinStandardHelpOptions = true,
+  @Command(name = "move-store", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
       description = {"Moves every sequence of an embedded store into a Cassandra keyspace: definitions, deleted",
           "states, reservations, each advanced past every ID the embedded store may have handed out.",
           "Stop the embedded server first, and start the Cassandra servers after.",
