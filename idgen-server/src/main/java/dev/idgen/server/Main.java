@@ -38,12 +38,15 @@ import picocli.CommandLine;
     mixinStandardHelpOptions = true,
     versionProvider = Main.VersionProvider.class,
     sortOptions = false,
+    subcommands = {StoreCommands.Backup.class, StoreCommands.RestoreGuard.class, StoreCommands.MoveStore.class},
     description = {
         "Serves short, never-duplicated numeric IDs over gRPC (idgen.v1.IdGen, idgen.v1.SequenceAdmin),",
         "with gRPC health and server reflection.",
         "",
         "Settings come from reference.conf (every key documented there), a --config file, IDGEN_* "
-            + "environment variables and -D system properties, in increasing precedence."
+            + "environment variables and -D system properties, in increasing precedence.",
+        "",
+        "The store commands (backup, restore-guard, move-store) run with the server stopped."
     })
 public final class Main implements Callable<Integer> {
 
@@ -64,10 +67,12 @@ public final class Main implements Callable<Integer> {
     // grpc-java logs through java.util.logging: send it to SLF4J, like everything else.
     SLF4JBridgeHandler.removeHandlersForRootLogger();
     SLF4JBridgeHandler.install();
-    int code = new CommandLine(new Main()).execute(args);
+    CommandLine commandLine = new CommandLine(new Main());
+    int code = commandLine.execute(args);
     // After a clean shutdown the JVM is already exiting (SIGTERM): System.exit would wait for the very
-    // shutdown hook that got us here.
-    if (code != EXIT_OK) {
+    // shutdown hook that got us here. A store command (backup, move-store...) is done when it returns.
+    boolean storeCommand = commandLine.getParseResult() != null && commandLine.getParseResult().hasSubcommand();
+    if (code != EXIT_OK || storeCommand) {
       System.exit(code);
     }
   }

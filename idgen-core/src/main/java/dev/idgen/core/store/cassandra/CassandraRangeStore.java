@@ -432,6 +432,16 @@ public final class CassandraRangeStore implements RangeStore {
     return reservationTable.page(d, afterFirst, limit);
   }
 
+  /**
+   * Records a reservation made by another store (a move off the embedded store), with its request id, so that
+   * listings show it and a retry of its request returns it. It takes no IDs: the caller first advances the
+   * sequence past {@code r.last()}. Returns the record the request id holds, which is another one if the
+   * request id was already used in this keyspace.
+   */
+  public Reservation importReservation(Reservation r) {
+    return reservationTable.importRecord(r);
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Owners of strict sequences (OwnerTable)
 

@@ -89,6 +89,20 @@ final class ReservationTable {
     return recorded;
   }
 
+  /**
+   * Records a reservation another store made (a move off the embedded store), as {@link #reserve} records its
+   * own: the request row, then the listing row. The caller has moved the global cursor past its IDs. Returns
+   * the record the request id holds: {@code r}, or another one if the request id was already used.
+   */
+  Reservation importRecord(Reservation r) {
+    long deadline = outcomes.deadline();
+    Reservation recorded = record(r, deadline);
+    if (recorded.first() == r.first() && recorded.last() == r.last()) {
+      list(recorded, deadline);
+    }
+    return recorded;
+  }
+
   /** The range a request id already reserved, for a retry of the same count; its listing row written again. */
   private Reservation replay(Reservation existing, long count) {
     if (existing.count() != count) {
