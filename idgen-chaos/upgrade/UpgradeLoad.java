@@ -4,7 +4,7 @@
 //   advance TARGET SEQ FLOOR FILE     AdvanceSequence; on OK appends "millis floor" to FILE (when it returned)
 //   load TARGETS_FILE SEQ OUT STOP    raw Allocate calls until file STOP exists; targets re-read each call;
 //                                     each range received: "callStartMillis first count stride" in OUT
-//   check DIR FLOORS                  0 duplicates among every recorded ID, 0 IDs below a floor in calls that
+//   check DIR FLOORS                  0 duplicates among every recorded ID, 0 IDs at or below a floor in calls that
 //                                     started after that floor's advance returned; prints the verdict line
 // Raw callers, not the client stub: nothing is kept across the switch but what was recorded, and a 0.1.0
 // range has no valid_for for a stub to honour.
@@ -93,7 +93,7 @@ public class UpgradeLoad {
           n += count;
           intervals.add(new long[] {first, first + count});
           for (long[] adv : advances) {
-            if (start > adv[0] && first < adv[1]) below += Math.min(count, adv[1] - first);
+            if (start > adv[0] && first <= adv[1]) below += Math.min(count, adv[1] - first + 1); // at or below
           }
         }
       }
