@@ -38,7 +38,7 @@ import picocli.CommandLine;
     mixinStandardHelpOptions = true,
     versionProvider = Main.VersionProvider.class,
     sortOptions = false,
-    subcommands = {StoreCommands.Backup.class, StoreCommands.RestoreGuard.class, StoreCommands.MoveStore.class},
+    subcommands = {StoreCommands.Backup.class, StoreCommands.Export.class, StoreCommands.RestoreGuard.class, StoreCommands.MoveStore.class},
     description = {
         "Serves short, never-duplicated numeric IDs over gRPC (idgen.v1.IdGen, idgen.v1.SequenceAdmin),",
         "with gRPC health and server reflection.",

@@ -6,6 +6,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import dev.idgen.core.IdGenException;
 import dev.idgen.core.InvalidRequestException;
+import dev.idgen.core.RangeStore;
 import dev.idgen.core.SequenceDefinition;
 import dev.idgen.core.StoreUnavailableException;
 import dev.idgen.core.StoredSequence;
@@ -32,7 +33,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * The server jar's offline store commands: {@code backup}, {@code restore-guard} and {@code move-store}. Each
+ * The server jar's store commands: {@code backup}, {@code export}, {@code restore-guard} and {@code move-store}. Each
  * opens the store that a configuration file names (the same file the server reads), does its work and closes it.
  * They run with no server on the store: the embedded store locks its file for one process, so a command started
  * while a server holds it waits 10 s and stops with exit code 1, saying so.
@@ -110,6 +111,18 @@ final class StoreCommands {
     return EmbeddedRangeStore.open(settings.embeddedDir());
   }
 
+  /**
+   * The store {@code config} names, embedded or Cassandra. The embedded one must exist (never a new, empty
+   * store); a Cassandra keyspace must answer within {@value #CASSANDRA_WAIT_SECONDS} s.
+   */
+  static RangeStore openStore(Path configFile, String option) throws UsageException {
+    Config config = config(configFile, option);
+    if (ServerSettings.from(config).store() == ServerSettings.StoreKind.CASSANDRA) {
+      return connect(config);
+    }
+    return openEmbedded(configFile, option);
+  }
+
   private static ServerSettings settings(Path configFile, String option) throws UsageException {
     return ServerSettings.from(config(configFile, option));
   }
@@ -154,8 +167,9 @@ final class StoreCommands {
    * since the backup, as the operator's floors file says, before any server starts on the restored file.
    */
   @Command(name = "restore-guard", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
-      description = {"After restoring an embedded store from a backup, advances every sequence to its floor",
-          "from --floors (lines 'SEQUENCE FLOOR': at or above the highest ID your systems hold for it).",
+      description = {"After restoring a store (an embedded backup, a Cassandra snapshot), advances every sequence",
+          "to its floor from --floors (lines 'SEQUENCE FLOOR': at or above the highest ID handed out for it, as",
+          "'export' writes them or your systems hold them). Run it before any server serves the restored store.",
           "Refuses, writing nothing, unless the file names every sequence that can still hand out IDs.",
           "Exit codes: 0 done, 1 store unusable, 2 bad input, 3 refused."})
   static final class RestoreGuard extends StoreCommand {
@@ -172,10 +186,74 @@ final class StoreCommands {
     @Override
     int run(PrintWriter out) throws UsageException, IOException {
       Map<String, Long> floors = readFloors(floorsFile);
-      try (EmbeddedRangeStore store = openEmbedded(configFile, "--config")) {
+      try (RangeStore store = openStore(configFile, "--config")) {
         List<String> lines = RestoreGuardPlan.apply(store, floors, dryRun);
         lines.forEach(out::println);
       }
+      return EXIT_OK;
+    }
+  }
+
+  /**
+   * {@code export}: the floors file {@code restore-guard} reads, one line per sequence that can hand out IDs: the
+   * highest ID any tier may have handed out so far. Taken after a snapshot and before its restore, it covers every
+   * ID handed out in between; each sequence's definition goes along as a comment, to create again a sequence the
+   * restore drops.
+   */
+  @Command(name = "export", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+      description = {"Writes every sequence's high-water mark (the highest ID any tier may have handed out) as",
+          "a floors file for restore-guard: lines 'SEQUENCE FLOOR', each definition in a comment.",
+          "Cassandra: run it with the servers stopped, so that nothing is handed out after it.",
+          "The embedded store: run it with its server stopped (the server holds the file).",
+          "Exit codes: 0 done, 1 store unusable, 2 bad input."})
+  static final class Export extends StoreCommand {
+    @Option(names = "--config", required = true, paramLabel = "FILE", description = "The server's configuration")
+    Path configFile;
+
+    @Option(names = "--to", required = true, paramLabel = "FILE", description = "The floors file; must not exist")
+    Path to;
+
+    @Override
+    int run(PrintWriter out) throws UsageException, IOException {
+      if (Files.exists(to)) {
+        throw new UsageException("--to: " + to.toAbsolutePath() + " exists; export never overwrites a floors file");
+      }
+      Path dirOf = to.toAbsolutePath().getParent();
+      if (dirOf != null && !Files.isDirectory(dirOf)) {
+        throw new UsageException("--to: the directory " + dirOf + " does not exist");
+      }
+      List<String> lines = new ArrayList<>();
+      int sequences = 0;
+      try (RangeStore store = openStore(configFile, "--config")) {
+        lines.add("# idgen export of the store of " + configFile + " at " + java.time.Instant.now()
+            + ": SEQUENCE FLOOR, the highest ID any tier may have handed out; read by restore-guard");
+        String after = "";
+        while (true) {
+          List<StoredSequence> page = store.listStored(after, 500);
+          for (StoredSequence s : page) {
+            if (s.purged()) {
+              continue;
+            }
+            SequenceDefinition d = s.definition();
+            lines.add("# " + d + (s.deleted() ? " (deleted)" : ""));
+            lines.add(d.name() + " " + StoreMove.highestHandedOut(store, d));
+            sequences++;
+          }
+          if (page.size() < 500) {
+            break;
+          }
+          after = page.get(page.size() - 1).definition().name();
+        }
+      }
+      // Complete or absent: a half-written floors file would let the guard refuse, or worse, pass too low.
+      Path partial = to.resolveSibling(to.getFileName() + ".partial");
+      Files.write(partial, lines);
+      try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(partial,
+          java.nio.file.StandardOpenOption.WRITE)) {
+        c.force(true);
+      }
+      Files.move(partial, to, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      out.println("exported " + sequences + " sequences to " + to.toAbsolutePath());
       return EXIT_OK;
     }
   }
@@ -286,7 +364,7 @@ final class StoreCommands {
      *
      * @throws InvalidRequestException naming what is missing or unknown, before anything is written
      */
-    static List<String> apply(EmbeddedRangeStore store, Map<String, Long> floors, boolean dryRun) {
+    static List<String> apply(RangeStore store, Map<String, Long> floors, boolean dryRun) {
       List<StoredSequence> all = new ArrayList<>();
       String after = "";
       while (true) {

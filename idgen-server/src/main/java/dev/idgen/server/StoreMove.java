@@ -146,8 +146,24 @@ final class StoreMove {
    * neither.
    */
   long floor(SequenceDefinition d) {
-    long highest = from.floor(d);
-    SequenceState state = from.state(d);
+    return highestHandedOut(from, d);
+  }
+
+  /**
+   * The highest ID that {@code store} may have handed out for {@code d} through any tier (a server, a
+   * datacenter's pool, a client's lease, a reserved range), or its floor if higher; below the sequence's start if
+   * neither. Every ID of any tier comes from a reservation that moved a stripe's cursor first, so the cursors bound
+   * them all.
+   *
+   * @throws dev.idgen.core.StoreUnavailableException when a cursor could not be read at its full consistency
+   */
+  static long highestHandedOut(RangeStore store, SequenceDefinition d) {
+    long highest = store.floor(d);
+    SequenceState state = store.state(d);
+    if (!state.unread().isEmpty()) {
+      throw new dev.idgen.core.StoreUnavailableException("sequence '" + d.name() + "': " + String.join("; ",
+          state.unread()));
+    }
     for (SequenceState.Stripe stripe : state.stripes()) {
       if (stripe.reserved() > 0) {
         highest = Math.max(highest, d.idAt(stripe.stripe(), Math.min(stripe.reserved(), stripe.size()) - 1));

@@ -13,11 +13,11 @@ import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 /**
- * Every server-jar store command in the docs ({@code java -jar idgen-server….jar backup|restore-guard|move-store
+ * Every server-jar store command in the docs ({@code java -jar idgen-server….jar backup|export|restore-guard|move-store
  * …}) parses against {@link Main}: a renamed option fails here, naming the page and line. Nothing is run.
  */
 class StoreCommandsDocsTest {
-  private static final List<String> COMMANDS = List.of("backup", "restore-guard", "move-store");
+  private static final List<String> COMMANDS = List.of("backup", "export", "restore-guard", "move-store");
 
   @Test
   void should_parse_every_store_command_that_the_docs_show() throws IOException {

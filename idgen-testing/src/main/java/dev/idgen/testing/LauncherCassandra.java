@@ -16,6 +16,8 @@ final class LauncherCassandra extends AbstractTestCassandra {
   static final String TIMEOUT_PROPERTY = "idgen.it.cassandra.timeout";
 
   private final Path script;
+  /** The launcher's run directory ({@code IDGEN_CASSANDRA_BASE_DIR} of {@code cassandra.sh env}). */
+  private Path baseDir;
   private volatile boolean started;
 
   private LauncherCassandra(Path script) {
@@ -39,6 +41,8 @@ final class LauncherCassandra extends AbstractTestCassandra {
       for (String line : Processes.run(c.command("env"), Duration.ofSeconds(30), false).orThrow().output().split("\n")) {
         if (line.startsWith("IDGEN_CASSANDRA_CONTACT_POINTS=")) {
           points = line.substring(line.indexOf('=') + 1).trim();
+        } else if (line.startsWith("IDGEN_CASSANDRA_BASE_DIR=")) {
+          c.baseDir = Path.of(line.substring(line.indexOf('=') + 1).trim());
         }
       }
       String[] each = points == null ? new String[0] : points.split(",");
@@ -85,6 +89,27 @@ final class LauncherCassandra extends AbstractTestCassandra {
 
   private long requirePid(String dc) {
     return pid(dc).orElseThrow(() -> new IllegalStateException("no pid for " + dc + ": Cassandra is not started"));
+  }
+
+  @Override
+  public String nodetool(String dc, String... args) {
+    List<String> cmd = command("nodetool", dc);
+    cmd.addAll(List.of(args));
+    Processes.Result r = Processes.run(cmd, Duration.ofMinutes(3), false);
+    if (!r.ok()) {
+      throw new IllegalStateException(String.join(" ", cmd) + " failed with exit status " + r.exitStatus() + ":\n"
+          + r.output());
+    }
+    return r.output();
+  }
+
+  @Override
+  public Path dataDirectory(String dc) {
+    if (baseDir == null) {
+      throw new IllegalStateException(script + " env printed no IDGEN_CASSANDRA_BASE_DIR");
+    }
+    // cassandra.sh writes data_file_directories: $base/$node/data/data; a node is named after its datacenter.
+    return baseDir.resolve(dc).resolve("data").resolve("data");
   }
 
   @Override

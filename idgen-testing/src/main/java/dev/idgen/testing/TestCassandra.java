@@ -60,6 +60,27 @@ public interface TestCassandra {
   /** The process id of datacenter {@code dc}'s node JVM when it runs on this machine (launcher), else empty. */
   OptionalLong pid(String dc);
 
+  /**
+   * Runs {@code nodetool ARGS} against datacenter {@code dc}'s node and returns what it printed (a snapshot, an
+   * import of SSTables: what an operator's backup and restore do).
+   *
+   * @throws UnsupportedOperationException when this backend cannot (only the launcher's nodes can)
+   * @throws IllegalStateException when nodetool fails, with its output
+   */
+  default String nodetool(String dc, String... args) {
+    throw new UnsupportedOperationException(backend() + " cannot run nodetool on its nodes; use the launcher");
+  }
+
+  /**
+   * The data directory of datacenter {@code dc}'s node ({@code data_file_directories}): keyspace directories, and
+   * in their table directories the snapshots.
+   *
+   * @throws UnsupportedOperationException when the nodes' files are not on this machine
+   */
+  default java.nio.file.Path dataDirectory(String dc) {
+    throw new UnsupportedOperationException(backend() + "'s node files are not on this machine; use the launcher");
+  }
+
   /** One line for logs: backend, contact points, pids or containers. */
   String describe();
 }
