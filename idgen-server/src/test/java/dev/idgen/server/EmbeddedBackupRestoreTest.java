@@ -127,6 +127,32 @@ class EmbeddedBackupRestoreTest {
   }
 
   @Test
+  void should_guard_a_restored_backup_with_an_export_taken_after_it() throws Exception {
+    Path live = dir.resolve("live");
+    Set<Long> handedOut = new HashSet<>(serveAndAllocate(live, 10));
+    Path backup = dir.resolve("idgen-backup.db");
+    assertThat(run("backup", "--config", config(live).toString(), "--to", backup.toString())).as(err.toString())
+        .isZero();
+    handedOut.addAll(serveAndAllocate(live, 300)); // past the backup: node blocks of 20, reserved again and again
+
+    Path floors = dir.resolve("floors.txt");
+    assertThat(run("export", "--config", config(live).toString(), "--to", floors.toString())).as(err.toString())
+        .isZero();
+    assertThat(out.toString()).contains("exported 2 sequences");
+    assertThat(Files.readAllLines(floors)).anyMatch(l -> l.startsWith(SEQUENCE + " "))
+        .anyMatch(l -> l.startsWith(OTHER + " ")).anyMatch(l -> l.startsWith("# SequenceDefinition[name=" + SEQUENCE));
+    assertThat(run("export", "--config", config(live).toString(), "--to", floors.toString()))
+        .isEqualTo(StoreCommands.EXIT_USAGE);
+    assertThat(err.toString()).contains("exists; export never overwrites");
+
+    Path restored = restore(backup, "restored");
+    assertThat(run("restore-guard", "--config", config(restored).toString(), "--floors", floors.toString()))
+        .as(err.toString()).isZero();
+    Set<Long> after = serveAndAllocate(restored, 50);
+    assertThat(after).hasSize(100).doesNotContainAnyElementsOf(handedOut);
+  }
+
+  @Test
   void should_refuse_a_missing_store_and_a_floors_file_that_leaves_a_sequence_out() throws Exception {
     Path missing = dir.resolve("nothing-here");
     assertThat(run("backup", "--config", config(missing).toString(), "--to", dir.resolve("b.db").toString()))
