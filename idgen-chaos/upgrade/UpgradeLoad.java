@@ -4,6 +4,8 @@
 //   advance TARGET SEQ FLOOR FILE     AdvanceSequence; on OK appends "millis floor" to FILE (when it returned)
 //   load TARGETS_FILE SEQ OUT STOP    raw Allocate calls until file STOP exists; targets re-read each call;
 //                                     each range received: "callStartMillis first count stride" in OUT
+//   cql CONTACT DC FILE...            runs each file's statements in order, as cqlsh -f does (the launcher has no
+//                                     cqlsh): the operator's schema steps; any error fails the run
 //   check DIR FLOORS                  0 duplicates among every recorded ID, 0 IDs at or below a floor in calls that
 //                                     started after that floor's advance returned; prints the verdict line
 // Raw callers, not the client stub: nothing is kept across the switch but what was recorded, and a 0.1.0
@@ -36,9 +38,33 @@ public class UpgradeLoad {
             StandardOpenOption.CREATE, StandardOpenOption.APPEND);
         ch.shutdownNow();
       }
+      case "cql" -> cql(a[1], a[2], Arrays.asList(a).subList(3, a.length));
       case "load" -> load(Path.of(a[1]), a[2], Path.of(a[3]), Path.of(a[4]));
       case "check" -> System.exit(check(Path.of(a[1]), Path.of(a[2])) ? 0 : 1);
       default -> throw new IllegalArgumentException("unknown mode " + a[0]);
+    }
+  }
+
+  static void cql(String contact, String dc, List<String> files) throws Exception {
+    String[] hp = contact.split(":");
+    try (var session = com.datastax.oss.driver.api.core.CqlSession.builder()
+        .addContactPoint(new java.net.InetSocketAddress(hp[0], Integer.parseInt(hp[1])))
+        .withLocalDatacenter(dc).build()) {
+      for (String file : files) {
+        StringBuilder text = new StringBuilder();
+        for (String line : Files.readAllLines(Path.of(file))) { // "--" comments, as in cqlsh
+          int c = line.indexOf("--");
+          text.append(c >= 0 ? line.substring(0, c) : line).append('\n');
+        }
+        for (String raw : text.toString().split(";")) {
+          String st = raw.trim();
+          if (st.isEmpty()) continue;
+          session.execute(com.datastax.oss.driver.api.core.cql.SimpleStatement.newInstance(st)
+              .setTimeout(java.time.Duration.ofSeconds(30)));
+          System.out.println("cql " + Path.of(file).getFileName() + ": " + st.lines().findFirst().orElse(""));
+        }
+        if (!session.checkSchemaAgreement()) throw new IllegalStateException("no schema agreement after " + file);
+      }
     }
   }
 

@@ -7,9 +7,10 @@
 #
 # Steps, as docs/upgrading.md#from-010 says: two 0.1.0 servers (dc1, dc2) on the launcher's two-dc cluster,
 # create-schema = true (0.1.0's schema); raw Allocate callers record every range; an advance (floor 1);
-# stop EVERY 0.1.0 server (the upgrade is not rolling); the schema steps (HEAD's first server, with
-# create-schema = true, applies schema.cql and the ALTER TABLEs, as deploy/cassandra/upgrade-from-0.1.0.cql);
-# HEAD servers started one by one; another advance (floor 2); the callers keep going on HEAD; then the check.
+# stop EVERY 0.1.0 server (the upgrade is not rolling); the operator's schema steps, the files
+# deploy/cassandra/upgrade-from-0.1.0.cql then schema.cql (run by UpgradeLoad's cql mode: the launcher has no
+# cqlsh); HEAD servers with create-schema = false, one by one, each ready before the next (a HEAD server refuses
+# to serve while a column or table is missing, so this also checks that the files are complete); another advance (floor 2); the callers keep going on HEAD; then the check.
 # Verdict line "upgrade verdict: OK|FAIL ..."; exit 1 on failure.
 #
 # Run from the repository root:  flock /tmp/idgen-cassandra.lock idgen-chaos/upgrade/upgrade-from-0.1.0.sh
@@ -45,7 +46,7 @@ start_server() { # jar name dc contact grpc-port metrics-port [extra HOCON lines
     echo "idgen.grpc { host = \"127.0.0.1\", port = $port }"
     echo "idgen.metrics.port = $mport"
     echo "idgen.cassandra { contact-points = [\"$cp:9042\"], local-datacenter = $dc, keyspace = idgen }"
-    echo "idgen.cassandra { create-schema = true, replication { dc1 = 1, dc2 = 1 } }"
+    echo "idgen.cassandra { create-schema = ${CREATE_SCHEMA:-true}, replication { dc1 = 1, dc2 = 1 } }"
     for line in "$@"; do echo "$line"; done; } >"$OUT/$name.conf"
   java -jar "$jar" --config "$OUT/$name.conf" >"$OUT/$name.log" 2>&1 &
   PIDS+=($!); echo $! >"$OUT/$name.pid"
@@ -55,6 +56,13 @@ start_server() { # jar name dc contact grpc-port metrics-port [extra HOCON lines
     sleep 1
   done
   echo "upgrade: $name did not listen in 120 s"; return 1
+}
+ready() { # HEAD: the store answers (its log says SERVING); bounded: 120 s
+  for _ in $(seq 1 120); do
+    if grep -q "is SERVING" "$OUT/$1.log"; then echo "upgrade: $1 ready"; return 0; fi
+    sleep 1
+  done
+  echo "upgrade: $1 not ready in 120 s:"; tail -5 "$OUT/$1.log"; return 1
 }
 stop_server() { # SIGTERM: the graceful stop; wait until the process has gone (bounded: 60 s)
   local pid; pid=$(cat "$OUT/$1.pid"); kill -TERM "$pid"
@@ -80,9 +88,13 @@ sleep 5
 : >"$OUT/targets"
 stop_server old-dc1
 stop_server old-dc2
+tool cql 127.0.0.1:9042 dc1 "$ROOT/deploy/cassandra/upgrade-from-0.1.0.cql" "$ROOT/deploy/cassandra/schema.cql"
+export CREATE_SCHEMA=false
 start_server "$NEW_JAR" new-dc1 dc1 127.0.0.1 17081 19093 "idgen.server-name = new-dc1" "idgen.http.port = 0"
+ready new-dc1
 printf '127.0.0.1:17081\n' >"$OUT/targets"
 start_server "$NEW_JAR" new-dc2 dc2 127.0.0.2 17082 19094 "idgen.server-name = new-dc2" "idgen.http.port = 0"
+ready new-dc2
 printf '127.0.0.1:17081\n127.0.0.1:17082\n' >"$OUT/targets"
 sleep "$LOAD_SECONDS"
 retry tool advance 127.0.0.1:17082 "$SEQ" 2000000000 "$OUT/floors"
