@@ -42,6 +42,7 @@ import picocli.CommandLine.ScopeType;
         DeleteCommand.class,
         UndeleteCommand.class,
         AdvanceCommand.class,
+        ImportCommand.class,
         AllocateCommand.class,
         ReserveCommand.class,
         ReservationsCommand.class,

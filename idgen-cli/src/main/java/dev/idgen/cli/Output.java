@@ -165,6 +165,50 @@ final class Output {
     }
   }
 
+  /**
+   * The report of a bulk advance or import: one row per sequence, as text columns (NAME OUTCOME FLOOR
+   * SOURCE DETAIL), or one JSON object {"results": [...]} with the floor as a string, like other 64-bit
+   * integers.
+   */
+  void floorResults(List<Floors.Result> results) {
+    if (json()) {
+      StringBuilder json = new StringBuilder("{\"results\":[");
+      for (int i = 0; i < results.size(); i++) {
+        Floors.Result r = results.get(i);
+        json.append(i == 0 ? "" : ",").append("{\"name\":").append(quote(r.row().name()))
+            .append(",\"floor\":\"").append(r.row().floor()).append("\"")
+            .append(",\"outcome\":\"").append(r.outcome()).append("\"")
+            .append(",\"source\":").append(quote(r.row().source()))
+            .append(",\"detail\":").append(quote(r.detail())).append("}");
+      }
+      out.println(json.append("]}"));
+      return;
+    }
+    String row = "%-32s %-13s %20s  %-24s %s%n";
+    out.printf(Locale.ROOT, row, "NAME", "OUTCOME", "FLOOR", "SOURCE", "DETAIL");
+    for (Floors.Result r : results) {
+      out.printf(Locale.ROOT, row, r.row().name(), r.outcome(), r.row().floor(), r.row().source(), r.detail());
+    }
+  }
+
+  private static String quote(String s) {
+    StringBuilder b = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      switch (c) {
+        case '"' -> b.append("\\\"");
+        case '\\' -> b.append("\\\\");
+        default -> {
+          if (c < 0x20) {
+            b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+          } else {
+            b.append(c);
+          }
+        }
+      }
+    }
+    return b.append('"').toString();
+  }
+
   void flush() {
     out.flush();
   }

@@ -39,6 +39,12 @@ abstract class RpcCommand implements Callable<Integer> {
   /** Makes this command's calls and writes its output. */
   abstract void run(Calls calls, Output out);
 
+  /** {@link #run} and the exit code of a run that went through: OK unless a command reports per-row failures. */
+  int execute(Calls calls, Output out) {
+    run(calls, out);
+    return ExitCodes.OK;
+  }
+
   /**
    * Checks what picocli cannot (options that go together), before anything is opened.
    *
@@ -63,11 +69,10 @@ abstract class RpcCommand implements Callable<Integer> {
           : ClientInterceptors.intercept(channel, bearer(connection.token()));
       Output out = new Output(spec.commandLine().getOut(), cli.output());
       try {
-        run(new Calls(calls, connection.deadline()), out);
+        return execute(new Calls(calls, connection.deadline()), out);
       } finally {
         out.flush();
       }
-      return ExitCodes.OK;
     } finally {
       channel.shutdownNow();
       channel.awaitTermination(2, TimeUnit.SECONDS);
