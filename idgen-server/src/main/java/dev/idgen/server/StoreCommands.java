@@ -227,22 +227,14 @@ final class StoreCommands {
       try (RangeStore store = openStore(configFile, "--config")) {
         lines.add("# idgen export of the store of " + configFile + " at " + java.time.Instant.now()
             + ": SEQUENCE FLOOR, the highest ID any tier may have handed out; read by restore-guard");
-        String after = "";
-        while (true) {
-          List<StoredSequence> page = store.listStored(after, 500);
-          for (StoredSequence s : page) {
-            if (s.purged()) {
-              continue;
-            }
-            SequenceDefinition d = s.definition();
-            lines.add("# " + d + (s.deleted() ? " (deleted)" : ""));
-            lines.add(d.name() + " " + StoreMove.highestHandedOut(store, d));
-            sequences++;
+        for (StoredSequence s : StoreMove.allStored(store)) {
+          if (s.purged()) {
+            continue;
           }
-          if (page.size() < 500) {
-            break;
-          }
-          after = page.get(page.size() - 1).definition().name();
+          SequenceDefinition d = s.definition();
+          lines.add("# " + d + (s.deleted() ? " (deleted)" : ""));
+          lines.add(d.name() + " " + StoreMove.highestHandedOut(store, d));
+          sequences++;
         }
       }
       // Complete or absent: a half-written floors file would let the guard refuse, or worse, pass too low.
@@ -365,16 +357,7 @@ final class StoreCommands {
      * @throws InvalidRequestException naming what is missing or unknown, before anything is written
      */
     static List<String> apply(RangeStore store, Map<String, Long> floors, boolean dryRun) {
-      List<StoredSequence> all = new ArrayList<>();
-      String after = "";
-      while (true) {
-        List<StoredSequence> page = store.listStored(after, 500);
-        all.addAll(page);
-        if (page.size() < 500) {
-          break;
-        }
-        after = page.get(page.size() - 1).definition().name();
-      }
+      List<StoredSequence> all = StoreMove.allStored(store);
       List<String> missing = new ArrayList<>();
       Map<String, StoredSequence> byName = new LinkedHashMap<>();
       for (StoredSequence s : all) {

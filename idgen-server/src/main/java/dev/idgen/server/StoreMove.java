@@ -82,24 +82,16 @@ final class StoreMove {
   List<Step> plan() {
     List<Step> steps = new ArrayList<>();
     List<String> conflicts = new ArrayList<>();
-    String after = "";
-    while (true) {
-      List<StoredSequence> page = from.listStored(after, PAGE);
-      for (StoredSequence s : page) {
-        SequenceDefinition target = targetDefinition(s.definition());
-        Optional<StoredSequence> there = to.findStored(target.name());
-        if (there.isPresent() && !sameAs(there.get(), target, s)) {
-          conflicts.add("sequence '" + target.name() + "': the target holds " + describe(there.get())
-              + ", the embedded store " + describe(new StoredSequence(target, s.createTime(), s.version(),
-                  s.deleteTime(), s.expireTime(), s.purged())));
-          continue;
-        }
-        steps.add(new Step(s, target, floor(s.definition()), reservations(s.definition()), there.isPresent()));
+    for (StoredSequence s : allStored(from)) {
+      SequenceDefinition target = targetDefinition(s.definition());
+      Optional<StoredSequence> there = to.findStored(target.name());
+      if (there.isPresent() && !sameAs(there.get(), target, s)) {
+        conflicts.add("sequence '" + target.name() + "': the target holds " + describe(there.get())
+            + ", the embedded store " + describe(new StoredSequence(target, s.createTime(), s.version(),
+                s.deleteTime(), s.expireTime(), s.purged())));
+        continue;
       }
-      if (page.size() < PAGE) {
-        break;
-      }
-      after = page.get(page.size() - 1).definition().name();
+      steps.add(new Step(s, target, floor(s.definition()), reservations(s.definition()), there.isPresent()));
     }
     if (!conflicts.isEmpty()) {
       throw new InvalidRequestException("the target already holds " + conflicts.size()
@@ -147,6 +139,20 @@ final class StoreMove {
    */
   long floor(SequenceDefinition d) {
     return highestHandedOut(from, d);
+  }
+
+  /** Every sequence {@code store} holds, purged ones included, by name, read a page at a time. */
+  static List<StoredSequence> allStored(RangeStore store) {
+    List<StoredSequence> all = new ArrayList<>();
+    String after = "";
+    while (true) {
+      List<StoredSequence> page = store.listStored(after, PAGE);
+      all.addAll(page);
+      if (page.size() < PAGE) {
+        return all;
+      }
+      after = page.get(page.size() - 1).definition().name();
+    }
   }
 
   /**

@@ -14,7 +14,6 @@ import dev.idgen.testing.CassandraExtension;
 import dev.idgen.testing.TestCassandra;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,7 +30,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * A restore of idgen's Cassandra keyspace from a snapshot, done as docs/operations.md says ("Back up and restore
@@ -48,8 +46,9 @@ class CassandraRestoreIT {
   @TempDir
   Path dir;
 
-  private final StringWriter out = new StringWriter();
-  private final StringWriter err = new StringWriter();
+  private final StoreCommandLine cli = new StoreCommandLine();
+  private final StringWriter out = cli.out;
+  private final StringWriter err = cli.err;
 
   @Test
   void should_hand_out_no_id_twice_after_a_snapshot_is_restored_and_guarded() throws Exception {
@@ -187,11 +186,6 @@ class CassandraRestoreIT {
   }
 
   private int run(String... args) {
-    out.getBuffer().setLength(0);
-    err.getBuffer().setLength(0);
-    return new CommandLine(new Main())
-        .setOut(new PrintWriter(out, true))
-        .setErr(new PrintWriter(err, true))
-        .execute(args);
+    return cli.run(args);
   }
 }

@@ -10,7 +10,6 @@ import dev.idgen.api.v1.SequenceAdminGrpc;
 import dev.idgen.core.store.embedded.EmbeddedRangeStore;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,7 +23,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * The embedded store's backup, restore and guard, on real SQLite files: a backup taken while a server allocates,
@@ -40,8 +38,9 @@ class EmbeddedBackupRestoreTest {
   @TempDir
   Path dir;
 
-  private final StringWriter out = new StringWriter();
-  private final StringWriter err = new StringWriter();
+  private final StoreCommandLine cli = new StoreCommandLine();
+  private final StringWriter out = cli.out;
+  private final StringWriter err = cli.err;
 
   @Test
   void should_hand_out_nothing_twice_after_a_restore_of_a_backup_taken_while_allocating_and_the_guard()
@@ -215,12 +214,7 @@ class EmbeddedBackupRestoreTest {
   }
 
   private int run(String... args) {
-    out.getBuffer().setLength(0);
-    err.getBuffer().setLength(0);
-    return new CommandLine(new Main())
-        .setOut(new PrintWriter(out, true))
-        .setErr(new PrintWriter(err, true))
-        .execute(args);
+    return cli.run(args);
   }
 
   private static ManagedChannel channel(EmbeddedDaemon daemon) {

@@ -17,7 +17,6 @@ import dev.idgen.testing.CassandraExtension;
 import dev.idgen.testing.TestCassandra;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,7 +33,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * {@code move-store} from an embedded store into the tests' real Cassandra: IDs handed out on the embedded server,
@@ -51,8 +49,9 @@ class MoveStoreCassandraIT {
   @TempDir
   Path dir;
 
-  private final StringWriter out = new StringWriter();
-  private final StringWriter err = new StringWriter();
+  private final StoreCommandLine cli = new StoreCommandLine();
+  private final StringWriter out = cli.out;
+  private final StringWriter err = cli.err;
 
   /** Tagged "full": about 30 s (a keyspace created twice, two servers) on a shared 2-core machine. */
   @Test
@@ -211,12 +210,7 @@ class MoveStoreCassandraIT {
   }
 
   private int run(String... args) {
-    out.getBuffer().setLength(0);
-    err.getBuffer().setLength(0);
-    return new CommandLine(new Main())
-        .setOut(new PrintWriter(out, true))
-        .setErr(new PrintWriter(err, true))
-        .execute(args);
+    return cli.run(args);
   }
 
   private static IdRange proto(dev.idgen.core.IdRange r) {
