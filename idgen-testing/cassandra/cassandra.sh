@@ -23,7 +23,7 @@
 # The data is test data: nodes start with an empty data directory (unless --keep-data), run with
 # "unsafe" fast-start settings and are stopped with SIGKILL.
 #
-# Only bash, coreutils, procps, java and mvn are used.
+# Only bash, coreutils, procps, util-linux (flock, setsid), java and mvn are used.
 
 set -euo pipefail
 
@@ -39,6 +39,8 @@ readonly LIB_DIR="$IDGEN_HOME/$CASSANDRA_VERSION/lib"
 # directory of a running node (docs/cassandra.md).
 readonly DEFAULT_BASE_DIR="$IDGEN_HOME/run"
 readonly STAMP_FILE_NAME=".fetch-complete"
+# start --for-build writes the build that owns the cluster here (process_token of its pid).
+readonly BUILD_FILE="build"
 # The fixed nodes of the topologies, then the spares of a netns cluster: nodes that `join` adds to a running
 # cluster (bootstrapped into dc1 or dc2, a replacement for a dead node, or the nodes of a third datacenter).
 readonly ALL_NODES=(dc1 dc2 dc1a dc1b dc1c dc2a dc2b dc2c dc1d dc1e dc2d dc2e dc3a dc3b dc3c)
@@ -487,11 +489,12 @@ launch_node() {
   fi
   # Started from a subshell that exits right away, so the node is re-parented and reaped by init when it
   # dies (no zombie that still looks alive). nohup + no terminal streams: the node survives the caller's
-  # exit, and a caller reading our stdout/stderr through pipes is not kept waiting for EOF.
+  # exit, and a caller reading our stdout/stderr through pipes is not kept waiting for EOF. Nor does it keep
+  # fd 9, the lock of start --for-build.
   (
     cd "$dir"
     nohup "${prefix[@]}" "$(java_bin)" "${opts[@]}" -cp "$dir/conf:$LIB_DIR/*" org.apache.cassandra.service.CassandraDaemon \
-      </dev/null >"$dir/logs/stdout.log" 2>&1 &
+      </dev/null >"$dir/logs/stdout.log" 2>&1 9>&- &
     echo $! >"$dir/pid"
   )
   pid="$(<"$dir/pid")"
@@ -586,6 +589,10 @@ Commands:
       --timeout SECONDS     give up waiting after this long (default 120; 300 for netns-*), printing the
                             node logs
       --keep-data           keep the previous data directories (default: start empty)
+      --for-build PID       share the cluster with the rest of a build, PID (its Maven JVM): reuse it when
+                            that build started it already (the integration tests of each module do this),
+                            stop one left by a build that has ended, and stop it when PID ends
+                            (single, two-dc)
   stop [--base-dir DIR]     Kill the nodes (SIGCONT, then SIGKILL) and remove their pid files; for a netns
                             topology also every idgen namespace, veth and the bridge. Idempotent.
   kill NODE [--base-dir DIR]
@@ -708,7 +715,7 @@ take_down() {
 }
 
 cmd_start() {
-  local topology=single base="$DEFAULT_BASE_DIR" heap=512M timeout="" keep_data=false
+  local topology=single base="$DEFAULT_BASE_DIR" heap=512M timeout="" keep_data=false build_pid="" build=""
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --topology) topology="${2:?--topology needs a value}"; shift 2 ;;
@@ -716,6 +723,7 @@ cmd_start() {
       --heap) heap="${2:?--heap needs a value}"; shift 2 ;;
       --timeout) timeout="${2:?--timeout needs a value}"; shift 2 ;;
       --keep-data) keep_data=true; shift ;;
+      --for-build) build_pid="${2:?--for-build needs the pid of the build}"; shift 2 ;;
       *) die "start: unknown option '$1' (see --help)" ;;
     esac
   done
@@ -729,6 +737,21 @@ cmd_start() {
   [[ "$timeout" =~ ^[0-9]+$ ]] || die "--timeout must be a number of seconds"
   mkdir -p "$base"
   base="$(cd "$base" && pwd -P)"
+
+  if [[ -n "$build_pid" ]]; then
+    ! is_netns_topology "$topology" || die "--for-build: only for single and two-dc"
+    build="$(process_token "$build_pid")" || die "--for-build $build_pid: no such process"
+  fi
+  if [[ -n "$build" || -f "$base/$BUILD_FILE" ]]; then
+    # One start at a time per base dir, and never beside a watcher's stop (fd 9 is closed for the watcher
+    # and the nodes). Also without --for-build: the cluster of a build that has just ended may still be
+    # running for a second, until its watcher stops it.
+    exec 9>"$base/.build.lock"
+    flock -w 900 9 || die "another start or stop in $base has held its lock for 15 minutes"
+    if reuse_for_build "$base" "$topology" "$build"; then
+      return 0
+    fi
+  fi
 
   if is_netns_topology "$topology"; then
     # Fails with the reason (not root, ...) before anything is made; otherwise removes an earlier run's
@@ -794,9 +817,82 @@ cmd_start() {
   fi
   trap - INT TERM
 
+  if [[ -n "$build" ]]; then
+    echo "$build" >"$base/$BUILD_FILE"
+    # The watcher outlives this script and the test JVM that ran it: its own session, no inherited output
+    # (a caller waits for its output to close), and not the lock (fd 9), which the next module's start takes.
+    setsid bash "$SCRIPT_DIR/cassandra.sh" stop-after-build "$build" --base-dir "$base" \
+      </dev/null >"$base/build-watcher.log" 2>&1 9>&- &
+    log "the cluster serves the rest of this build (pid $build_pid) and stops when it ends"
+  fi
+
   local elapsed=$(( $(now_ms) - t0 ))
   log "Cassandra $CASSANDRA_VERSION ($topology) is up in $((elapsed / 1000)).$(printf '%03d' $((elapsed % 1000))) s; base dir $base"
   cmd_env --base-dir "$base" >&2
+}
+
+# "pid:start time" of a live process (the start time in clock ticks since boot, /proc/PID/stat field 22): a
+# pid that the kernel reuses later names another process. Fails for a zombie (it has ended).
+process_token() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }"   # the fields after the command name, which may hold spaces: state, ppid, ...
+  [[ "${stat:0:1}" != Z ]] || return 1
+  echo "$1:$(echo "$stat" | awk '{print $20}')"
+}
+
+build_alive() { [[ "$(process_token "${1%%:*}" 2>/dev/null)" == "$1" ]]; }
+
+# start: with --for-build (build = its token), reuse the cluster this build started (every node running:
+# resumed if a test JVM that paused one ended without resuming it, and serving CQL); with or without it, stop
+# one left by a build that has ended. Returns 0 when reused, 1 when the caller must start the cluster; dies if
+# a build still running owns it.
+reuse_for_build() {
+  local base="$1" topology="$2" build="$3" owner="" node pid
+  [[ -f "$base/$BUILD_FILE" ]] && owner="$(<"$base/$BUILD_FILE")"
+  [[ -n "$owner" || -n "$build" ]] || return 1
+  if [[ -n "$owner" && "$owner" == "$build" && "$(read_topology "$base")" == "$topology" ]] \
+      && cmd_status --base-dir "$base" >/dev/null 2>&1; then
+    set_member_nodes "$base"
+    local ok=true
+    for node in "${NODES[@]}"; do
+      pid="$(running_pid "$base" "$node")" || { ok=false; break; }
+      kill -CONT "$pid" 2>/dev/null || true
+      port_open "$(node_address "$node")" "$CQL_PORT" || { ok=false; break; }
+    done
+    if [[ "$ok" == true ]]; then
+      log "Cassandra $CASSANDRA_VERSION ($topology) is up: started earlier in this build, reused; base dir $base"
+      cmd_env --base-dir "$base" >&2
+      return 0
+    fi
+    log "the cluster this build started no longer serves: starting it again"
+  elif [[ -n "$owner" && "$owner" != "$build" ]] && build_alive "$owner"; then
+    die "the cluster in $base serves another build still running (pid ${owner%%:*}): wait for it, or stop it ('$0 stop')"
+  elif [[ -n "$owner" ]]; then
+    log "stopping the cluster left in $base by a build that has ended"
+  else
+    return 1 # no build's cluster here: the usual checks of start apply
+  fi
+  take_down "$base" "$(read_topology "$base")"
+  rm -f "$base/$BUILD_FILE"
+  return 1
+}
+
+# stop-after-build TOKEN: waits until the build (process_token) ends, then stops the cluster if that build
+# still owns it. Started by start --for-build; bounded by a day.
+cmd_stop_after_build() {
+  local build="${1:?stop-after-build needs the build}" base="$DEFAULT_BASE_DIR"
+  shift
+  if [[ "${1:-}" == --base-dir ]]; then base="${2:?--base-dir needs a value}"; fi
+  local deadline=$(( $(date +%s) + 86400 ))
+  while build_alive "$build" && (( $(date +%s) < deadline )); do sleep 1; done
+  exec 9>"$base/.build.lock"
+  flock -w 900 9 || die "stop-after-build: the lock of $base stayed held"
+  if [[ -f "$base/$BUILD_FILE" && "$(<"$base/$BUILD_FILE")" == "$build" ]]; then
+    take_down "$base" "$(read_topology "$base")"
+    rm -f "$base/$BUILD_FILE"
+    log "stopped the cluster of build $build, which has ended (base dir $base)"
+  fi
 }
 
 cmd_stop() {
@@ -810,6 +906,7 @@ cmd_stop() {
   [[ -d "$base" ]] || { log "nothing to stop in $base"; return 0; }
   base="$(cd "$base" && pwd -P)"
   take_down "$base" "$(read_topology "$base")"
+  rm -f "$base/$BUILD_FILE"
   log "stopped (base dir $base)"
 }
 
@@ -1121,6 +1218,7 @@ main() {
     nodetool) cmd_nodetool "$@" ;;
     join) cmd_join "$@" ;;
     decommission) cmd_decommission "$@" ;;
+    stop-after-build) cmd_stop_after_build "$@" ;;
     help|--help|-h) usage ;;
     "") usage >&2; exit 2 ;;
     *) printf 'unknown command: %s\n\n' "$cmd" >&2; usage >&2; exit 2 ;;

@@ -15,6 +15,8 @@ import org.slf4j.LoggerFactory;
  * JVM, started the first time a test class that uses this extension runs, shared by every later class, and
  * stopped when the JVM's tests are over (it lives in the root {@link ExtensionContext.Store} as an
  * {@link AutoCloseable}, which JUnit 5.13+ closes at the end; a shutdown hook covers a JVM that is killed).
+ * The launcher's cluster is the Maven build's instead, when the build asks for it: one start for every
+ * module (see {@link LauncherCassandra}).
  *
  * <pre>
  * &#64;ExtendWith(CassandraExtension.class)
@@ -191,7 +193,11 @@ public final class CassandraExtension implements BeforeAllCallback, ParameterRes
           // the JVM is exiting; the hook runs close(), which is a no-op now
         }
       }
-      say("[idgen-testing] stopping Cassandra (" + cluster.backend().id() + ")");
+      if (cluster instanceof LauncherCassandra l && l.sharedWithBuild()) {
+        say("[idgen-testing] leaving Cassandra running for the build's next modules (it stops when the build ends)");
+      } else {
+        say("[idgen-testing] stopping Cassandra (" + cluster.backend().id() + ")");
+      }
       cluster.close();
     }
   }

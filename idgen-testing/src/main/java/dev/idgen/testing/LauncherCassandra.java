@@ -3,32 +3,68 @@ package dev.idgen.testing;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * {@link Backend#LAUNCHER}: {@code cassandra.sh start --topology two-dc} (Cassandra 5.0.9 from Maven Central,
  * one JVM per node, 127.0.0.1 = dc1 and 127.0.0.2 = dc2, CQL port 9042, run directory
  * {@code $IDGEN_CASSANDRA_HOME/run}, default {@code ~/.cache/idgen-cassandra/run}), {@code cassandra.sh stop}
  * at the end. Pause and resume are SIGSTOP and SIGCONT of a node's JVM.
+ *
+ * <p><b>One cluster per build.</b> With system property {@value #SHARE_PROPERTY} = {@code build} (the root
+ * pom's failsafe configuration sets it) and a Maven JVM among this JVM's ancestors, the cluster is started
+ * {@code --for-build} that JVM: the first module's integration tests start it, the next modules' reuse it
+ * (each test in keyspaces of its own), and the launcher's watcher stops it when the build ends. A start
+ * costs 20-40 s on 2 cores; three modules of the test command use the cluster. Closing the handle then only
+ * resumes the nodes it paused. Without a Maven ancestor (an IDE) the cluster is this JVM's, as before.
  */
 final class LauncherCassandra extends AbstractTestCassandra {
   /** Seconds the launcher waits for both nodes to serve CQL and see each other (its {@code --timeout}). */
   static final String TIMEOUT_PROPERTY = "idgen.it.cassandra.timeout";
+  /** {@code build}: share the cluster with the rest of the Maven build; anything else: this JVM's own. */
+  static final String SHARE_PROPERTY = "idgen.it.cassandra.share";
+  /** The main class of a Maven JVM (plexus-classworlds' launcher, as {@code mvn} and the wrapper run it). */
+  static final String MAVEN_MAIN = "org.codehaus.plexus.classworlds.launcher.Launcher";
 
   private final Path script;
   /** The launcher's run directory ({@code IDGEN_CASSANDRA_BASE_DIR} of {@code cassandra.sh env}). */
   private Path baseDir;
   private volatile boolean started;
+  /** The Maven JVM whose build shares the cluster (it outlives this handle), or empty: the cluster is ours. */
+  private final OptionalLong build;
 
-  private LauncherCassandra(Path script) {
+  private LauncherCassandra(Path script, OptionalLong build) {
     this.script = script;
+    this.build = build;
   }
 
-  /** Starts the cluster and waits for it; on failure, stops whatever it launched and throws. */
+  /**
+   * The Maven JVM to share the cluster with: the nearest ancestor of this JVM that runs {@link #MAVEN_MAIN},
+   * when {@value #SHARE_PROPERTY} is {@code build}.
+   */
+  static OptionalLong buildToShareWith() {
+    if (!"build".equals(System.getProperty(SHARE_PROPERTY, ""))) {
+      return OptionalLong.empty();
+    }
+    Optional<ProcessHandle> p = ProcessHandle.current().parent();
+    for (int depth = 0; p.isPresent() && depth < 8; depth++, p = p.get().parent()) {
+      ProcessHandle.Info info = p.get().info();
+      if (info.arguments().map(args -> Arrays.asList(args).contains(MAVEN_MAIN)).orElse(false)) {
+        return OptionalLong.of(p.get().pid());
+      }
+    }
+    return OptionalLong.empty();
+  }
+
+  /** Starts the cluster (or reuses the build's) and waits for it; on failure, stops what it launched and throws. */
   static LauncherCassandra start(Path script) {
-    LauncherCassandra c = new LauncherCassandra(script);
+    LauncherCassandra c = new LauncherCassandra(script, buildToShareWith());
     long timeout = Long.getLong(TIMEOUT_PROPERTY, 180);
     List<String> cmd = c.command("start", "--topology", "two-dc", "--timeout", Long.toString(timeout));
+    c.build.ifPresent(pid -> cmd.addAll(List.of("--for-build", Long.toString(pid))));
     // The first run also fetches cassandra-all (about a minute): allow for it on top of the start.
     Processes.Result r = Processes.run(cmd, Duration.ofSeconds(timeout + 600), true);
     if (!r.ok()) {
@@ -114,7 +150,13 @@ final class LauncherCassandra extends AbstractTestCassandra {
 
   @Override
   public String describe() {
-    return super.describe() + ", " + script;
+    return super.describe() + ", " + script
+        + (build.isPresent() ? ", shared with the build (Maven pid " + build.getAsLong() + ")" : "");
+  }
+
+  /** True when the cluster belongs to the build, which stops it at its end: {@link #close} leaves it running. */
+  boolean sharedWithBuild() {
+    return build.isPresent();
   }
 
   @Override
@@ -124,6 +166,9 @@ final class LauncherCassandra extends AbstractTestCassandra {
     }
     started = false;
     resumeAll();
+    if (build.isPresent()) {
+      return; // the build's: its next module reuses it, and the launcher's watcher stops it when the build ends
+    }
     // stop sends SIGCONT then SIGKILL to both nodes, and waits until their ports are free.
     Processes.Result r = Processes.run(command("stop"), Duration.ofMinutes(2), false);
     if (!r.ok()) {
