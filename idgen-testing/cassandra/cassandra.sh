@@ -821,7 +821,9 @@ cmd_start() {
     echo "$build" >"$base/$BUILD_FILE"
     # The watcher outlives this script and the test JVM that ran it: its own session, no inherited output
     # (a caller waits for its output to close), and not the lock (fd 9), which the next module's start takes.
-    setsid bash "$SCRIPT_DIR/cassandra.sh" stop-after-build "$build" --base-dir "$base" \
+    # It also outlives the build's PATH, which may be a temporary directory (without.sh): the system's too.
+    PATH="$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+      setsid bash "$SCRIPT_DIR/cassandra.sh" stop-after-build "$build" --base-dir "$base" \
       </dev/null >"$base/build-watcher.log" 2>&1 9>&- &
     log "the cluster serves the rest of this build (pid $build_pid) and stops when it ends"
   fi
