@@ -18,8 +18,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /** Sequences not used for a while leave the allocator, their reserve given back: nothing lost, nothing twice. */
+// Its allocators may log warnings of FloorSync: never while FloorSyncTest reads that log.
+@ResourceLock(value = FloorSyncTest.LOG, mode = ResourceAccessMode.READ)
 @Execution(ExecutionMode.CONCURRENT) // waits on real time; shares nothing static
 class IdleUnloadTest {
   private static final Duration WAIT = Duration.ofSeconds(5);

@@ -22,15 +22,12 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * A sequence's life after its creation, between allocators that share a store: an update, a delete, an
  * undelete and a purge reach every live server (through the floor log) before the call returns, and every
  * refusal says why.
  */
-@Execution(ExecutionMode.CONCURRENT) // shares nothing static; beside the classes that wait on real time
 class SequenceLifecycleTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
