@@ -9,6 +9,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * What an AdvanceSequence waits for after the servers confirmed it: only client leases that may still hold
@@ -16,6 +20,9 @@ import org.junit.jupiter.api.Test;
  * none is outstanding. And a runtime loaded after an advance learns the floor before it hands anything out.
  * Time is a fake ticker; the wait is recorded by the allocator's sleeper seam (which moves the fake time).
  */
+// Its allocators may log warnings of FloorSync: never while FloorSyncTest reads that log.
+@ResourceLock(value = FloorSyncTest.LOG, mode = ResourceAccessMode.READ)
+@Execution(ExecutionMode.CONCURRENT) // shares nothing static; beside the classes that wait on real time
 class AdvanceWaitTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
   private static final Duration LIFETIME = Duration.ofSeconds(10);

@@ -23,7 +23,14 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
+// Its allocators may log warnings of FloorSync: never while FloorSyncTest reads that log.
+@ResourceLock(value = FloorSyncTest.LOG, mode = ResourceAccessMode.READ)
+@Execution(ExecutionMode.CONCURRENT) // shares nothing static; beside the classes that wait on real time
 class AllocatorTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The advance guarantee between allocators that share a store: an advance returns only when every live
@@ -55,7 +56,14 @@ class FloorSyncTest {
     return m;
   }
 
+  /**
+   * The lock of FloorSync's log, which the test below reads: the classes that run beside the others and make
+   * allocators (their FloorSync may warn) hold it to read, that test to write.
+   */
+  static final String LOG = "FloorSync log";
+
   @Test
+  @ResourceLock(LOG)
   void should_keep_saying_why_it_does_not_serve_every_30_seconds_while_its_cycles_fail() {
     AtomicLong now = new AtomicLong(1_000_000_000L);
     InMemoryRangeStore down = new InMemoryRangeStore().shared(Duration.ofSeconds(1));

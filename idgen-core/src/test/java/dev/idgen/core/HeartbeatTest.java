@@ -14,6 +14,8 @@ import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * How an advance (or a definition change, which rides the floor log as one) decides that a server which has
@@ -21,6 +23,8 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  * on the advancing process's own (monotonic) clock, never because a store's clock says its announcement expired. The store is scripted: every read of the
  * announcements moves the fake ticker one second and returns the next heartbeat of server {@code dc1/b}.
  */
+// Its allocators may log warnings of FloorSync: never while FloorSyncTest reads that log.
+@ResourceLock(value = FloorSyncTest.LOG, mode = ResourceAccessMode.READ)
 @Execution(ExecutionMode.CONCURRENT) // waits on real time; shares nothing static
 class HeartbeatTest {
   private static final Duration LEASE = Duration.ofSeconds(8);

@@ -19,6 +19,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.spi.ToolProvider;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The rooms of idgen-core and the direction of their imports, read by {@code jdeps} from the compiled classes
@@ -27,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * API at the bottom. A new package fails here until it is given its place. docs/development.md draws the same
  * order ("The packages of idgen-core").
  */
+@Execution(ExecutionMode.CONCURRENT) // shares nothing static; beside the classes that wait on real time
 class PackageRoomsTest {
   /** The allocator itself: {@code Allocator} and {@code AllocatorBuilder}, with their nested classes. */
   private static final String ALLOCATOR = "core (Allocator)";

@@ -11,11 +11,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Reserves sized by time, with default settings and a fake clock: the outage runway holds from the worst
  * moment, blocks follow the rate, and a fast sequence needs few store reservations.
  */
+// Its allocators may log warnings of FloorSync: never while FloorSyncTest reads that log.
+@ResourceLock(value = FloorSyncTest.LOG, mode = ResourceAccessMode.READ)
+@Execution(ExecutionMode.CONCURRENT) // shares nothing static; beside the classes that wait on real time
 class RunwaySizingTest {
   private static final Duration WAIT = Duration.ofSeconds(5);
   private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);

@@ -12,4 +12,12 @@ interface ConnectionSetup {
   ConnectionSetup NONE = connection -> {};
 
   void apply(Connection connection) throws SQLException;
+
+  /**
+   * How long a connection waits for another process to let go of the file ({@code busy_timeout}) before
+   * giving up: {@link Connections#BUSY_TIMEOUT_MILLIS} but in tests that wait it out on purpose.
+   */
+  default int busyTimeoutMillis() {
+    return Connections.BUSY_TIMEOUT_MILLIS;
+  }
 }

@@ -37,7 +37,7 @@ final class Connections {
     try {
       connection = connect(file, setup, true);
     } catch (SQLException | RuntimeException e) {
-      throw refusal(file, e);
+      throw refusal(file, e, setup.busyTimeoutMillis());
     }
     try {
       // Before anything is read from the file, and before a migration writes to it.
@@ -47,7 +47,7 @@ final class Connections {
       Schema.migrate(file, connection);
     } catch (SQLException | RuntimeException e) {
       closeAfter(connection, e);
-      throw refusal(file, e);
+      throw refusal(file, e, setup.busyTimeoutMillis());
     }
     return connection;
   }
@@ -65,7 +65,7 @@ final class Connections {
     }
     Connection connection = config.createConnection("jdbc:sqlite:" + file);
     try {
-      configure(file, connection);
+      configure(file, connection, setup.busyTimeoutMillis());
       setup.apply(connection);
       return connection;
     } catch (SQLException | RuntimeException e) {
@@ -83,7 +83,7 @@ final class Connections {
   }
 
   /** Why the store refuses the file at open, for the operator. */
-  private static StoreUnavailableException refusal(Path file, Exception e) {
+  private static StoreUnavailableException refusal(Path file, Exception e, int busyTimeoutMillis) {
     if (e instanceof StoreUnavailableException s) {
       return s;
     }
@@ -91,7 +91,7 @@ final class Connections {
     String detail = code == SQLiteErrorCode.SQLITE_NOTADB.code
         ? "it is not an idgen store (not a SQLite database, or its header is damaged)"
         : code == SQLiteErrorCode.SQLITE_BUSY.code
-        ? "another process has it open (waited " + BUSY_TIMEOUT_MILLIS + " ms): every server needs a directory of"
+        ? "another process has it open (waited " + busyTimeoutMillis + " ms): every server needs a directory of"
             + " its own; a server that is still stopping lets go of it when it exits"
         : "cannot open the database: " + (e instanceof SQLException q ? describe(file, q) : e.getMessage());
     return new StoreUnavailableException("embedded store " + file + ": " + detail, e);
@@ -104,10 +104,10 @@ final class Connections {
         : e.getMessage();
   }
 
-  private static void configure(Path file, Connection connection) throws SQLException {
+  private static void configure(Path file, Connection connection, int busyTimeoutMillis) throws SQLException {
     try (Statement s = connection.createStatement()) {
       // First, so that the statements below already wait for another process instead of failing.
-      s.execute("PRAGMA busy_timeout = " + BUSY_TIMEOUT_MILLIS);
+      s.execute("PRAGMA busy_timeout = " + busyTimeoutMillis);
       // Before the first access in WAL mode: SQLite then keeps the log's index in this process's memory
       // instead of a -shm file mapped into it. A write through such a mapping on a full disk raises SIGBUS,
       // which killed the JVM (measured: 14 times in 30 cycles of a full disk under a plain SQLite writer, and

@@ -235,7 +235,7 @@ final class Transactions {
     }
     int code = DiskFaults.primary(s);
     if (code == SQLiteErrorCode.SQLITE_BUSY.code) {
-      message += " (another process held the store's file for more than " + Connections.BUSY_TIMEOUT_MILLIS
+      message += " (another process held the store's file for more than " + setup.busyTimeoutMillis()
           + " ms; every server needs a directory of its own)";
     } else if (code == SQLiteErrorCode.SQLITE_ERROR.code
         || code == SQLiteErrorCode.SQLITE_CONSTRAINT.code

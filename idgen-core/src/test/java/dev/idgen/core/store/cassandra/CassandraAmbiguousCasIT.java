@@ -17,9 +17,11 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -38,18 +40,28 @@ class CassandraAmbiguousCasIT {
   private static final long START = 1;
   private static final long SIZE = 1_500;
 
-  private String keyspace;
+  /**
+   * One keyspace for the class: each test drains a sequence of its own, through stores of its own (whose
+   * counters {@link #lost} adds up).
+   */
+  private static String keyspace;
+  private static final AtomicInteger tests = new AtomicInteger();
   private final List<CassandraRangeStore> stores = new ArrayList<>();
   private SequenceDefinition seq;
   private CassandraRangeStore a;
   private CassandraRangeStore b;
 
+  @BeforeAll
+  static void createKeyspace() {
+    keyspace = LocalCassandra.newKeyspace("ambiguous");
+    CassandraRangeStore.connect(LocalCassandra.settings(keyspace, DC1, true)).close();
+  }
+
   @BeforeEach
   void setUp() {
-    keyspace = LocalCassandra.newKeyspace("ambiguous");
-    a = store(true);
+    a = store(false);
     b = store(false);
-    seq = new SequenceDefinition("s", START, START + SIZE - 1, 1, 50, 500);
+    seq = new SequenceDefinition("s" + tests.incrementAndGet(), START, START + SIZE - 1, 1, 50, 500);
     a.create(seq);
   }
 

@@ -14,13 +14,20 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The shared {@link RangeStoreContractTest} — the same suite the embedded store passes — against the
  * Cassandra store on the real two-datacenter cluster, from a server in dc1. Advance and exhaustion
  * therefore behave exactly as on the embedded store.
+ *
+ * <p>Its methods run beside each other (and beside the other classes, within the pool's few threads), as the
+ * embedded store's run of the suite does: each test works on sequences of its own prefix, and every test
+ * opens a store of its own over the one session.
  */
 @ExtendWith(CassandraExtension.class)
+@Execution(ExecutionMode.CONCURRENT)
 class CassandraRangeStoreContractIT extends RangeStoreContractTest {
   private static CassandraRangeStore shared;
 

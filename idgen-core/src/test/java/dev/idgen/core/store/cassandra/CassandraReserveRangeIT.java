@@ -123,7 +123,7 @@ class CassandraReserveRangeIT extends ReserveRangeContractTest {
 
   @Test
   void should_return_a_range_whose_compare_and_set_applied_but_whose_answer_was_lost() {
-    try (Pair p = new Pair("lost-answer")) {
+    try (Pair p = new Pair(prefix + "lost-answer")) {
       p.a.casExecutor = once(CasKind.GLOBAL_RESERVE, (k, st, session) -> {
         ResultSet unused = session.apply(st); // applied; the answer is lost
         throw timeout();
@@ -143,7 +143,7 @@ class CassandraReserveRangeIT extends ReserveRangeContractTest {
 
   @Test
   void should_fail_unavailable_and_never_hand_out_the_range_when_the_outcome_is_ambiguous() {
-    try (Pair p = new Pair("ambiguous")) {
+    try (Pair p = new Pair(prefix + "ambiguous")) {
       long cursorBefore = p.seq.start(); // nothing reserved yet
       List<IdRange> byB = new ArrayList<>();
       p.a.casExecutor = once(CasKind.GLOBAL_RESERVE, (k, st, session) -> {
@@ -182,7 +182,10 @@ class CassandraReserveRangeIT extends ReserveRangeContractTest {
 
   private record Drained(List<Long> ids, Set<Long> duplicates) {}
 
-  /** Two stores of dc1 on a keyspace of their own, and a small sequence to drain. */
+  /**
+   * Two stores of dc1 of their own (their counters are what {@link #lost} adds up) on the class's keyspace,
+   * and a small sequence of the test's own to drain.
+   */
   private static final class Pair implements AutoCloseable {
     static final long SIZE = 1_500;
     final CassandraRangeStore a;
@@ -190,10 +193,9 @@ class CassandraReserveRangeIT extends ReserveRangeContractTest {
     final SequenceDefinition seq;
 
     Pair(String name) {
-      String ks = LocalCassandra.newKeyspace(name.replace('-', '_'));
-      a = CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, true));
-      b = CassandraRangeStore.connect(LocalCassandra.settings(ks, DC1, false));
-      seq = new SequenceDefinition("s", 1, SIZE, 1, 50, 500);
+      a = CassandraRangeStore.connect(LocalCassandra.settings(keyspace, DC1, false));
+      b = CassandraRangeStore.connect(LocalCassandra.settings(keyspace, DC1, false));
+      seq = new SequenceDefinition(name, 1, SIZE, 1, 50, 500);
       a.create(seq);
     }
 

@@ -14,11 +14,14 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The {@code datastax-java-driver} block: passed to the driver as it is, except where it would contradict what
  * idgen pins or sets from its own keys; what the driver then reads is checked in its default profile.
  */
+@Execution(ExecutionMode.CONCURRENT) // shares nothing static; beside the classes that wait on real time
 class DriverConfigTest {
 
   private static final CassandraSettings BASE =

@@ -34,12 +34,29 @@ final class LocalCassandra {
     return prefix + "_" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 8);
   }
 
+  /**
+   * The driver options of the tests' sessions: what they change is how much each session reads of the
+   * cluster's schema, nothing the store does with it (the store reads the metadata of its own keyspace only).
+   * <ul>
+   *   <li>Schema metadata of the session's own keyspace only: the tests make dozens of keyspaces on one
+   *       cluster, and without the filter every open session re-read all of them (every table of every
+   *       keyspace) at its connect and after each schema change that any test made.
+   *   <li>A debouncer window of 100 ms instead of 1 s: a schema change (a test's keyspace and tables) is
+   *       answered once the driver refreshed its metadata, after that window.
+   * </ul>
+   * A test that sets a driver block of its own ({@link CassandraSettings#withDriverConfig}) replaces these.
+   */
+  static String testDriverConfig(String keyspace) {
+    return "advanced.metadata.schema.refreshed-keyspaces = [\"" + keyspace + "\"]\n"
+        + "advanced.metadata.schema.debouncer.window = 100 milliseconds";
+  }
+
   /** Settings for a server in {@code dc}, replicating to both datacenters, one replica each. */
   static CassandraSettings settings(String keyspace, String dc, boolean createSchema) {
     return new CassandraSettings(List.of(contactPoint(dc)), dc, keyspace, createSchema,
         Map.of(DC1, 1, DC2, 1), Optional.empty(), Optional.empty(), CassandraSettings.Tls.OFF,
         Duration.ofSeconds(2), Duration.ofSeconds(30), CassandraSettings.DEFAULT_POOL_REFILL_STEP,
-        Duration.ofMillis(500), CassandraSettings.DEFAULT_ISOLATION_RUNWAY, "");
+        Duration.ofMillis(500), CassandraSettings.DEFAULT_ISOLATION_RUNWAY, testDriverConfig(keyspace));
   }
 
   static CassandraSettings settings(String keyspace, String dc, Duration casDeadline) {

@@ -184,11 +184,21 @@ class EmbeddedRangeStoreTest extends RangeStoreContractTest {
     SequenceDefinition d = created(prefix + "held", 1, Long.MAX_VALUE, 1);
     IdRange before = store.reserve(d, 0, 10);
 
-    // The file stays locked while the first instance is open (waits out the busy timeout, 10 s).
-    assertThatThrownBy(() -> EmbeddedRangeStore.open(dir))
+    // The file stays locked while the first instance is open: the second waits out its busy timeout (10 s
+    // in production, asserted by should_commit_in_wal_mode_with_full_sync; half a second here) and is refused.
+    ConnectionSetup shortBusyTimeout = new ConnectionSetup() {
+      @Override
+      public void apply(java.sql.Connection connection) {}
+
+      @Override
+      public int busyTimeoutMillis() {
+        return 500;
+      }
+    };
+    assertThatThrownBy(() -> EmbeddedRangeStore.open(dir, shortBusyTimeout))
         .isInstanceOf(StoreUnavailableException.class)
         .hasMessageContaining(dir.resolve(EmbeddedRangeStore.FILE_NAME).toString())
-        .hasMessageContaining("another process has it open")
+        .hasMessageContaining("another process has it open (waited 500 ms)")
         .hasMessageContaining("a directory of its own");
 
     assertThat(store.reserve(d, 0, 10).first()).isEqualTo(before.last() + 1);

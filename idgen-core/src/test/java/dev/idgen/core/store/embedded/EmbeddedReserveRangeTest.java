@@ -15,8 +15,11 @@ import java.sql.Statement;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /** {@link ReserveRangeContractTest} on the embedded store, plus what survives a reopen. */
+@Execution(ExecutionMode.CONCURRENT) // shares nothing static; beside the classes that wait on real time
 class EmbeddedReserveRangeTest extends ReserveRangeContractTest {
   @TempDir
   Path dir;
