@@ -105,8 +105,12 @@ class IdGenClientMetricsTest {
       orders.next();
     }
 
+    // A background refill may still fail on a after the loop: wait until every count has seen the same calls
+    // (on a loaded machine one was read before, another after, such a call).
     Await.until("every call on a counted",
-        () -> count("orders", "UNAVAILABLE") == a.service().calls.get() && count("orders", "OK") == b.service().calls.get());
+        () -> count("orders", "UNAVAILABLE") == a.service().calls.get() && count("orders", "OK") == b.service().calls.get()
+            && meter("failed.calls", "orders").functionCounter().count() == orders.stats().failedCalls()
+            && orders.stats().failedCalls() == count("orders", "UNAVAILABLE"));
     double unavailable = count("orders", "UNAVAILABLE");
     assertThat(unavailable).isPositive();
     assertThat(meter("failed.calls", "orders").functionCounter().count()).isEqualTo(orders.stats().failedCalls())
