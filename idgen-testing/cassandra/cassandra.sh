@@ -887,7 +887,10 @@ cmd_stop_after_build() {
   shift
   if [[ "${1:-}" == --base-dir ]]; then base="${2:?--base-dir needs a value}"; fi
   local deadline=$(( $(date +%s) + 86400 ))
-  while build_alive "$build" && (( $(date +%s) < deadline )); do sleep 1; done
+  # hash -r: the build's PATH may start with a directory that is removed when it ends (without.sh), and bash
+  # would keep running the commands it found there; it finds them in the system's directories instead.
+  while hash -r && build_alive "$build" && (( $(date +%s) < deadline )); do sleep 1 || true; done
+  hash -r
   exec 9>"$base/.build.lock"
   flock -w 900 9 || die "stop-after-build: the lock of $base stayed held"
   if [[ -f "$base/$BUILD_FILE" && "$(<"$base/$BUILD_FILE")" == "$build" ]]; then
