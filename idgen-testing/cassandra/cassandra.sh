@@ -821,8 +821,9 @@ cmd_start() {
     echo "$build" >"$base/$BUILD_FILE"
     # The watcher outlives this script and the test JVM that ran it: its own session, no inherited output
     # (a caller waits for its output to close), and not the lock (fd 9), which the next module's start takes.
-    # It also outlives the build's PATH, which may be a temporary directory (without.sh): the system's too.
-    PATH="$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+    # It also outlives the build's PATH, which may start with a temporary directory (without.sh): the
+    # system's directories come first, so that it never runs a command from there.
+    PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH" \
       setsid bash "$SCRIPT_DIR/cassandra.sh" stop-after-build "$build" --base-dir "$base" \
       </dev/null >"$base/build-watcher.log" 2>&1 9>&- &
     log "the cluster serves the rest of this build (pid $build_pid) and stops when it ends"
@@ -853,8 +854,7 @@ reuse_for_build() {
   local base="$1" topology="$2" build="$3" owner="" node pid
   [[ -f "$base/$BUILD_FILE" ]] && owner="$(<"$base/$BUILD_FILE")"
   [[ -n "$owner" || -n "$build" ]] || return 1
-  if [[ -n "$owner" && "$owner" == "$build" && "$(read_topology "$base")" == "$topology" ]] \
-      && cmd_status --base-dir "$base" >/dev/null 2>&1; then
+  if [[ -n "$owner" && "$owner" == "$build" && "$(read_topology "$base")" == "$topology" ]]; then
     set_member_nodes "$base"
     local ok=true
     for node in "${NODES[@]}"; do
@@ -887,10 +887,7 @@ cmd_stop_after_build() {
   shift
   if [[ "${1:-}" == --base-dir ]]; then base="${2:?--base-dir needs a value}"; fi
   local deadline=$(( $(date +%s) + 86400 ))
-  # hash -r: the build's PATH may start with a directory that is removed when it ends (without.sh), and bash
-  # would keep running the commands it found there; it finds them in the system's directories instead.
-  while hash -r && build_alive "$build" && (( $(date +%s) < deadline )); do sleep 1 || true; done
-  hash -r
+  while build_alive "$build" && (( $(date +%s) < deadline )); do sleep 1; done
   exec 9>"$base/.build.lock"
   flock -w 900 9 || die "stop-after-build: the lock of $base stayed held"
   if [[ -f "$base/$BUILD_FILE" && "$(<"$base/$BUILD_FILE")" == "$build" ]]; then
