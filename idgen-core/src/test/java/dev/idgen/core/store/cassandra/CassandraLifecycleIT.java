@@ -17,6 +17,7 @@ import dev.idgen.core.StoreUnavailableException;
 import dev.idgen.core.StoredSequence;
 import dev.idgen.testing.CassandraExtension;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -38,10 +39,12 @@ class CassandraLifecycleIT {
   @AutoClose
   private final Closer closer = new Closer();
   private final Set<Long> handedOut = new HashSet<>();
+  private final List<CassandraRangeStore> stores = new ArrayList<>();
 
   private Allocator server(String keyspace, String dc, String name) {
     CassandraRangeStore store = closer.add(CassandraRangeStore.connect(LocalCassandra.settings(keyspace, dc,
         name.equals("a1"))));
+    stores.add(store);
     return closer.add(Allocator.builder(store).serverName(name).minNodeBlock(100).build());
   }
 
@@ -83,7 +86,13 @@ class CassandraLifecycleIT {
     for (Allocator s : List.of(a1, a2, b1)) {
       assertThatThrownBy(() -> s.allocate("legacy32", 1, WAIT)).isInstanceOf(SequenceExhaustedException.class);
     }
-    assertThat(handedOut).hasSize(5_000).allSatisfy(id -> assertThat(id).isBetween(start, INT_MAX));
+    // Every one of the 5,000 IDs was handed out or is a counted gap: a compare-and-set whose outcome stayed
+    // unknown on a slow node (the tests' 2 s request timeout) counts its block as lost (an upper bound: another
+    // server may have taken it) and never hands it out.
+    long lost = stores.stream().mapToLong(st -> st.poolStats().idsLost() + st.globalStats().idsLost()).sum();
+    assertThat(handedOut).hasSizeLessThanOrEqualTo(5_000).allSatisfy(id -> assertThat(id).isBetween(start, INT_MAX));
+    assertThat(handedOut.size() + lost).as("IDs handed out (%d) plus counted gaps (%d)", handedOut.size(), lost)
+        .isGreaterThanOrEqualTo(5_000);
 
     // The column became a bigint: let the sequence go past 2^31 - 1, from the other datacenter.
     StoredSequence raised = b1.update("legacy32", "1", SequenceUpdate.NONE.withMax(INT_MAX + 1_000_000));
