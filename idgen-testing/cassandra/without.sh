@@ -4,7 +4,7 @@
 # installed: with a PATH of links to every other command of the current PATH (first of each name wins), in a
 # temporary directory removed at the end. Exits with PROGRAM's status.
 #
-# Test infrastructure: .ci/run and NetnsScriptTest run the network-namespace checks with nftables hidden
+# Test infrastructure: .ci/run and NetnsScriptIT run the network-namespace checks with nftables hidden
 # (`without.sh nft ...`), as a fresh Debian has none, so that the path a newcomer takes is tested even where
 # nftables is installed.
 

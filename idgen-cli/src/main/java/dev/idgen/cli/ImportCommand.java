@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Driver;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -15,7 +16,9 @@ import java.sql.Types;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.ServiceLoader;
 import java.util.regex.Pattern;
@@ -32,7 +35,8 @@ import picocli.CommandLine.Parameters;
  *
  * <p>The floor is the largest ID the old allocator may have issued:
  * <ul>
- *   <li>sql: {@code SELECT MAX(column) FROM table}.
+ *   <li>sql: {@code SELECT MAX(column) FROM table}; on MySQL and MariaDB the larger of that and the table's
+ *       AUTO_INCREMENT counter less one, since deleting the newest rows lowers MAX below IDs already issued.
  *   <li>Leaf ({@code leaf_alloc}): {@code max_id}. Leaf's servers hand out {@code [max_id - step, max_id)}
  *       from the segment they fetched last ({@code UPDATE leaf_alloc SET max_id = max_id + step}), and
  *       their double buffer bumps {@code max_id} before it uses the next segment, so nothing issued
@@ -197,7 +201,9 @@ final class ImportCommand extends RpcCommand {
     String quote = db.getMetaData().getIdentifierQuoteString().strip();
     String quotedTable = quoteQualified(table, quote);
     String quotedColumn = quote + column + quote;
-    checkColumnExists(commandLine, db);
+    TableName name = TableName.of(table, db);
+    checkColumnExists(commandLine, db, name);
+    OptionalLong counter = name.mysql() ? autoIncrementCounter(db, name) : OptionalLong.empty();
     try (Statement statement = db.createStatement();
         ResultSet max = statement.executeQuery("SELECT MAX(" + quotedColumn + ") FROM " + quotedTable)) {
       int type = max.getMetaData().getColumnType(1);
@@ -207,8 +213,14 @@ final class ImportCommand extends RpcCommand {
       }
       max.next();
       long value = max.getLong(1);
+      boolean empty = max.wasNull();
       String where = table + "." + column;
-      if (max.wasNull()) {
+      if (counter.isPresent() && counter.getAsLong() - 1 > (empty ? start - 1 : value)) {
+        // Rows at the top were deleted (or a rolled-back insert took IDs): the counter says how far it went.
+        return List.of(new Floors.Row(sequence, counter.getAsLong() - 1,
+            where + " (AUTO_INCREMENT " + counter.getAsLong() + ", MAX " + (empty ? "none" : value) + ")"));
+      }
+      if (empty) {
         return List.of(new Floors.Row(sequence, start - 1, where + " (empty)"));
       }
       return List.of(new Floors.Row(sequence, value, where));
@@ -216,15 +228,59 @@ final class ImportCommand extends RpcCommand {
   }
 
   /**
+   * The table's next AUTO_INCREMENT value, if {@link #column} is its AUTO_INCREMENT column. MySQL 8 caches
+   * information_schema's table statistics for a day unless the session asks for them fresh; MariaDB has no
+   * such cache (nor the variable, hence the ignored failure).
+   */
+  private OptionalLong autoIncrementCounter(Connection db, TableName name) throws SQLException {
+    try (Statement fresh = db.createStatement()) {
+      fresh.execute("SET SESSION information_schema_stats_expiry = 0");
+    } catch (SQLException notMySql8) {
+      // MariaDB, MySQL 5.7: the counter is read fresh anyway
+    }
+    try (PreparedStatement query = db.prepareStatement("SELECT t.AUTO_INCREMENT FROM information_schema.TABLES t"
+        + " JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME"
+        + " WHERE t.TABLE_SCHEMA = ? AND t.TABLE_NAME = ? AND c.COLUMN_NAME = ?"
+        + " AND c.EXTRA LIKE '%auto_increment%'")) {
+      query.setString(1, name.catalog());
+      query.setString(2, name.table());
+      query.setString(3, column);
+      try (ResultSet rs = query.executeQuery()) {
+        if (rs.next()) {
+          long next = rs.getLong(1);
+          return rs.wasNull() ? OptionalLong.empty() : OptionalLong.of(next);
+        }
+        return OptionalLong.empty();
+      }
+    }
+  }
+
+  /**
+   * {@link #table} as the database's metadata names it. MySQL and MariaDB call a database a catalog (their
+   * drivers ignore the schema argument), so {@code db.table} is catalog {@code db} there, and a bare name is
+   * looked up in the connection's database only, not in every database of the server.
+   */
+  private record TableName(String catalog, String schema, String table, boolean mysql) {
+    static TableName of(String qualified, Connection db) throws SQLException {
+      int dot = qualified.indexOf('.');
+      String qualifier = dot < 0 ? null : qualified.substring(0, dot);
+      String name = dot < 0 ? qualified : qualified.substring(dot + 1);
+      String product = db.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT);
+      boolean mysql = product.contains("mysql") || product.contains("mariadb");
+      if (mysql) {
+        return new TableName(qualifier != null ? qualifier : db.getCatalog(), null, name, true);
+      }
+      return new TableName(null, qualifier, name, false);
+    }
+  }
+
+  /**
    * Looks the column up in the database's metadata first: some databases (SQLite) read a quoted name that
    * is no column as a string literal, and MAX of that would be a wrong floor.
    */
-  private void checkColumnExists(CommandLine commandLine, Connection db) throws SQLException {
-    int dot = table.indexOf('.');
-    String schema = dot < 0 ? null : table.substring(0, dot);
-    String tableName = dot < 0 ? table : table.substring(dot + 1);
+  private void checkColumnExists(CommandLine commandLine, Connection db, TableName name) throws SQLException {
     List<String> columns = new ArrayList<>();
-    try (ResultSet rs = db.getMetaData().getColumns(null, schema, tableName, "%")) {
+    try (ResultSet rs = db.getMetaData().getColumns(name.catalog(), name.schema(), name.table(), "%")) {
       while (rs.next() && columns.size() < 1000) {
         columns.add(rs.getString("COLUMN_NAME"));
       }

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code idgen import} and the bulk forms of {@code idgen advance} against the real daemon (embedded store).
  * The source database is SQLite (its driver is on the test class path already), holding Leaf's and tinyid's
- * tables with their columns; MariaDB itself is not started here.
+ * tables with their columns; ImportMariaDbIT runs the same commands against a real MariaDB.
  */
 class ImportAndBulkAdvanceCliTest {
 

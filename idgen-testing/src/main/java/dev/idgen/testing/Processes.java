@@ -36,9 +36,15 @@ final class Processes {
    * that it starts and that outlive it must not keep its output open (the launcher's nodes do not).
    */
   static Result run(List<String> command, Duration timeout, boolean echo) {
+    return run(command, null, timeout, echo);
+  }
+
+  /** {@link #run(List, Duration, boolean)} in directory {@code dir} (null: the working directory). */
+  static Result run(List<String> command, java.nio.file.Path dir, Duration timeout, boolean echo) {
     Process p;
     try {
-      p = new ProcessBuilder(command).redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+      p = new ProcessBuilder(command).directory(dir == null ? null : dir.toFile()).redirectErrorStream(true)
+          .redirectInput(ProcessBuilder.Redirect.PIPE).start();
     } catch (IOException e) {
       throw new UncheckedIOException("could not run " + String.join(" ", command), e);
     }

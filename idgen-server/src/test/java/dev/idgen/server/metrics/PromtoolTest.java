@@ -2,6 +2,7 @@ package dev.idgen.server.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idgen.testing.DebianPackages;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -26,9 +27,6 @@ import org.junit.jupiter.api.Test;
  * tests, saying why; MonitoringNamesTest still checks every name against a live server there.
  */
 class PromtoolTest {
-  /** Where a fetched promtool is kept between runs (like the Cassandra launcher's ~/.cache/idgen-cassandra). */
-  private static final Path CACHE = Path.of(System.getProperty("user.home"), ".cache", "idgen-promtool");
-
   private static Path promtool;
   private static String fetchFailure = "";
 
@@ -76,45 +74,18 @@ class PromtoolTest {
   }
 
   /**
-   * Debian's prometheus package, downloaded and unpacked into {@link #CACHE} (about 20 MB, a few seconds), or
-   * empty with {@link #fetchFailure} saying why. apt-get download writes into the working directory only and
-   * needs no root; it does need the machine's package lists, which a Debian machine has.
+   * Debian's prometheus package, downloaded and unpacked into ~/.cache/idgen-promtool (about 20 MB, a few
+   * seconds; {@link DebianPackages}), or empty with {@link #fetchFailure} saying why.
    */
   private static Optional<Path> fromDebianPackage() {
-    Path unpacked = CACHE.resolve("usr/bin/promtool");
     try {
-      if (Files.isExecutable(unpacked)) {
-        return Optional.of(unpacked);
-      }
-      if (onPath("apt-get").isEmpty() || onPath("dpkg-deb").isEmpty()) {
-        fetchFailure = "no apt-get or dpkg-deb here";
-        return Optional.empty();
-      }
-      Path download = Files.createDirectories(CACHE.resolveSibling("idgen-promtool-download"));
-      Result fetched = run(List.of("apt-get", "download", "-q", "prometheus"), download.toFile());
-      Optional<Path> deb;
-      try (Stream<Path> files = Files.list(download)) {
-        deb = files.filter(p -> p.getFileName().toString().endsWith(".deb")).findFirst();
-      }
-      if (fetched.exitCode() != 0 || deb.isEmpty()) {
-        fetchFailure = "apt-get download prometheus failed: " + fetched.output().strip();
-        return Optional.empty();
-      }
-      Result unpackedResult = run(List.of("dpkg-deb", "-x", deb.get().toString(), CACHE.toString()), null);
-      Files.delete(deb.get());
-      if (unpackedResult.exitCode() != 0 || !Files.isExecutable(unpacked)) {
-        fetchFailure = "dpkg-deb -x of " + deb.get().getFileName() + " failed: " + unpackedResult.output().strip();
-        return Optional.empty();
-      }
+      Path unpacked = DebianPackages.unpacked("idgen-promtool", "usr/bin/promtool", List.of("prometheus"))
+          .resolve("usr/bin/promtool");
       System.out.println("PromtoolTest: promtool is not installed; using " + unpacked + " from Debian's"
-          + " prometheus package (" + deb.get().getFileName() + ")");
+          + " prometheus package");
       return Optional.of(unpacked);
-    } catch (IOException e) {
-      fetchFailure = "fetching Debian's prometheus package failed: " + e;
-      return Optional.empty();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      fetchFailure = "interrupted while fetching Debian's prometheus package";
+    } catch (RuntimeException e) {
+      fetchFailure = e.getMessage();
       return Optional.empty();
     }
   }

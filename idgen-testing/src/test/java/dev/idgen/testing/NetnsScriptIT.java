@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
  * Tagged {@code netns}: what runs depends on whether namespaces can be made ({@code .ci/run} runs it twice).
  */
 @Tag("netns")
-class NetnsScriptTest {
+class NetnsScriptIT {
   private static final Path SCRIPT = Path.of("cassandra", "netns.sh").toAbsolutePath();
   private static final Path WITHOUT = Path.of("cassandra", "without.sh").toAbsolutePath();
   private static final String NET = "10.77.9";
